@@ -1,0 +1,281 @@
+// Package config loads and validates the foldermirror configuration: a YAML
+// file (see testdata/example.yaml) whose scalar keys may be overridden by
+// FOLDERMIRROR_* environment variables.
+//
+// Loading is strict. An unknown key is an error, reported with its line and a
+// suggestion when a known key is close, and validation reports every problem
+// at once, each naming its key by full path, such as libraries[1].rootFolderId,
+// or the environment variable that set it.
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Config is the whole configuration of the daemon.
+type Config struct {
+	// Listen is the host:port of the REST API.
+	Listen string `yaml:"listen"`
+	// AdminListen is the host:port of the admin endpoints (resync, status,
+	// /metrics); loopback by default.
+	AdminListen string `yaml:"adminListen"`
+	// DataDir is the directory of the bbolt index. A relative path is
+	// resolved against the directory of the config file.
+	DataDir  string   `yaml:"dataDir"`
+	Storage  Storage  `yaml:"storage"`
+	Schedule Schedule `yaml:"schedule"`
+	Auth     Auth     `yaml:"auth"`
+	// FlagDefaults are the feature flags of every domain, unless its Flags
+	// say otherwise. Values are text: an unquoted false is "false".
+	FlagDefaults map[string]string `yaml:"flagDefaults"`
+	Domains      []Domain          `yaml:"domains"`
+	Libraries    []Library         `yaml:"libraries"`
+	// Path is the file the configuration was loaded from; it is not a key.
+	Path string `yaml:"-"`
+}
+
+// Storage says how to reach Google Drive and the Directory.
+type Storage struct {
+	// CredentialsFile is a Google JSON key: a service account (whose
+	// token_uri is honoured) or an authorized_user. A relative path is
+	// resolved against the directory of the config file.
+	CredentialsFile string `yaml:"credentialsFile"`
+	// Endpoint, when set, replaces the Drive API endpoint (the value for
+	// option.WithEndpoint, e.g. http://127.0.0.1:9000/drive/v3/).
+	Endpoint string `yaml:"endpoint"`
+	// DirectoryEndpoint, when set, replaces the Directory API endpoint (the
+	// value for option.WithEndpoint, e.g. http://127.0.0.1:9000/).
+	DirectoryEndpoint string `yaml:"directoryEndpoint"`
+	// RequestsPerSecond caps the calls made to Google.
+	RequestsPerSecond float64 `yaml:"requestsPerSecond"`
+	// Concurrency caps the calls to Google in flight at once.
+	Concurrency int `yaml:"concurrency"`
+}
+
+// Schedule holds the robfig/cron specs (5 fields or descriptors such as
+// "@every 1m") of the syncs.
+type Schedule struct {
+	Incremental string `yaml:"incremental"`
+	Full        string `yaml:"full"`
+}
+
+// Auth says which identity tokens the API accepts.
+type Auth struct {
+	// ClockSkew is the leeway allowed when checking token times.
+	ClockSkew time.Duration `yaml:"clockSkew"`
+	Google    GoogleAuth    `yaml:"google"`
+	Microsoft MicrosoftAuth `yaml:"microsoft"`
+}
+
+// GoogleAuth configures Google ID and access tokens.
+type GoogleAuth struct {
+	// ClientIDs are the accepted audiences of ID tokens.
+	ClientIDs    []string `yaml:"clientIds"`
+	JWKSURL      string   `yaml:"jwksUrl"`
+	TokeninfoURL string   `yaml:"tokeninfoUrl"`
+}
+
+// MicrosoftAuth configures Microsoft identity platform tokens.
+type MicrosoftAuth struct {
+	// JWKSURLs are the key sets that may sign a token.
+	JWKSURLs []string `yaml:"jwksUrls"`
+	Tenants  []Tenant `yaml:"tenants"`
+}
+
+// Tenant is a Microsoft tenant whose tokens are accepted.
+type Tenant struct {
+	// TenantID is a lower-cased GUID.
+	TenantID string `yaml:"tenantId"`
+	// ApplicationIDs are the accepted audiences.
+	ApplicationIDs []string `yaml:"applicationIds"`
+}
+
+// Domain is a Google Workspace domain. Its name and e-mails are lower-cased.
+type Domain struct {
+	Name string `yaml:"name"`
+	// AdminEmail, when set, is the administrator whose Directory access
+	// lists the domain's users and groups.
+	AdminEmail string `yaml:"adminEmail"`
+	// AllowlistedDomains are other domains whose users may be granted access.
+	AllowlistedDomains []string       `yaml:"allowlistedDomains"`
+	Users              []string       `yaml:"users"`
+	SecurityCodes      []SecurityCode `yaml:"securityCodes"`
+	// Flags override FlagDefaults for this domain.
+	Flags map[string]string `yaml:"flags"`
+}
+
+// SecurityCode is a shared secret that lets its holder act as someone in a
+// domain. Only its SHA-256 is configured.
+type SecurityCode struct {
+	// SHA256 is the lower-case hex SHA-256 of the code.
+	SHA256 string `yaml:"sha256"`
+	// ActAs is "admin" or "user:EMAIL".
+	ActAs string `yaml:"actAs"`
+	// Expires is when the code stops working; zero means never.
+	Expires time.Time `yaml:"expires"`
+}
+
+// Library is a Drive folder tree, or a shared drive, that is mirrored.
+type Library struct {
+	// ID names the library in URL paths.
+	ID string `yaml:"id"`
+	// Name is for display; it defaults to ID.
+	Name string `yaml:"name"`
+	// Domain is the name of the configured domain the library belongs to.
+	Domain string `yaml:"domain"`
+	// StorageAccount is the user whose Drive is read.
+	StorageAccount string `yaml:"storageAccount"`
+	// RootFolderID and SharedDriveID: exactly one is set.
+	RootFolderID       string `yaml:"rootFolderId"`
+	SharedDriveID      string `yaml:"sharedDriveId"`
+	FolderDefinitionID string `yaml:"folderDefinitionId"`
+}
+
+// Load reads the configuration file at path, applies the FOLDERMIRROR_*
+// variables of the process environment and validates the result; see Parse.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	return Parse(data, path, os.Environ())
+}
+
+// Parse decodes the YAML in data, applies the FOLDERMIRROR_* variables in
+// environ ("NAME=VALUE" entries, as from os.Environ) and validates the result.
+// path names the file in messages, and relative paths in the configuration are
+// resolved against its directory. Any problem makes the error a
+// *ProblemsError listing them all; when the file has a syntax error or a
+// value of the wrong type, the values are not validated until it is fixed.
+func Parse(data []byte, path string, environ []string) (*Config, error) {
+	c := defaults()
+	c.Path = path
+	ck := newChecker()
+	decoded := decode(data, c, ck)
+	applyEnv(c, environ, ck)
+	if decoded {
+		c.finish()
+		validate(c, ck)
+	}
+	if len(ck.problems) > 0 {
+		return nil, &ProblemsError{Path: path, Problems: ck.problems}
+	}
+	return c, nil
+}
+
+// defaults returns the configuration of an empty file.
+func defaults() *Config {
+	return &Config{
+		Listen:      ":8080",
+		AdminListen: "127.0.0.1:8081",
+		DataDir:     "./data",
+		Storage:     Storage{RequestsPerSecond: 50, Concurrency: 8},
+		Schedule:    Schedule{Incremental: "@every 1m", Full: "0 3 * * *"},
+		Auth: Auth{
+			ClockSkew: 30 * time.Second,
+			Google: GoogleAuth{
+				JWKSURL:      "https://www.googleapis.com/oauth2/v3/certs",
+				TokeninfoURL: "https://oauth2.googleapis.com/tokeninfo",
+			},
+			Microsoft: MicrosoftAuth{JWKSURLs: []string{
+				"https://login.microsoftonline.com/common/discovery/keys",
+				"https://login.microsoftonline.com/common/discovery/v2.0/keys",
+			}},
+		},
+	}
+}
+
+// finish completes a decoded configuration: it resolves relative paths
+// against the directory of the config file, lower-cases domains, e-mails,
+// GUIDs and digests, and names each unnamed library after its id.
+func (c *Config) finish() {
+	dir := filepath.Dir(c.Path)
+	c.DataDir = resolve(dir, c.DataDir)
+	c.Storage.CredentialsFile = resolve(dir, c.Storage.CredentialsFile)
+	for i := range c.Auth.Microsoft.Tenants {
+		t := &c.Auth.Microsoft.Tenants[i]
+		t.TenantID = strings.ToLower(t.TenantID)
+	}
+	for i := range c.Domains {
+		c.Domains[i].normalize()
+	}
+	for i := range c.Libraries {
+		l := &c.Libraries[i]
+		if l.Name == "" {
+			l.Name = l.ID
+		}
+		l.Domain = strings.ToLower(l.Domain)
+		l.StorageAccount = strings.ToLower(l.StorageAccount)
+	}
+}
+
+// normalize lower-cases the names, e-mails and digests of d.
+func (d *Domain) normalize() {
+	d.Name = strings.ToLower(d.Name)
+	d.AdminEmail = strings.ToLower(d.AdminEmail)
+	lowerAll(d.AllowlistedDomains)
+	lowerAll(d.Users)
+	for i := range d.SecurityCodes {
+		sc := &d.SecurityCodes[i]
+		sc.SHA256 = strings.ToLower(sc.SHA256)
+		if email, ok := sc.ActAsUser(); ok {
+			sc.ActAs = userPrefix + strings.ToLower(email)
+		}
+	}
+}
+
+// resolve returns p, made relative to dir unless it is empty or absolute.
+func resolve(dir, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+// lowerAll lower-cases every element of s in place.
+func lowerAll(s []string) {
+	for i := range s {
+		s[i] = strings.ToLower(s[i])
+	}
+}
+
+// Library returns the library with the given id, or nil if there is none.
+func (c *Config) Library(id string) *Library {
+	for i := range c.Libraries {
+		if c.Libraries[i].ID == id {
+			return &c.Libraries[i]
+		}
+	}
+	return nil
+}
+
+// Domain returns the domain with the given name, compared without regard to
+// case, or nil if there is none.
+func (c *Config) Domain(name string) *Domain {
+	for i := range c.Domains {
+		if strings.EqualFold(c.Domains[i].Name, name) {
+			return &c.Domains[i]
+		}
+	}
+	return nil
+}
+
+// IsSharedDrive reports whether the library is a shared drive rather than a
+// folder tree.
+func (l *Library) IsSharedDrive() bool { return l.SharedDriveID != "" }
+
+// userPrefix starts an ActAs that names a user.
+const userPrefix = "user:"
+
+// ActAsUser returns the e-mail of an ActAs of the form "user:EMAIL" and true,
+// or "" and false for "admin".
+func (s SecurityCode) ActAsUser() (email string, ok bool) {
+	if email, ok = strings.CutPrefix(s.ActAs, userPrefix); !ok {
+		return "", false
+	}
+	return email, true
+}

@@ -1,0 +1,46 @@
+package index
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	fm "github.com/foldermirror/foldermirror"
+)
+
+func FuzzFolderCodec(f *testing.F) {
+	f.Add("parent", "Name ✓", "rk", "def", byte(3), "user:a@b.c", byte(1), true)
+	f.Add("", "", "", "", byte(0), "", byte(0), false)
+	f.Fuzz(func(t *testing.T, parent, name, rk, def string, flags byte, principal string, role byte, link bool) {
+		in := &fm.Folder{ID: "id", ParentID: parent, Name: name, ResourceKey: rk, DefinitionID: def,
+			OwnRestrictedDownload: flags&1 != 0, RestrictedDownload: flags&2 != 0, WritersCanShare: flags&4 != 0,
+			Grants: []fm.Grant{{Principal: principal, Role: fm.Role(role), WithLink: link}}}
+		out, err := decodeFolder("id", encodeFolder(in))
+		if err != nil || !reflect.DeepEqual(in, out) {
+			t.Fatalf("round trip: %+v → %+v, %v", in, out, err)
+		}
+		// Any byte string decodes to a value or an error, never a panic.
+		_, _ = decodeFolder("id", []byte(name))
+		_, _ = decodePermissions([]byte(name))
+		_, _ = decodeLibrary([]byte(name))
+	})
+}
+
+func TestPermissionsAndLibraryCodecs(t *testing.T) {
+	perms := []fm.Permission{{ID: "1", Type: "user", Role: "writer", EmailAddress: "a@b.c", DisplayName: "A", PhotoLink: "https://x"},
+		{ID: "anyone", Type: "anyone", Role: "reader", AllowFileDiscovery: true}}
+	got, err := decodePermissions(encodePermissions(perms))
+	if err != nil || !reflect.DeepEqual(got, perms) {
+		t.Errorf("permissions: %+v, %v", got, err)
+	}
+	rec := &libraryRecord{Generation: 42, LibraryState: fm.LibraryState{ID: "lib", RootID: "r", DriveID: "d",
+		SharingRequiresOrganizer: true, StartPageToken: "77", LastFullSync: time.Unix(1700000000, 5).UTC(),
+		Folders: 3, Permissions: 9}}
+	back, err := decodeLibrary(encodeLibrary(rec))
+	if err != nil || !reflect.DeepEqual(back, rec) {
+		t.Errorf("library: %+v, %v", back, err)
+	}
+	if _, err := decodeLibrary(append(encodeLibrary(rec), 0)); err == nil {
+		t.Error("trailing byte accepted")
+	}
+}

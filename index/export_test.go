@@ -1,0 +1,19 @@
+package index
+
+import bolt "go.etcd.io/bbolt"
+
+// Generations returns how many trees the index holds for a library.
+func (db *DB) Generations(libraryID string) int {
+	n := 0
+	_ = db.bolt.View(func(tx *bolt.Tx) error {
+		lib := tx.Bucket(bucketLibraries).Bucket([]byte(libraryID))
+		if lib == nil {
+			return nil
+		}
+		return lib.ForEachBucket(func([]byte) error { n++; return nil })
+	})
+	return n
+}
+
+// OpenReadTransactions returns the number of read transactions now open.
+func (db *DB) OpenReadTransactions() int { return db.bolt.Stats().OpenTxN }

@@ -1,0 +1,228 @@
+// Package index is foldermirror's bbolt backend: it keeps each library's
+// folder tree, permissions and sync state, and answers the reads of the API.
+//
+// Layout (bucket → contents):
+//
+//	meta                        schema → version
+//	libraries/<libraryID>       state → library record (current generation, sync state)
+//	libraries/<libraryID>/g<N>  one generation of the library's tree:
+//	    folders     folderID → folder record (with the grants its permissions make)
+//	    children    parentID 0x00 sortName 0x00 childID → childID
+//	    perms       folderID → Drive permissions, in Drive's order
+//	    principals  principal → number of folders granting it a role
+//
+// A full sync writes a new generation in batches and then switches the
+// library's record to it in one transaction, so readers see the old tree or
+// the new one, never a mix. Generations no record points to (left by a crash
+// or an aborted sync) are dropped at Open.
+package index
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	fm "github.com/foldermirror/foldermirror"
+	bolt "go.etcd.io/bbolt"
+)
+
+// SchemaVersion is the version of the layout above. Open refuses any other.
+const SchemaVersion = "1"
+
+// FileName is the name of the index file inside the data directory.
+const FileName = "index.db"
+
+var (
+	bucketMeta       = []byte("meta")
+	bucketLibraries  = []byte("libraries")
+	bucketFolders    = []byte("folders")
+	bucketChildren   = []byte("children")
+	bucketPerms      = []byte("perms")
+	bucketPrincipals = []byte("principals")
+	keySchema        = []byte("schema")
+	keyState         = []byte("state")
+)
+
+// openTimeout bounds the wait for the file lock another process may hold.
+const openTimeout = 2 * time.Second
+
+// DB is an open index. It is safe for concurrent use.
+type DB struct {
+	bolt   *bolt.DB
+	path   string
+	logger *slog.Logger
+
+	mu        sync.RWMutex
+	libraries map[string]*libraryRecord // cache of every library record
+}
+
+// Open opens (creating if needed) the index in dataDir.
+func Open(dataDir string, logger *slog.Logger) (*DB, error) {
+	if err := os.MkdirAll(dataDir, 0o750); err != nil {
+		return nil, fmt.Errorf("create data directory %s: %w", dataDir, err)
+	}
+	path := filepath.Join(dataDir, FileName)
+	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: openTimeout, FreelistType: bolt.FreelistMapType})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("open index %s: locked by another process (is a foldermirror daemon running?)", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	db := &DB{bolt: b, path: path, logger: logger, libraries: map[string]*libraryRecord{}}
+	if err := db.init(); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// Path returns the index file's path.
+func (db *DB) Path() string { return db.path }
+
+// Close closes the index, waiting for running transactions to end.
+func (db *DB) Close() error { return db.bolt.Close() }
+
+// init checks the schema (creating it in a new file), drops orphan
+// generations and loads the library records.
+func (db *DB) init() error {
+	return db.bolt.Update(func(tx *bolt.Tx) error {
+		if err := checkSchema(tx); err != nil {
+			return err
+		}
+		libs, err := tx.CreateBucketIfNotExists(bucketLibraries)
+		if err != nil {
+			return err
+		}
+		return libs.ForEachBucket(func(name []byte) error {
+			lib := libs.Bucket(name)
+			rec, err := readLibraryRecord(lib)
+			if err != nil {
+				return fmt.Errorf("library %s: %w", name, err)
+			}
+			if err := dropOrphanGenerations(lib, rec, db.logger); err != nil {
+				return err
+			}
+			if rec != nil {
+				db.libraries[string(name)] = rec
+			}
+			return nil
+		})
+	})
+}
+
+func checkSchema(tx *bolt.Tx) error {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		foreign := false
+		_ = tx.ForEach(func([]byte, *bolt.Bucket) error { foreign = true; return nil })
+		if foreign {
+			return errors.New("not a foldermirror index (no schema version)")
+		}
+		meta, err := tx.CreateBucket(bucketMeta)
+		if err != nil {
+			return err
+		}
+		return meta.Put(keySchema, []byte(SchemaVersion))
+	}
+	if v := meta.Get(keySchema); string(v) != SchemaVersion {
+		return fmt.Errorf("index schema version %q, this foldermirror reads %q", v, SchemaVersion)
+	}
+	return nil
+}
+
+func readLibraryRecord(lib *bolt.Bucket) (*libraryRecord, error) {
+	v := lib.Get(keyState)
+	if v == nil {
+		return nil, nil
+	}
+	return decodeLibrary(v)
+}
+
+func dropOrphanGenerations(lib *bolt.Bucket, rec *libraryRecord, logger *slog.Logger) error {
+	var orphans [][]byte
+	err := lib.ForEachBucket(func(name []byte) error {
+		if rec == nil || !bytes.Equal(name, generationKey(rec.Generation)) {
+			orphans = append(orphans, bytes.Clone(name))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, name := range orphans {
+		logger.Info("dropping unfinished tree", "generation", string(name))
+		if err := lib.DeleteBucket(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func generationKey(gen uint64) []byte { return fmt.Appendf(nil, "g%016x", gen) }
+
+// library returns the cached record of a library, nil if never synced.
+func (db *DB) library(id string) *libraryRecord {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	return db.libraries[id]
+}
+
+func (db *DB) setLibrary(rec *libraryRecord) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.libraries[rec.ID] = rec
+}
+
+// tree is the buckets of one generation of a library, within a transaction.
+type tree struct {
+	folders, children, perms, principals *bolt.Bucket
+}
+
+func openTree(gen *bolt.Bucket) (*tree, error) {
+	t := &tree{
+		folders:    gen.Bucket(bucketFolders),
+		children:   gen.Bucket(bucketChildren),
+		perms:      gen.Bucket(bucketPerms),
+		principals: gen.Bucket(bucketPrincipals),
+	}
+	if t.folders == nil || t.children == nil || t.perms == nil || t.principals == nil {
+		return nil, errors.New("incomplete tree buckets")
+	}
+	return t, nil
+}
+
+func createTree(gen *bolt.Bucket) (*tree, error) {
+	for _, name := range [][]byte{bucketFolders, bucketChildren, bucketPerms, bucketPrincipals} {
+		if _, err := gen.CreateBucket(name); err != nil {
+			return nil, err
+		}
+	}
+	return openTree(gen)
+}
+
+// currentTree opens the tree readers see for a library, or returns ENOTFOUND.
+func currentTree(tx *bolt.Tx, libraryID string) (*tree, error) {
+	notSynced := fm.Errorf(fm.ENOTFOUND, "Library %s has not been synced.", libraryID)
+	lib := tx.Bucket(bucketLibraries).Bucket([]byte(libraryID))
+	if lib == nil {
+		return nil, notSynced
+	}
+	rec, err := readLibraryRecord(lib)
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil {
+		return nil, notSynced
+	}
+	gen := lib.Bucket(generationKey(rec.Generation))
+	if gen == nil {
+		return nil, fmt.Errorf("library %s: generation %d missing", libraryID, rec.Generation)
+	}
+	return openTree(gen)
+}

@@ -1,0 +1,209 @@
+package index
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	fm "github.com/foldermirror/foldermirror"
+	bolt "go.etcd.io/bbolt"
+)
+
+var _ fm.IndexWriter = (*DB)(nil)
+
+// fullSync writes a library's new tree into a generation readers do not see
+// until Commit.
+type fullSync struct {
+	db         *DB
+	libraryID  string
+	generation uint64
+	principals map[string]uint64 // principal → folders granting it
+	folders    int
+	perms      int
+	done       bool
+}
+
+// BeginFullSync creates an empty generation for the library's new tree.
+func (db *DB) BeginFullSync(_ context.Context, libraryID string) (fm.FullSyncWriter, error) {
+	fs := &fullSync{db: db, libraryID: libraryID, principals: map[string]uint64{}}
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		lib, err := tx.Bucket(bucketLibraries).CreateBucketIfNotExists([]byte(libraryID))
+		if err != nil {
+			return err
+		}
+		fs.generation = nextGeneration(lib)
+		gen, err := lib.CreateBucket(generationKey(fs.generation))
+		if err != nil {
+			return err
+		}
+		_, err = createTree(gen)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("begin full sync of %s: %w", libraryID, err)
+	}
+	return fs, nil
+}
+
+// nextGeneration returns a number above every generation the library holds.
+func nextGeneration(lib *bolt.Bucket) uint64 {
+	var max uint64
+	_ = lib.ForEachBucket(func(name []byte) error {
+		var g uint64
+		if _, err := fmt.Sscanf(string(name), "g%x", &g); err == nil && g > max {
+			max = g
+		}
+		return nil
+	})
+	return max + 1
+}
+
+func (fs *fullSync) tree(tx *bolt.Tx) (*tree, error) {
+	lib := tx.Bucket(bucketLibraries).Bucket([]byte(fs.libraryID))
+	if lib == nil {
+		return nil, errors.New("library bucket vanished")
+	}
+	gen := lib.Bucket(generationKey(fs.generation))
+	if gen == nil {
+		return nil, errors.New("generation bucket vanished")
+	}
+	return openTree(gen)
+}
+
+// Put writes a batch of folders in one transaction.
+func (fs *fullSync) Put(folders []fm.SyncedFolder) error {
+	if fs.done {
+		return errors.New("full sync already finished")
+	}
+	counted := map[string]uint64{}
+	err := fs.db.bolt.Update(func(tx *bolt.Tx) error {
+		clear(counted) // bbolt may run the function again
+		t, err := fs.tree(tx)
+		if err != nil {
+			return err
+		}
+		for i := range folders {
+			grants, err := t.putFolder(&folders[i])
+			if err != nil {
+				return err
+			}
+			for _, p := range distinctPrincipals(grants) {
+				counted[p]++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("write folders of %s: %w", fs.libraryID, err)
+	}
+	for p, n := range counted {
+		fs.principals[p] += n
+	}
+	for i := range folders {
+		fs.perms += len(folders[i].Permissions)
+	}
+	fs.folders += len(folders)
+	return nil
+}
+
+// putFolder writes a folder, its children entry and its permissions, and
+// returns the grants derived from its permissions.
+func (t *tree) putFolder(sf *fm.SyncedFolder) ([]fm.Grant, error) {
+	f := sf.Folder
+	f.Grants = fm.GrantsOf(sf.Permissions)
+	id := []byte(f.ID)
+	if err := t.folders.Put(id, encodeFolder(&f)); err != nil {
+		return nil, err
+	}
+	if f.ParentID != "" {
+		if err := t.children.Put(childKey(f.ParentID, f.Name, f.ID), id); err != nil {
+			return nil, err
+		}
+	}
+	return f.Grants, t.perms.Put(id, encodePermissions(sf.Permissions))
+}
+
+func distinctPrincipals(grants []fm.Grant) []string {
+	out := make([]string, 0, len(grants))
+	for _, g := range grants {
+		dup := false
+		for _, p := range out {
+			if p == g.Principal {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, g.Principal)
+		}
+	}
+	return out
+}
+
+// Commit writes the principal counts and the state, and switches readers to
+// the new tree in the same transaction. The old tree is dropped afterwards.
+func (fs *fullSync) Commit(state fm.LibraryState) error {
+	if fs.done {
+		return errors.New("full sync already finished")
+	}
+	state.ID = fs.libraryID
+	state.Folders = fs.folders
+	state.Permissions = fs.perms
+	rec := &libraryRecord{LibraryState: state, Generation: fs.generation}
+	var old []byte
+	err := fs.db.bolt.Update(func(tx *bolt.Tx) error {
+		t, err := fs.tree(tx)
+		if err != nil {
+			return err
+		}
+		for p, n := range fs.principals {
+			if err := t.principals.Put([]byte(p), binary.AppendUvarint(nil, n)); err != nil {
+				return err
+			}
+		}
+		lib := tx.Bucket(bucketLibraries).Bucket([]byte(fs.libraryID))
+		if prev, err := readLibraryRecord(lib); err != nil {
+			return err
+		} else if prev != nil {
+			old = generationKey(prev.Generation)
+		}
+		return lib.Put(keyState, encodeLibrary(rec))
+	})
+	if err != nil {
+		return fmt.Errorf("commit full sync of %s: %w", fs.libraryID, err)
+	}
+	fs.done = true
+	fs.db.setLibrary(rec)
+	if old != nil {
+		fs.db.dropGeneration(fs.libraryID, old)
+	}
+	return nil
+}
+
+// Abort drops the unfinished tree; after Commit it does nothing.
+func (fs *fullSync) Abort() error {
+	if fs.done {
+		return nil
+	}
+	fs.done = true
+	return fs.db.dropGenerationErr(fs.libraryID, generationKey(fs.generation))
+}
+
+// dropGeneration deletes a generation nobody reads any more. A failure only
+// costs space until the next Open, which drops it again, so it is logged.
+func (db *DB) dropGeneration(libraryID string, name []byte) {
+	if err := db.dropGenerationErr(libraryID, name); err != nil {
+		db.logger.Warn("could not drop an old tree; it is dropped at the next start", "library", libraryID, "err", err)
+	}
+}
+
+func (db *DB) dropGenerationErr(libraryID string, name []byte) error {
+	return db.bolt.Update(func(tx *bolt.Tx) error {
+		lib := tx.Bucket(bucketLibraries).Bucket([]byte(libraryID))
+		if lib == nil || lib.Bucket(name) == nil {
+			return nil
+		}
+		return lib.DeleteBucket(name)
+	})
+}
