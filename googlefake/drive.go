@@ -1,0 +1,213 @@
+package googlefake
+
+import (
+	"net/http"
+	"net/url"
+	"reflect"
+	"strings"
+
+	"google.golang.org/api/drive/v3"
+)
+
+// endpoint is one Drive API method.
+type endpoint struct {
+	name string
+	run  func(s *Server, c *call) (any, *apiError)
+	// result is the type of the response, against which fields are checked.
+	result reflect.Type
+	// defaults is the field selection when the request has no fields
+	// parameter: Google's default set for the method ("" for everything).
+	defaults string
+}
+
+// call is one Drive request being answered, with s.mu held.
+type call struct {
+	q      url.Values
+	id     string // the path parameter (file or drive ID)
+	v      *viewer
+	fields mask
+}
+
+var (
+	filesListEndpoint = &endpoint{callFilesList, (*Server).filesList, reflect.TypeFor[drive.FileList](),
+		"kind,nextPageToken,incompleteSearch,files(kind,id,name,mimeType)"}
+	filesGetEndpoint = &endpoint{callFilesGet, (*Server).filesGet, reflect.TypeFor[drive.File](),
+		"kind,id,name,mimeType"}
+	permissionsListEndpoint = &endpoint{callPermissionList, (*Server).permissionsList, reflect.TypeFor[drive.PermissionList](), ""}
+	drivesGetEndpoint       = &endpoint{callDrivesGet, (*Server).drivesGet, reflect.TypeFor[drive.Drive](), ""}
+	startPageTokenEndpoint  = &endpoint{callStartPageToken, (*Server).startPageToken, reflect.TypeFor[drive.StartPageToken](), ""}
+	changesListEndpoint     = &endpoint{callChangesList, (*Server).changesList, reflect.TypeFor[drive.ChangeList](),
+		"kind,nextPageToken,newStartPageToken,changes(kind,changeType,time,removed,fileId,driveId,drive(kind,id,name),file(kind,id,name,mimeType))"}
+)
+
+// route maps a request path to its Drive method and path parameter.
+func route(path string) (*endpoint, string) {
+	rest, ok := strings.CutPrefix(path, "/drive/v3/")
+	if !ok {
+		return nil, ""
+	}
+	seg := strings.Split(rest, "/")
+	switch {
+	case rest == "files":
+		return filesListEndpoint, ""
+	case rest == "changes":
+		return changesListEndpoint, ""
+	case rest == "changes/startPageToken":
+		return startPageTokenEndpoint, ""
+	case len(seg) == 2 && seg[0] == "files" && seg[1] != "":
+		return filesGetEndpoint, seg[1]
+	case len(seg) == 3 && seg[0] == "files" && seg[1] != "" && seg[2] == "permissions":
+		return permissionsListEndpoint, seg[1]
+	case len(seg) == 2 && seg[0] == "drives" && seg[1] != "":
+		return drivesGetEndpoint, seg[1]
+	}
+	return nil, ""
+}
+
+// serveDrive answers a Drive API request.
+func (s *Server) serveDrive(w http.ResponseWriter, r *http.Request) {
+	ep, id := route(r.URL.Path)
+	if ep == nil {
+		writeAPIError(w, newAPIError(http.StatusNotFound, "notFound", "Not Found", ""))
+		return
+	}
+	s.count(ep.name)
+	s.delay(r.Context())
+	if r.Method != http.MethodGet {
+		writeAPIError(w, newAPIError(http.StatusNotImplemented, "notImplemented",
+			"googlefake implements only GET for "+ep.name, ""))
+		return
+	}
+	body, err := s.answer(ep, r, id)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	_, _ = w.Write(body)
+}
+
+// answer authenticates the request, parses its field selection, runs the
+// method and encodes the selected fields of its response, all under the
+// lock (responses may share records with the store).
+func (s *Server) answer(ep *endpoint, r *http.Request, id string) ([]byte, *apiError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tok, aerr := s.authenticate(r)
+	if aerr != nil {
+		return nil, aerr
+	}
+	q := r.URL.Query()
+	m, aerr := fieldsParam(q.Get("fields"), ep)
+	if aerr != nil {
+		return nil, aerr
+	}
+	res, aerr := ep.run(s, &call{q: q, id: id, v: s.viewer(tok.user), fields: m})
+	if aerr != nil {
+		return nil, aerr
+	}
+	return appendJSON(nil, reflect.ValueOf(res), m), nil
+}
+
+// fieldsParam parses and checks a fields parameter; "" means the method's
+// default selection.
+func fieldsParam(sel string, ep *endpoint) (mask, *apiError) {
+	if sel == "" {
+		sel = ep.defaults
+	}
+	if sel == "" {
+		return nil, nil
+	}
+	m, err := parseFields(sel)
+	if err == nil {
+		err = m.validate(ep.result)
+	}
+	if err != nil {
+		return nil, newAPIError(http.StatusBadRequest, "invalidParameter", err.Error(), "fields")
+	}
+	return m, nil
+}
+
+// lookup finds the file a files.get or permissions.list request names, as
+// the viewer may see it: "root" is the viewer's My Drive root, and shared
+// drive items need supportsAllDrives=true. Anything else is "not found".
+func (s *Server) lookup(c *call) (*File, *computed, *apiError) {
+	allDrives, aerr := boolParam(c.q, "supportsAllDrives")
+	if aerr != nil {
+		return nil, nil, aerr
+	}
+	id := c.id
+	if id == "root" {
+		id = c.v.root
+	}
+	f := s.files[id]
+	if f == nil || f.DriveID != "" && !allDrives {
+		return nil, nil, fileNotFound(c.id)
+	}
+	st := s.state(f)
+	if !c.v.canAccess(st) {
+		return nil, nil, fileNotFound(c.id)
+	}
+	return f, st, nil
+}
+
+// filesGet is files.get. A shared drive ID returns the drive's root folder.
+func (s *Server) filesGet(c *call) (any, *apiError) {
+	f, st, aerr := s.lookup(c)
+	if aerr != nil {
+		return nil, aerr
+	}
+	return s.fileJSON(c.v, f, st, c.fields), nil
+}
+
+// permissionsList is permissions.list: the effective permissions of a file
+// (for a shared drive ID, its members) by ID. Without pageSize, shared drive
+// items get pages of 100, My Drive items all at once; pageSize is capped at 100.
+func (s *Server) permissionsList(c *call) (any, *apiError) {
+	f, st, aerr := s.lookup(c)
+	if aerr != nil {
+		return nil, aerr
+	}
+	def := len(st.grants)
+	if f.DriveID != "" {
+		def = maxInlinePermissions
+	}
+	size, aerr := pageSizeParam(c.q, max(def, 1), 100)
+	if aerr != nil {
+		return nil, aerr
+	}
+	start := 0
+	if tok := c.q.Get("pageToken"); tok != "" {
+		after, ok := decodePageToken("permissions", tok)
+		if !ok {
+			return nil, invalidParam("pageToken")
+		}
+		for start < len(st.grants) && st.grants[start].id <= after {
+			start++
+		}
+	}
+	end := min(start+size, len(st.grants))
+	out := &drive.PermissionList{Kind: "drive#permissionList", Permissions: permissionsJSON(f, st.grants[start:end])}
+	if end < len(st.grants) {
+		out.NextPageToken = encodePageToken("permissions", st.grants[end-1].id)
+	}
+	return out, nil
+}
+
+// drivesGet is drives.get; non-members get "Shared drive not found".
+func (s *Server) drivesGet(c *call) (any, *apiError) {
+	d, aerr := s.memberDrive(c.v, c.id)
+	if aerr != nil {
+		return nil, aerr
+	}
+	return driveJSON(d), nil
+}
+
+// memberDrive returns a shared drive the viewer is a member of.
+func (s *Server) memberDrive(v *viewer, id string) (*drive.Drive, *apiError) {
+	d, root := s.drives[id], s.files[id]
+	if d == nil || root == nil || !v.canAccess(s.state(root)) {
+		return nil, driveNotFound(id)
+	}
+	return d, nil
+}

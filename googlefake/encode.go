@@ -1,0 +1,175 @@
+package googlefake
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// appendJSON writes a drive API value as JSON, as the client library's
+// MarshalJSON methods do (every field omitted when empty unless named in
+// ForceSendFields; ",string" integers quoted), keeping only the fields m
+// selects. Walking the structs once with the selection is much cheaper than
+// marshaling them whole and filtering the result.
+func appendJSON(b []byte, v reflect.Value, m mask) []byte {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return append(b, "null"...)
+		}
+		return appendJSON(b, v.Elem(), m)
+	case reflect.Struct:
+		return appendStruct(b, v, m)
+	case reflect.Slice:
+		b = append(b, '[')
+		for i := range v.Len() {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSON(b, v.Index(i), m)
+		}
+		return append(b, ']')
+	case reflect.Map:
+		return appendMap(b, v, m)
+	case reflect.String:
+		return appendString(b, v.String())
+	case reflect.Bool:
+		return strconv.AppendBool(b, v.Bool())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.AppendInt(b, v.Int(), 10)
+	}
+	out, err := json.Marshal(v.Interface())
+	if err != nil {
+		panic(err)
+	}
+	return append(b, out...)
+}
+
+func appendStruct(b []byte, v reflect.Value, m mask) []byte {
+	plan := planOf(v.Type())
+	var forced []string
+	if plan.force >= 0 {
+		forced, _ = v.Field(plan.force).Interface().([]string)
+	}
+	b = append(b, '{')
+	first := true
+	for _, f := range plan.fields {
+		sub, ok := m.child(f.name)
+		fv := v.Field(f.index)
+		if !ok || !included(fv, slices.Contains(forced, f.goName)) {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendString(b, f.name)
+		b = append(b, ':')
+		if f.quoted {
+			b = append(b, '"')
+			b = appendJSON(b, fv, sub)
+			b = append(b, '"')
+		} else {
+			b = appendJSON(b, fv, sub)
+		}
+	}
+	return append(b, '}')
+}
+
+// included reports whether a field is sent: nil pointers never, other
+// values when forced or not empty (the client library's rules).
+func included(v reflect.Value, forced bool) bool {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		return !v.IsNil()
+	case reflect.Map, reflect.Slice, reflect.String:
+		return forced || v.Len() > 0
+	case reflect.Struct:
+		return true
+	}
+	return forced || !v.IsZero()
+}
+
+// appendMap writes a map with string keys, sorted, as encoding/json does.
+func appendMap(b []byte, v reflect.Value, m mask) []byte {
+	ks := v.MapKeys()
+	slices.SortFunc(ks, func(x, y reflect.Value) int { return strings.Compare(x.String(), y.String()) })
+	b = append(b, '{')
+	first := true
+	for _, k := range ks {
+		sub, ok := m.child(k.String())
+		if !ok {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendString(b, k.String())
+		b = append(b, ':')
+		b = appendJSON(b, v.MapIndex(k), sub)
+	}
+	return append(b, '}')
+}
+
+// appendString writes a JSON string.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			b = utf8.AppendRune(b, r) // invalid bytes become U+FFFD
+			i += size
+			continue
+		}
+		i++
+	}
+	return append(b, '"')
+}
+
+// structPlan lists the JSON fields of a struct type.
+type structPlan struct {
+	fields []fieldPlan
+	force  int // index of ForceSendFields, -1 if none
+}
+
+type fieldPlan struct {
+	index        int
+	name, goName string
+	quoted       bool // ",string"
+}
+
+var plans sync.Map // reflect.Type → *structPlan
+
+func planOf(t reflect.Type) *structPlan {
+	if p, ok := plans.Load(t); ok {
+		return p.(*structPlan)
+	}
+	p := &structPlan{force: -1}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case f.Name == "ForceSendFields":
+			p.force = i
+		case f.IsExported() && name != "-" && name != "":
+			p.fields = append(p.fields, fieldPlan{index: i, name: name, goName: f.Name,
+				quoted: strings.Contains(opts, "string")})
+		}
+	}
+	plans.Store(t, p)
+	return p
+}

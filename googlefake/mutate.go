@@ -1,0 +1,228 @@
+package googlefake
+
+import (
+	"fmt"
+	"slices"
+
+	"google.golang.org/api/drive/v3"
+)
+
+// The mutators below are test helpers: they panic on an unknown ID. Each
+// records a change for the file it touches and for every descendant whose
+// effective permissions, trashed state or drive changed, as Drive does.
+
+// Share adds a permission to a file and returns its ID; on a shared drive ID
+// it adds a drive member. Sharing again with the same principal replaces the
+// role (and, for domain/anyone, the discoverability).
+func (s *Server) Share(fileID string, p Permission) string {
+	p = normalize(p)
+	id := permissionID(p)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mutate(fileID, true, func(f *File) {
+		key := principalKey(p)
+		f.perms = slices.DeleteFunc(f.perms, func(d directPerm) bool { return principalKey(d.p) == key })
+		f.perms = append(f.perms, directPerm{id: id, p: p})
+	})
+	return id
+}
+
+// Unshare removes the permission with that ID set on the file itself (on a
+// shared drive ID: the member). It panics if the file has no such permission.
+func (s *Server) Unshare(fileID, permissionID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mutate(fileID, true, func(f *File) {
+		i := slices.IndexFunc(f.perms, func(d directPerm) bool { return d.id == permissionID })
+		if i < 0 {
+			panic(fmt.Sprintf("googlefake: file %q has no permission %q", fileID, permissionID))
+		}
+		f.perms = slices.Delete(f.perms, i, i+1)
+	})
+}
+
+// Rename changes a file's name; on a shared drive ID it renames the drive.
+func (s *Server) Rename(fileID, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mutate(fileID, false, func(f *File) {
+		f.Name = name
+		if d := s.drives[f.ID]; d != nil {
+			d.Name = name
+		}
+	})
+}
+
+// Move replaces all parents of a file by newParentID. Moving into or out of
+// a shared drive moves the whole subtree to that drive (shared drive items
+// have no owner; items leaving a shared drive are owned by the new parent's
+// owner).
+func (s *Server) Move(fileID, newParentID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	parent := s.checkParent(fileID, newParentID)
+	s.mutate(fileID, true, func(f *File) {
+		f.Parents = []string{newParentID}
+		if f.DriveID != parent.DriveID {
+			s.rehome(f, parent)
+		}
+	})
+}
+
+// AddParent gives a file one more parent, in the same drive.
+func (s *Server) AddParent(fileID, parentID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	parent := s.checkParent(fileID, parentID)
+	if f := s.files[fileID]; f.DriveID != parent.DriveID {
+		panic("googlefake: AddParent across drives")
+	}
+	s.mutate(fileID, true, func(f *File) {
+		if !slices.Contains(f.Parents, parentID) {
+			f.Parents = append(f.Parents, parentID)
+		}
+	})
+}
+
+// Trash moves a file to the trash; its descendants become trashed too.
+func (s *Server) Trash(fileID string) {
+	s.setTrashed(fileID, true)
+}
+
+// Untrash restores a file from the trash.
+func (s *Server) Untrash(fileID string) {
+	s.setTrashed(fileID, false)
+}
+
+func (s *Server) setTrashed(fileID string, trashed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mutate(fileID, true, func(f *File) { f.ExplicitlyTrashed = trashed })
+}
+
+// Delete permanently deletes a file and its descendants (for a shared drive
+// ID: the drive and everything in it). A My Drive root cannot be deleted.
+func (s *Server) Delete(fileID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.mustFile(fileID)
+	if f.root && f.DriveID == "" {
+		panic("googlefake: cannot delete a My Drive root")
+	}
+	gone := s.subtree(f)
+	before := s.snapshots(gone)
+	for _, g := range gone {
+		s.link(g.ID, g.Parents, nil)
+		delete(s.files, g.ID)
+		delete(s.children, g.ID)
+		delete(s.cache, g.ID)
+		delete(s.drives, g.ID)
+	}
+	s.order = slices.DeleteFunc(s.order, func(x *File) bool { return s.files[x.ID] != x })
+	for i, g := range gone {
+		s.record(g, before[i])
+	}
+}
+
+// Modify applies fn to the file record for any other property change
+// (resource key, app properties, restrictions, owner, ...) and records the
+// change. fn must not change the ID.
+func (s *Server) Modify(fileID string, fn func(f *File)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mutate(fileID, true, fn)
+}
+
+// ModifyDrive applies fn to a shared drive (name, restrictions, ...) and
+// records a "drive" change. fn must not change the ID.
+func (s *Server) ModifyDrive(driveID string, fn func(d *drive.Drive)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.drives[driveID]
+	if d == nil {
+		panic(fmt.Sprintf("googlefake: unknown shared drive %q", driveID))
+	}
+	s.mutate(driveID, false, func(root *File) {
+		fn(d)
+		d.Id = driveID
+		root.Name = d.Name
+	})
+}
+
+// checkParent returns the new parent of a file, panicking when either is
+// unknown or the parent is inside the file (a cycle).
+func (s *Server) checkParent(fileID, parentID string) *File {
+	f, parent := s.mustFile(fileID), s.mustFile(parentID)
+	for _, x := range s.subtree(f) {
+		if x == parent {
+			panic(fmt.Sprintf("googlefake: %q is inside %q", parentID, fileID))
+		}
+	}
+	return parent
+}
+
+// rehome moves f's subtree to the drive of parent.
+func (s *Server) rehome(f, parent *File) {
+	for _, x := range s.subtree(f) {
+		x.DriveID = parent.DriveID
+		switch {
+		case x.DriveID != "":
+			x.Owner = ""
+		case x.Owner == "":
+			x.Owner = parent.Owner
+		}
+	}
+}
+
+// snapshot is what a change entry remembers of a file before the change.
+type snapshot struct {
+	state   *computed // nil: the file did not exist
+	driveID string
+}
+
+func (s *Server) snapshots(files []*File) []snapshot {
+	out := make([]snapshot, len(files))
+	for i, f := range files {
+		out[i] = snapshot{state: s.state(f), driveID: f.DriveID}
+	}
+	return out
+}
+
+// mutate applies fn to a file and records the changes it makes: for the file
+// itself, and, when deep, for each descendant whose state changed.
+func (s *Server) mutate(id string, deep bool, fn func(f *File)) {
+	f := s.mustFile(id)
+	affected := []*File{f}
+	if deep {
+		affected = s.subtree(f)
+	}
+	before := s.snapshots(affected)
+	oldParents := slices.Clone(f.Parents)
+	fn(f)
+	f.ID = id
+	s.link(id, oldParents, f.Parents)
+	for _, a := range affected {
+		delete(s.cache, a.ID)
+	}
+	for i, a := range affected {
+		if a == f || before[i].driveID != a.DriveID || !before[i].state.equal(s.state(a)) {
+			s.record(a, before[i])
+		}
+	}
+}
+
+// record appends the change log entries for a change to f: a "drive" change
+// for a shared drive's root, nothing for a My Drive root, a "file" change
+// otherwise, and a second one in the old drive when the file left it.
+func (s *Server) record(f *File, before snapshot) {
+	if f.root {
+		if f.DriveID != "" {
+			s.log.add(changeEntry{id: f.ID, driveID: f.ID, drive: true, before: before.state})
+		}
+		return
+	}
+	s.log.add(changeEntry{id: f.ID, driveID: f.DriveID, before: before.state})
+	if before.state != nil && before.driveID != f.DriveID {
+		s.log.add(changeEntry{id: f.ID, driveID: before.driveID, before: before.state})
+	}
+}

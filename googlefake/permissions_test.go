@@ -1,0 +1,139 @@
+package googlefake_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/foldermirror/foldermirror/googlefake"
+	"google.golang.org/api/drive/v3"
+)
+
+// listPermissions lists every page and returns the page sizes and the IDs.
+func listPermissions(t *testing.T, call *drive.PermissionsListCall) ([]int, []string) {
+	t.Helper()
+	var sizes []int
+	var ids []string
+	err := call.Pages(t.Context(), func(l *drive.PermissionList) error {
+		sizes = append(sizes, len(l.Permissions))
+		for _, p := range l.Permissions {
+			ids = append(ids, p.Id)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sizes, ids
+}
+
+func TestPermissionsListPaging(t *testing.T) {
+	s := newFake(t)
+	d := s.CreateSharedDrive("Team", alice)
+	inDrive := s.CreateFolder(alice, d, "busy")
+	mine := s.CreateFolder(alice, "", "busy too")
+	for i := range 249 {
+		p := googlefake.Permission{Type: "user", Role: "reader", EmailAddress: fmt.Sprintf("u%03d@example.com", i)}
+		s.Share(inDrive, p)
+		s.Share(mine, p)
+	}
+	svc := driveAs(t, s, alice)
+	tests := []struct {
+		name      string
+		call      *drive.PermissionsListCall
+		wantSizes string
+	}{
+		{"shared drive item, default", svc.Permissions.List(inDrive).SupportsAllDrives(true), "[100 100 50]"},
+		{"shared drive item, capped", svc.Permissions.List(inDrive).SupportsAllDrives(true).PageSize(500), "[100 100 50]"},
+		{"shared drive item, 30", svc.Permissions.List(inDrive).SupportsAllDrives(true).PageSize(30), "[30 30 30 30 30 30 30 30 10]"},
+		{"My Drive item, default", svc.Permissions.List(mine), "[250]"},
+		{"My Drive item, 100", svc.Permissions.List(mine).PageSize(100), "[100 100 50]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sizes, ids := listPermissions(t, tt.call.Fields("nextPageToken,permissions(id,role)"))
+			if fmt.Sprint(sizes) != tt.wantSizes {
+				t.Errorf("page sizes %v, want %s", sizes, tt.wantSizes)
+			}
+			if !slices.IsSorted(ids) || len(slices.Compact(slices.Clone(ids))) != 250 {
+				t.Errorf("IDs not in a stable order without duplicates: %d", len(ids))
+			}
+		})
+	}
+
+	_, err := svc.Permissions.List(inDrive).Do()
+	wantAPIError(t, err, 404, "notFound")
+	_, err = driveAs(t, s, bob).Permissions.List(mine).Do()
+	wantAPIError(t, err, 404, "notFound")
+	_, err = svc.Permissions.List(mine).PageToken("nonsense").Do()
+	wantAPIError(t, err, 400, "invalid")
+}
+
+func TestPermissionsOfSharedDriveAndItems(t *testing.T) {
+	s := newFake(t)
+	d := s.CreateSharedDrive("Team", alice)
+	s.Share(d, googlefake.Permission{Type: "group", Role: "writer", EmailAddress: "team@example.com"})
+	item := s.CreateFolder(alice, d, "item")
+	direct := s.Share(item, googlefake.Permission{Type: "user", Role: "commenter", EmailAddress: carol})
+	svc := driveAs(t, s, alice)
+
+	describe := func(l *drive.PermissionList) string {
+		var out []string
+		for _, p := range l.Permissions {
+			var details []string
+			for _, pd := range p.PermissionDetails {
+				details = append(details, fmt.Sprintf("%s/%s/%v", pd.PermissionType, pd.Role, pd.Inherited))
+			}
+			out = append(out, fmt.Sprintf("%s %s %s %s", p.Type, p.EmailAddress, p.Role, strings.Join(details, "+")))
+		}
+		slices.Sort(out)
+		return strings.Join(out, "; ")
+	}
+	members, err := svc.Permissions.List(d).SupportsAllDrives(true).Fields("permissions(type,emailAddress,role,permissionDetails)").Do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := describe(members), "group team@example.com writer member/writer/false; user alice@example.com organizer member/organizer/false"; got != want {
+		t.Errorf("members:\n got %s\nwant %s", got, want)
+	}
+	perms, err := svc.Permissions.List(item).SupportsAllDrives(true).Do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "group team@example.com writer member/writer/true; user alice@example.com organizer member/organizer/true; user carol@other.org commenter file/commenter/false"
+	if got := describe(perms); got != want {
+		t.Errorf("item:\n got %s\nwant %s", got, want)
+	}
+	s.Unshare(item, direct)
+	perms, _ = svc.Permissions.List(item).SupportsAllDrives(true).Do()
+	if len(perms.Permissions) != 2 {
+		t.Errorf("after unshare: %s", describe(perms))
+	}
+}
+
+func TestDrivesGet(t *testing.T) {
+	s := newFake(t)
+	d := s.CreateSharedDrive("Team", alice)
+	svc := driveAs(t, s, alice)
+	got, err := svc.Drives.Get(d).Do()
+	if err != nil || got.Kind != "drive#drive" || got.Id != d || got.Name != "Team" || got.Restrictions == nil || got.Restrictions.DriveMembersOnly {
+		t.Fatalf("drives.get: %+v %v", got, err)
+	}
+	s.ModifyDrive(d, func(x *drive.Drive) {
+		x.Name = "Renamed"
+		x.Restrictions.DriveMembersOnly = true
+		x.Restrictions.DownloadRestriction = &drive.DownloadRestriction{RestrictedForReaders: true}
+	})
+	got, err = svc.Drives.Get(d).Fields("id,name,restrictions").Do()
+	if err != nil || got.Name != "Renamed" || !got.Restrictions.DriveMembersOnly || !got.Restrictions.DownloadRestriction.RestrictedForReaders {
+		t.Errorf("after ModifyDrive: %+v %v", got, err)
+	}
+	_, err = driveAs(t, s, bob).Drives.Get(d).Do()
+	gerr := wantAPIError(t, err, 404, "notFound")
+	if gerr.Message != "Shared drive not found: "+d+"." {
+		t.Errorf("message %q", gerr.Message)
+	}
+	_, err = svc.Drives.Get("0Anope").Do()
+	wantAPIError(t, err, 404, "notFound")
+}

@@ -1,0 +1,260 @@
+package googlefake
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// pred is a compiled files.list query: does the file match?
+type pred func(f *File, c *computed) bool
+
+var errQuery = errors.New("invalid query")
+
+// compileQuery compiles the subset of Drive's q language the fake supports:
+//
+//	mimeType = 'X'   mimeType != 'X'
+//	name = 'X'       name != 'X'      name contains 'X'
+//	trashed = true|false             trashed != true|false
+//	'ID' in parents  ('root' is the acting user's My Drive root)
+//
+// combined with and, or, not and parentheses; string literals use \' and \\
+// escapes. name contains matches, case-insensitively, the start of a word of
+// the name, as Drive's prefix matching does. An empty query matches every file.
+func compileQuery(q, root string) (pred, error) {
+	toks, err := tokenize(q)
+	if err != nil {
+		return nil, err
+	}
+	if len(toks) == 0 {
+		return func(*File, *computed) bool { return true }, nil
+	}
+	p := &queryParser{toks: toks, root: root}
+	x, err := p.or()
+	if err == nil && p.pos < len(toks) {
+		err = errQuery
+	}
+	return x, err
+}
+
+type tokenKind int
+
+const (
+	tokWord tokenKind = iota
+	tokString
+	tokOp // "=", "!=", "(", ")"
+)
+
+type token struct {
+	kind tokenKind
+	text string
+}
+
+func tokenize(q string) ([]token, error) {
+	var toks []token
+	for i := 0; i < len(q); {
+		c := q[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case c == '(' || c == ')' || c == '=':
+			toks = append(toks, token{tokOp, q[i : i+1]})
+			i++
+		case strings.HasPrefix(q[i:], "!="):
+			toks = append(toks, token{tokOp, "!="})
+			i += 2
+		case c == '\'':
+			s, n, err := stringLiteral(q[i:])
+			if err != nil {
+				return nil, err
+			}
+			toks = append(toks, token{tokString, s})
+			i += n
+		case isWordByte(c):
+			j := i
+			for j < len(q) && isWordByte(q[j]) {
+				j++
+			}
+			toks = append(toks, token{tokWord, q[i:j]})
+			i = j
+		default:
+			return nil, errQuery
+		}
+	}
+	return toks, nil
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// stringLiteral reads a quoted literal at the start of s; it returns the
+// value and the length consumed.
+func stringLiteral(s string) (string, int, error) {
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\'':
+			return b.String(), i + 1, nil
+		case '\\':
+			if i+1 >= len(s) || s[i+1] != '\'' && s[i+1] != '\\' {
+				return "", 0, errQuery
+			}
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return "", 0, errQuery
+}
+
+type queryParser struct {
+	toks []token
+	pos  int
+	root string
+}
+
+// keyword consumes the next token if it is the word w (case-insensitive).
+func (p *queryParser) keyword(w string) bool {
+	if p.pos < len(p.toks) && p.toks[p.pos].kind == tokWord && strings.EqualFold(p.toks[p.pos].text, w) {
+		p.pos++
+		return true
+	}
+	return false
+}
+
+// next consumes and returns the next token if it is of kind k.
+func (p *queryParser) next(k tokenKind) (string, bool) {
+	if p.pos < len(p.toks) && p.toks[p.pos].kind == k {
+		p.pos++
+		return p.toks[p.pos-1].text, true
+	}
+	return "", false
+}
+
+func (p *queryParser) op(text string) bool {
+	if p.pos < len(p.toks) && p.toks[p.pos] == (token{tokOp, text}) {
+		p.pos++
+		return true
+	}
+	return false
+}
+
+func (p *queryParser) or() (pred, error) {
+	return p.binary(p.and, "or", func(a, b bool) bool { return a || b })
+}
+
+func (p *queryParser) and() (pred, error) {
+	return p.binary(p.unary, "and", func(a, b bool) bool { return a && b })
+}
+
+// binary parses operand (word operand)*, left-associative.
+func (p *queryParser) binary(operand func() (pred, error), word string, combine func(a, b bool) bool) (pred, error) {
+	x, err := operand()
+	for err == nil && p.keyword(word) {
+		var y pred
+		if y, err = operand(); err == nil {
+			l, r := x, y
+			x = func(f *File, c *computed) bool { return combine(l(f, c), r(f, c)) }
+		}
+	}
+	return x, err
+}
+
+func (p *queryParser) unary() (pred, error) {
+	if p.keyword("not") {
+		x, err := p.unary()
+		return func(f *File, c *computed) bool { return !x(f, c) }, err
+	}
+	if p.op("(") {
+		x, err := p.or()
+		if err == nil && !p.op(")") {
+			err = errQuery
+		}
+		return x, err
+	}
+	return p.term()
+}
+
+func (p *queryParser) term() (pred, error) {
+	if id, ok := p.next(tokString); ok {
+		return p.inParents(id)
+	}
+	field, ok := p.next(tokWord)
+	if !ok {
+		return nil, errQuery
+	}
+	switch field {
+	case "mimeType":
+		return p.compare(func(f *File) string { return f.MimeType }, false)
+	case "name":
+		return p.compare(func(f *File) string { return f.Name }, true)
+	case "trashed":
+		return p.trashed()
+	}
+	return nil, errQuery
+}
+
+// inParents parses the rest of "'ID' in parents".
+func (p *queryParser) inParents(id string) (pred, error) {
+	if !p.keyword("in") || !p.keyword("parents") {
+		return nil, errQuery
+	}
+	if id == "root" {
+		id = p.root
+	}
+	return func(f *File, _ *computed) bool { return slices.Contains(f.Parents, id) }, nil
+}
+
+// compare parses "= 'X'", "!= 'X'" or, when allowed, "contains 'X'".
+func (p *queryParser) compare(get func(*File) string, containsOK bool) (pred, error) {
+	switch {
+	case p.op("="):
+		v, ok := p.next(tokString)
+		return func(f *File, _ *computed) bool { return get(f) == v }, check(ok)
+	case p.op("!="):
+		v, ok := p.next(tokString)
+		return func(f *File, _ *computed) bool { return get(f) != v }, check(ok)
+	case containsOK && p.keyword("contains"):
+		v, ok := p.next(tokString)
+		return func(f *File, _ *computed) bool { return wordPrefix(get(f), v) }, check(ok)
+	}
+	return nil, errQuery
+}
+
+// trashed parses "= true|false" or "!= true|false".
+func (p *queryParser) trashed() (pred, error) {
+	negate := p.op("!=")
+	if !negate && !p.op("=") {
+		return nil, errQuery
+	}
+	var want bool
+	switch {
+	case p.keyword("true"):
+		want = true
+	case p.keyword("false"):
+	default:
+		return nil, errQuery
+	}
+	return func(_ *File, c *computed) bool { return c.trashed == want != negate }, nil
+}
+
+func check(ok bool) error {
+	if !ok {
+		return errQuery
+	}
+	return nil
+}
+
+// wordPrefix reports whether prefix starts a word of name, ignoring case.
+func wordPrefix(name, prefix string) bool {
+	name, prefix = strings.ToLower(name), strings.ToLower(prefix)
+	atStart := true
+	for i, r := range name {
+		if atStart && strings.HasPrefix(name[i:], prefix) {
+			return true
+		}
+		atStart = !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}
+	return prefix == ""
+}

@@ -1,0 +1,231 @@
+// Package googlefake is an in-memory fake of the Google APIs foldermirror
+// uses: the OAuth 2.0 token endpoint (service-account JWT bearer grants with
+// domain-wide delegation, and refresh tokens), Google's ID-token signing keys
+// (JWKS), and the read side of the Drive v3 API (files.list, files.get,
+// permissions.list, drives.get, changes.getStartPageToken, changes.list).
+//
+// It speaks Google's wire format, so the real client libraries
+// (google.golang.org/api/drive/v3 and golang.org/x/oauth2/google) run against
+// it unchanged: point them at it with option.WithEndpoint(s.DriveEndpoint())
+// and a key file from s.ServiceAccountKey, whose token_uri is the fake's.
+//
+// Tests build the Drive world with the helper methods (AddUser, AddGroup,
+// CreateFolder, Share, Move, Trash, ...). Every helper records entries in a
+// change log that changes.list reports, as Drive does.
+//
+// Choices where Drive's behaviour is underspecified are documented on the
+// methods concerned; the notable ones are:
+//   - Without a fields parameter each method returns Google's default field
+//     set (files.list and files.get: kind, id, name and mimeType; the files
+//     in changes.list likewise), not the full resource, so a client must ask
+//     for what it needs, as with Google. Unknown field names are refused
+//     with 400 "Invalid field selection NAME".
+//   - Files carry their effective permissions inline (the permissions field)
+//     only when they are not in a shared drive, the acting user can share
+//     them, and they have at most 100 effective permissions; otherwise clients
+//     must call permissions.list.
+//   - files.list returns files in creation order (orderBy is ignored); its
+//     page tokens stay valid while the tree changes.
+//   - Requests reaching into shared drives (driveId, corpora drive or
+//     allDrives) need includeItemsFromAllDrives=true (else 403
+//     teamDriveIncludeItemsRequired, as Drive answers), and setting that
+//     needs supportsAllDrives=true (else 400 invalid).
+//   - A change page token from before ExpireChangeTokens is refused with
+//     400 reason "invalid", location "pageToken" ("Invalid Value"), the answer
+//     Drive gives to page tokens it does not accept.
+//   - Group membership is evaluated at request time; AddGroup records no
+//     change.
+package googlefake
+
+import (
+	"context"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"time"
+
+	"google.golang.org/api/drive/v3"
+)
+
+// Method names counted by Calls.
+const (
+	callToken          = "oauth2.token"
+	callCerts          = "oauth2.certs"
+	callFilesList      = "drive.files.list"
+	callFilesGet       = "drive.files.get"
+	callPermissionList = "drive.permissions.list"
+	callDrivesGet      = "drive.drives.get"
+	callStartPageToken = "drive.changes.getStartPageToken"
+	callChangesList    = "drive.changes.list"
+)
+
+// Server is an in-memory fake of the Google APIs foldermirror uses. It is an
+// http.Handler; Start serves it on a loopback test server. Safe for
+// concurrent use.
+type Server struct {
+	mu      sync.Mutex
+	ts      *httptest.Server
+	latency time.Duration
+	calls   map[string]int
+	rng     *rand.Rand
+
+	// People.
+	users  map[string]string   // e-mail → ID of the My Drive root
+	groups map[string][]string // group e-mail → member e-mails
+
+	// Credentials.
+	accounts      map[string]*serviceAccount // by client e-mail
+	refreshTokens map[string]refreshGrant
+	refused       map[[2]string]bool // (client e-mail, subject)
+	accessTokens  map[string]accessToken
+	signingKeys   []*signingKey // the last is current
+
+	// Drive content.
+	files    map[string]*File
+	children map[string]map[string]bool // parent ID → child IDs
+	order    []*File                    // live files by creation sequence
+	fileSeq  int64
+	drives   map[string]*drive.Drive
+	cache    map[string]*computed // effective state by file ID
+	log      changeLog
+}
+
+// New returns an empty fake with no users, files or keys. Call Start to serve it.
+func New() *Server {
+	return &Server{
+		calls:         map[string]int{},
+		rng:           rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		users:         map[string]string{},
+		groups:        map[string][]string{},
+		accounts:      map[string]*serviceAccount{},
+		refreshTokens: map[string]refreshGrant{},
+		refused:       map[[2]string]bool{},
+		accessTokens:  map[string]accessToken{},
+		files:         map[string]*File{},
+		children:      map[string]map[string]bool{},
+		drives:        map[string]*drive.Drive{},
+		cache:         map[string]*computed{},
+		log:           newChangeLog(),
+	}
+}
+
+// Start serves the fake on a new httptest server bound to 127.0.0.1 and
+// returns its base URL, without a trailing slash. It panics if called twice.
+func (s *Server) Start() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ts != nil {
+		panic("googlefake: Start called twice")
+	}
+	s.ts = httptest.NewServer(s)
+	return s.ts.URL
+}
+
+// URL returns the base URL after Start, "" before.
+func (s *Server) URL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ts == nil {
+		return ""
+	}
+	return s.ts.URL
+}
+
+// Close stops the server started by Start, if any.
+func (s *Server) Close() {
+	s.mu.Lock()
+	ts := s.ts
+	s.mu.Unlock()
+	if ts != nil {
+		ts.Close()
+	}
+}
+
+// DriveEndpoint returns the value for option.WithEndpoint: URL()+"/drive/v3/".
+func (s *Server) DriveEndpoint() string { return s.URL() + "/drive/v3/" }
+
+// TokenURL returns the OAuth 2.0 token endpoint, URL()+"/token".
+func (s *Server) TokenURL() string { return s.URL() + "/token" }
+
+// GoogleJWKSURL returns the URL of the ID-token signing keys, URL()+"/oauth2/v3/certs".
+func (s *Server) GoogleJWKSURL() string { return s.URL() + "/oauth2/v3/certs" }
+
+// ServeHTTP answers the token endpoint, the JWKS and the Drive v3 API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.URL.Path == "/token":
+		s.count(callToken)
+		s.serveToken(w, r)
+	case r.URL.Path == "/oauth2/v3/certs":
+		s.count(callCerts)
+		s.serveJWKS(w, r)
+	default:
+		s.serveDrive(w, r)
+	}
+}
+
+// Calls returns a copy of the request counts by method name ("oauth2.token",
+// "oauth2.certs", "drive.files.list", "drive.files.get",
+// "drive.permissions.list", "drive.drives.get",
+// "drive.changes.getStartPageToken", "drive.changes.list"). Every request
+// routed to a method counts, failed ones included.
+func (s *Server) Calls() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.calls)
+}
+
+// CallCount returns how many requests the method has had.
+func (s *Server) CallCount(method string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[method]
+}
+
+// ResetCalls sets every request count back to zero.
+func (s *Server) ResetCalls() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.calls)
+}
+
+// SetLatency sets a delay added before answering every Drive API request (not
+// the token endpoint, not the JWKS). Zero removes it.
+func (s *Server) SetLatency(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.latency = d
+}
+
+func (s *Server) count(method string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls[method]++
+}
+
+// delay waits for the configured latency or until the request is cancelled.
+func (s *Server) delay(ctx context.Context) {
+	s.mu.Lock()
+	d := s.latency
+	s.mu.Unlock()
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// randomString returns n characters drawn from alphabet.
+func (s *Server) randomString(alphabet string, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alphabet[s.rng.IntN(len(alphabet))]
+	}
+	return string(b)
+}
