@@ -1,0 +1,259 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
+	"golang.org/x/oauth2"
+	"golang.org/x/sync/errgroup"
+	drive "google.golang.org/api/drive/v3"
+	"google.golang.org/api/googleapi"
+)
+
+// Fields asked of Drive: exactly what the index keeps.
+const (
+	permissionFields = "id,type,role,emailAddress,domain,displayName,photoLink,allowFileDiscovery,deleted"
+	fileFields       = "id,name,mimeType,parents,trashed,resourceKey,appProperties,copyRequiresWriterPermission," +
+		"downloadRestrictions(itemDownloadRestriction(restrictedForReaders)),writersCanShare,permissions(" + permissionFields + ")"
+	listFields      = "nextPageToken,files(" + fileFields + ")"
+	permsListFields = "nextPageToken,permissions(" + permissionFields + ")"
+	driveFields     = "id,name,restrictions(copyRequiresWriterPermission,downloadRestriction(restrictedForReaders),sharingFoldersRequiresOrganizerPermission)"
+	foldersQuery    = "mimeType = '" + fm.FolderMimeType + "' and trashed = false"
+	listPageSize    = 1000
+	permsPageSize   = 100
+	writeBatchSize  = 2000
+)
+
+// fullSync reads a library's whole tree and replaces the indexed one with it.
+func (s *Syncer) fullSync(ctx context.Context, lib *config.Library, progress ProgressFunc) (*Result, error) {
+	svc, err := s.driveFor(lib.StorageAccount)
+	if err != nil {
+		return nil, err
+	}
+	r := &reader{svc: svc, lib: lib, progress: progress, concurrency: s.cfg.Storage.Concurrency}
+	state := fm.LibraryState{LastFullSync: s.opts.Now().UTC()}
+	if prev, err := s.index.Library(ctx, lib.ID); err == nil {
+		state.LastIncrementalSync = prev.LastIncrementalSync
+	}
+	folders, err := r.readTree(ctx, &state)
+	if err != nil {
+		return nil, describe(err, lib)
+	}
+	progress(Progress{Library: lib.ID, Phase: "writing", Total: len(folders)})
+	if err := s.write(ctx, lib.ID, folders, state, progress); err != nil {
+		return nil, err
+	}
+	res := &Result{Library: lib.ID, Full: true, Folders: len(folders)}
+	for _, f := range folders {
+		res.Permissions += len(f.Permissions)
+	}
+	return res, nil
+}
+
+// write replaces the library's tree in batches; readers switch at Commit.
+func (s *Syncer) write(ctx context.Context, libraryID string, folders []*node, state fm.LibraryState, progress ProgressFunc) error {
+	w, err := s.index.BeginFullSync(ctx, libraryID)
+	if err != nil {
+		return err
+	}
+	defer w.Abort()
+	batch := make([]fm.SyncedFolder, 0, writeBatchSize)
+	for i, n := range folders {
+		batch = append(batch, n.SyncedFolder)
+		if len(batch) == cap(batch) || i == len(folders)-1 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := w.Put(batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
+			progress(Progress{Library: libraryID, Phase: "writing", Done: i + 1, Total: len(folders)})
+		}
+	}
+	return w.Commit(state)
+}
+
+// reader reads one library from Drive.
+type reader struct {
+	svc         *drive.Service
+	lib         *config.Library
+	progress    ProgressFunc
+	concurrency int
+}
+
+// readTree reads the library's folders and their permissions, and fills the
+// Drive-side parts of state. The changes token is taken before listing, so
+// that nothing changed during the listing is missed later.
+func (r *reader) readTree(ctx context.Context, state *fm.LibraryState) ([]*node, error) {
+	var root *node
+	if r.lib.IsSharedDrive() {
+		d, err := r.svc.Drives.Get(r.lib.SharedDriveID).Fields(driveFields).Context(ctx).Do()
+		if err != nil {
+			return nil, fmt.Errorf("read shared drive %s: %w", r.lib.SharedDriveID, err)
+		}
+		root = sharedDriveRoot(d)
+		state.DriveID = d.Id
+		state.SharingRequiresOrganizer = d.Restrictions != nil && d.Restrictions.SharingFoldersRequiresOrganizerPermission
+	}
+	token, err := r.startPageToken(ctx)
+	if err != nil {
+		return nil, err
+	}
+	state.StartPageToken = token
+	listed, err := r.listFolders(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if root == nil {
+		if root, err = r.myDriveRoot(ctx, listed); err != nil {
+			return nil, err
+		}
+	}
+	state.RootID = root.ID
+	folders := placeInTree(root, listed)
+	if err := r.readPermissions(ctx, folders); err != nil {
+		return nil, err
+	}
+	return folders, nil
+}
+
+func sharedDriveRoot(d *drive.Drive) *node {
+	n := &node{}
+	n.ID = d.Id
+	n.Name = d.Name
+	n.WritersCanShare = true
+	if res := d.Restrictions; res != nil {
+		n.OwnRestrictedDownload = res.CopyRequiresWriterPermission ||
+			(res.DownloadRestriction != nil && res.DownloadRestriction.RestrictedForReaders)
+	}
+	return n
+}
+
+func (r *reader) startPageToken(ctx context.Context) (string, error) {
+	call := r.svc.Changes.GetStartPageToken().SupportsAllDrives(true).Context(ctx)
+	if r.lib.IsSharedDrive() {
+		call = call.DriveId(r.lib.SharedDriveID)
+	}
+	t, err := call.Do()
+	if err != nil {
+		return "", fmt.Errorf("get changes start token: %w", err)
+	}
+	return t.StartPageToken, nil
+}
+
+// listFolders lists every folder the storage account can see in the
+// library's corpus (My Drive, or the shared drive), a thousand a call.
+func (r *reader) listFolders(ctx context.Context) (map[string]*node, error) {
+	call := r.svc.Files.List().Q(foldersQuery).PageSize(listPageSize).Fields(listFields).
+		SupportsAllDrives(true).Context(ctx)
+	if r.lib.IsSharedDrive() {
+		call = call.Corpora("drive").DriveId(r.lib.SharedDriveID).IncludeItemsFromAllDrives(true)
+	} else {
+		call = call.Corpora("user")
+	}
+	listed := map[string]*node{}
+	err := call.Pages(ctx, func(page *drive.FileList) error {
+		for _, f := range page.Files {
+			if f.MimeType != fm.FolderMimeType || f.Trashed {
+				continue // Drive answered more than asked: shortcuts and trash are not folders of a library.
+			}
+			n := newNode(f)
+			if r.lib.IsSharedDrive() {
+				n.WritersCanShare = true // the drive's restriction decides instead
+			}
+			listed[f.Id] = n
+		}
+		r.progress(Progress{Library: r.lib.ID, Phase: "listing", Done: len(listed)})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list folders: %w", err)
+	}
+	return listed, nil
+}
+
+// myDriveRoot finds the configured root folder: in the listing, or with one
+// more call when it is not there (an alias such as "root", say).
+func (r *reader) myDriveRoot(ctx context.Context, listed map[string]*node) (*node, error) {
+	if n, ok := listed[r.lib.RootFolderID]; ok {
+		return n, nil
+	}
+	f, err := r.svc.Files.Get(r.lib.RootFolderID).Fields(googleapi.Field(fileFields)).SupportsAllDrives(true).Context(ctx).Do()
+	if err != nil {
+		return nil, fmt.Errorf("read root folder %s: %w", r.lib.RootFolderID, err)
+	}
+	if f.MimeType != fm.FolderMimeType || f.Trashed {
+		return nil, fmt.Errorf("root folder %s is not a folder, or is in the trash", r.lib.RootFolderID)
+	}
+	if n, ok := listed[f.Id]; ok {
+		return n, nil
+	}
+	return newNode(f), nil
+}
+
+// readPermissions lists the permissions of the folders whose permissions did
+// not come with the listing, storage.concurrency calls at a time.
+func (r *reader) readPermissions(ctx context.Context, folders []*node) error {
+	var todo []*node
+	for _, n := range folders {
+		if !n.permsKnown {
+			todo = append(todo, n)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	var done atomic.Int64
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(1, r.concurrency))
+	for _, n := range todo {
+		g.Go(func() error {
+			perms, err := r.listPermissions(ctx, n.ID)
+			if err != nil {
+				return fmt.Errorf("list permissions of folder %s: %w", n.ID, err)
+			}
+			n.Permissions = perms
+			r.progress(Progress{Library: r.lib.ID, Phase: "permissions", Done: int(done.Add(1)), Total: len(todo)})
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+func (r *reader) listPermissions(ctx context.Context, fileID string) ([]fm.Permission, error) {
+	var perms []*drive.Permission
+	err := r.svc.Permissions.List(fileID).PageSize(permsPageSize).SupportsAllDrives(true).
+		Fields(permsListFields).Pages(ctx, func(page *drive.PermissionList) error {
+		perms = append(perms, page.Permissions...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return convertPermissions(perms), nil
+}
+
+// describe turns the Google errors a sync meets into messages an operator can
+// act on, keeping the cause.
+func describe(err error, lib *config.Library) error {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		return fmt.Errorf("storage account %s: the token endpoint refused to act as it (%s; is domain-wide delegation granted to the key's client for the Drive scope?): %w",
+			lib.StorageAccount, re.ErrorCode, err)
+	}
+	var ge *googleapi.Error
+	if errors.As(err, &ge) && ge.Code == http.StatusNotFound {
+		what := "root folder " + lib.RootFolderID
+		if lib.IsSharedDrive() {
+			what = "shared drive " + lib.SharedDriveID
+		}
+		return fmt.Errorf("%s not found, or not shared with storage account %s: %w", what, lib.StorageAccount, err)
+	}
+	return err
+}

@@ -1,0 +1,195 @@
+// Package syncer reads libraries from Google Drive, acting as each library's
+// storage account, and writes them into the index.
+package syncer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
+	"golang.org/x/oauth2"
+	"golang.org/x/time/rate"
+	drive "google.golang.org/api/drive/v3"
+	"google.golang.org/api/option"
+)
+
+// Index is what the syncer needs of an index.
+type Index interface {
+	fm.IndexReader
+	fm.IndexWriter
+}
+
+// Options tune a Syncer; the zero value is usable.
+type Options struct {
+	Logger *slog.Logger
+	Retry  RetryPolicy
+	// TryTimeout bounds one try of one call, body included.
+	TryTimeout time.Duration
+	// Now is the clock; time.Now by default.
+	Now func() time.Time
+}
+
+// Syncer syncs the configured libraries. It is safe for concurrent use; a
+// library must not be synced twice at the same time (the scheduler sees to it).
+type Syncer struct {
+	cfg    *config.Config
+	index  Index
+	creds  *credentials
+	opts   Options
+	logger *slog.Logger
+	base   http.RoundTripper
+
+	mu     sync.Mutex
+	drives map[string]*drive.Service // by acting user
+}
+
+// New returns a Syncer for cfg's libraries writing into idx.
+func New(cfg *config.Config, idx Index, opts Options) (*Syncer, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Retry.Attempts == 0 {
+		opts.Retry = DefaultRetryPolicy
+	}
+	if opts.TryTimeout == 0 {
+		opts.TryTimeout = 2 * time.Minute
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Syncer{cfg: cfg, index: idx, opts: opts, logger: opts.Logger, drives: map[string]*drive.Service{}}
+	s.base = &timeoutTransport{base: http.DefaultTransport, timeout: opts.TryTimeout}
+	if cfg.Storage.CredentialsFile != "" {
+		tokenClient := &http.Client{Transport: s.newTransport(rate.Inf)}
+		creds, err := loadCredentials(cfg.Storage.CredentialsFile, tokenClient)
+		if err != nil {
+			return nil, err
+		}
+		s.creds = creds
+	}
+	return s, nil
+}
+
+func (s *Syncer) newTransport(limit rate.Limit) *transport {
+	burst := max(1, int(limit))
+	if limit == rate.Inf {
+		burst = 1
+	}
+	return &transport{base: s.base, limiter: rate.NewLimiter(limit, burst), policy: s.opts.Retry}
+}
+
+// driveFor returns the Drive client acting as user, one per user, each with
+// its own rate limit.
+func (s *Syncer) driveFor(user string) (*drive.Service, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if svc, ok := s.drives[user]; ok {
+		return svc, nil
+	}
+	if s.creds == nil {
+		return nil, errors.New("storage.credentialsFile is not set")
+	}
+	ts, err := s.creds.tokenSource(user, drive.DriveMetadataReadonlyScope)
+	if err != nil {
+		return nil, err
+	}
+	httpClient := &http.Client{Transport: &oauth2.Transport{
+		Source: ts,
+		Base:   s.newTransport(rate.Limit(s.cfg.Storage.RequestsPerSecond)),
+	}}
+	opts := []option.ClientOption{option.WithHTTPClient(httpClient), option.WithUserAgent("foldermirror")}
+	if s.cfg.Storage.Endpoint != "" {
+		opts = append(opts, option.WithEndpoint(s.cfg.Storage.Endpoint))
+	}
+	svc, err := drive.NewService(context.Background(), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("drive client for %s: %w", user, err)
+	}
+	s.drives[user] = svc
+	return svc, nil
+}
+
+// Progress reports how far a sync has come.
+type Progress struct {
+	Library string
+	// Phase is "listing", "permissions", "writing" or "done".
+	Phase string
+	Done  int
+	// Total is 0 while unknown.
+	Total int
+}
+
+// ProgressFunc receives progress reports; it must not block for long.
+type ProgressFunc func(Progress)
+
+// Result tells what a sync did.
+type Result struct {
+	Library     string
+	Full        bool
+	Folders     int
+	Permissions int
+	// Calls is the number of Drive requests sent, retries included.
+	Calls    int64
+	Duration time.Duration
+}
+
+// Mode says how a sync reads Drive.
+type Mode int
+
+// Sync modes.
+const (
+	// Auto reads changes when the library has a changes token, all else.
+	Auto Mode = iota
+	// Full reads the whole tree.
+	Full
+)
+
+// Sync brings one library up to date with Drive. The tree readers see
+// changes only when the sync succeeds, and then all at once.
+func (s *Syncer) Sync(ctx context.Context, libraryID string, mode Mode, progress ProgressFunc) (*Result, error) {
+	lib := s.cfg.Library(libraryID)
+	if lib == nil {
+		return nil, fm.Errorf(fm.ENOTFOUND, "Library %s is not configured.", libraryID)
+	}
+	if progress == nil {
+		progress = func(Progress) {}
+	}
+	var calls atomic.Int64
+	ctx = withCallCounter(ctx, &calls)
+	start := s.opts.Now()
+	res, err := s.fullSync(ctx, lib, progress)
+	if err != nil {
+		return nil, fmt.Errorf("sync library %s: %w", libraryID, err)
+	}
+	res.Calls = calls.Load()
+	res.Duration = s.opts.Now().Sub(start)
+	progress(Progress{Library: libraryID, Phase: "done", Done: res.Folders, Total: res.Folders})
+	s.logger.Info("library synced", "library", libraryID, "full", res.Full, "folders", res.Folders,
+		"permissions", res.Permissions, "driveCalls", res.Calls, "duration", res.Duration)
+	return res, nil
+}
+
+// timeoutTransport bounds each try, body included (the retrying transport
+// reads bodies in full before the try's context ends).
+type timeoutTransport struct {
+	base    http.RoundTripper
+	timeout time.Duration
+}
+
+func (t *timeoutTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithTimeout(req.Context(), t.timeout)
+	resp, err := t.base.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}

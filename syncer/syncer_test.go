@@ -1,0 +1,335 @@
+package syncer_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/index"
+	"github.com/foldermirror/foldermirror/syncer"
+	drive "google.golang.org/api/drive/v3"
+)
+
+const (
+	storage = "storage@example.com"
+	saEmail = "sa@project.iam.gserviceaccount.com"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// env is a fake Drive, an index and a syncer of the configured libraries.
+type env struct {
+	t    testing.TB
+	fake *googlefake.Server
+	cfg  *config.Config
+	db   *index.DB
+	s    *syncer.Syncer
+}
+
+// newEnv configures libraries given as YAML list items (without the common
+// keys domain and storageAccount).
+func newEnv(t testing.TB, fake *googlefake.Server, libraries ...string) *env {
+	t.Helper()
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "sa.json")
+	if err := os.WriteFile(keyFile, fake.ServiceAccountKey(saEmail), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	yaml := fmt.Sprintf("storage: {credentialsFile: sa.json, endpoint: %q, requestsPerSecond: 10000, concurrency: 8}\n"+
+		"domains: [{name: example.com}]\nlibraries:\n", fake.DriveEndpoint())
+	for _, l := range libraries {
+		yaml += fmt.Sprintf("  - {%s, domain: example.com, storageAccount: %s}\n", l, storage)
+	}
+	cfg, err := config.Parse([]byte(yaml), filepath.Join(dir, "config.yaml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := index.Open(cfg.DataDir, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e := &env{t: t, fake: fake, cfg: cfg, db: db}
+	e.restartSyncer()
+	return e
+}
+
+// restartSyncer replaces the syncer by a new one, with no cached tokens.
+func (e *env) restartSyncer() {
+	e.t.Helper()
+	s, err := syncer.New(e.cfg, e.db, syncer.Options{Logger: quiet, Retry: syncer.RetryPolicy{Attempts: 3, BaseDelay: time.Millisecond, MaxDelay: 10 * time.Millisecond}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.s = s
+}
+
+func startFake(t testing.TB) *googlefake.Server {
+	t.Helper()
+	fake := googlefake.New()
+	fake.Start()
+	t.Cleanup(fake.Close)
+	fake.AddUser(storage)
+	return fake
+}
+
+func (e *env) sync(lib string) *syncer.Result {
+	e.t.Helper()
+	res, err := e.s.Sync(context.Background(), lib, syncer.Full, nil)
+	if err != nil {
+		e.t.Fatalf("sync %s: %v", lib, err)
+	}
+	return res
+}
+
+// tree returns the indexed folders of a library as "name<parent" lines,
+// sorted, with the root first.
+func (e *env) tree(lib string) []string {
+	e.t.Helper()
+	st, err := e.db.Library(context.Background(), lib)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	root, err := e.db.Folder(context.Background(), lib, st.RootID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	names := map[string]string{root.ID: root.Name}
+	var lines []string
+	err = e.db.Walk(context.Background(), lib, st.RootID,
+		func(f *fm.Folder, _ int) (bool, bool) { names[f.ID] = f.Name; return true, true },
+		func(f *fm.Folder, _ int) error {
+			lines = append(lines, f.Name+"<"+names[f.ParentID])
+			return nil
+		})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	sort.Strings(lines)
+	return append([]string{root.Name}, lines...)
+}
+
+func (e *env) folder(lib, id string) *fm.Folder {
+	e.t.Helper()
+	f, err := e.db.Folder(context.Background(), lib, id)
+	if err != nil {
+		e.t.Fatalf("folder %s: %v", id, err)
+	}
+	return f
+}
+
+func TestFullSyncMyDrive(t *testing.T) {
+	fake := startFake(t)
+	root := fake.CreateFolder(storage, "", "Eng")
+	a := fake.CreateFolder(storage, root, "A")
+	a1 := fake.CreateFolder(storage, a, "A1")
+	b := fake.CreateFolder(storage, root, "B")
+	fake.CreateFolder(storage, b, "B1")
+	trashed := fake.CreateFolder(storage, root, "Trashed")
+	fake.CreateFolder(storage, trashed, "Under trash")
+	fake.Trash(trashed)
+	fake.CreateFile(storage, root, "shortcut", "application/vnd.google-apps.shortcut")
+	fake.CreateFile(storage, root, "report.pdf", "application/pdf")
+	outside := fake.CreateFolder(storage, "", "Elsewhere")
+	fake.CreateFolder(storage, outside, "Not in the library")
+	twoParents := fake.CreateFolder(storage, outside, "Two parents")
+	fake.AddParent(twoParents, b)
+	fake.Modify(a, func(f *googlefake.File) {
+		f.DownloadRestrictedForReaders = true
+		f.AppProperties = map[string]string{"folderDefinitionId": "projects"}
+		f.ResourceKey = "rk-a"
+	})
+	fake.Modify(b, func(f *googlefake.File) { f.WritersCanShare = false })
+	fake.Share(a, googlefake.Permission{Type: "user", Role: "reader", EmailAddress: "bob@example.com", DisplayName: "Bob"})
+	fake.Share(root, googlefake.Permission{Type: "domain", Role: "reader", Domain: "example.com", AllowFileDiscovery: true})
+	crowded := fake.CreateFolder(storage, b, "Crowded")
+	for i := range 130 {
+		fake.Share(crowded, googlefake.Permission{Type: "user", Role: "reader", EmailAddress: fmt.Sprintf("u%03d@example.com", i)})
+	}
+
+	e := newEnv(t, fake, "id: eng, rootFolderId: "+root)
+	fake.ResetCalls()
+	res := e.sync("eng")
+
+	want := []string{"Eng", "A1<A", "A<Eng", "B1<B", "B<Eng", "Crowded<B", "Two parents<B"}
+	if got := e.tree("eng"); !slices.Equal(got, want) {
+		t.Errorf("tree:\n got %v\nwant %v", got, want)
+	}
+	if res.Folders != 7 {
+		t.Errorf("result: %d folders", res.Folders)
+	}
+	fa, fa1, fb := e.folder("eng", a), e.folder("eng", a1), e.folder("eng", b)
+	if !fa.OwnRestrictedDownload || !fa.RestrictedDownload || fa1.OwnRestrictedDownload || !fa1.RestrictedDownload || fb.RestrictedDownload {
+		t.Errorf("restrictedDownload: a %+v, a1 %+v, b %+v", fa, fa1, fb)
+	}
+	if fa.DefinitionID != "projects" || fa.ResourceKey != "rk-a" || fa1.DefinitionID != "" {
+		t.Errorf("a: definition %q resourceKey %q; a1 definition %q", fa.DefinitionID, fa.ResourceKey, fa1.DefinitionID)
+	}
+	if !fa.WritersCanShare || fb.WritersCanShare {
+		t.Errorf("writersCanShare: a %v, b %v", fa.WritersCanShare, fb.WritersCanShare)
+	}
+	// a1 inherits bob and the domain from its ancestors, as Drive lists them.
+	if got := principals(fa1.Grants); !slices.Equal(got, []string{"domain:example.com", "user:bob@example.com", "user:storage@example.com"}) {
+		t.Errorf("a1 grants %v", got)
+	}
+	perms, err := e.db.Permissions(context.Background(), "eng", crowded)
+	if err != nil || len(perms) != 132 {
+		t.Errorf("crowded folder: %d permissions, %v", len(perms), err)
+	}
+	// One token, one page of folders, and permissions.list only where
+	// Drive did not give them inline (over 100 permissions), in 2 pages.
+	calls := fake.Calls()
+	if calls["drive.changes.getStartPageToken"] != 1 || calls["drive.files.list"] != 1 ||
+		calls["drive.permissions.list"] != 2 || calls["drive.files.get"] != 0 {
+		t.Errorf("calls %v", calls)
+	}
+	if res.Calls != 4 {
+		t.Errorf("result counts %d calls", res.Calls)
+	}
+	st, _ := e.db.Library(context.Background(), "eng")
+	if st.StartPageToken == "" || st.RootID != root || st.DriveID != "" || st.LastFullSync.IsZero() {
+		t.Errorf("state %+v", st)
+	}
+}
+
+func principals(grants []fm.Grant) []string {
+	var out []string
+	for _, g := range grants {
+		out = append(out, g.Principal)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func TestFullSyncSharedDrive(t *testing.T) {
+	fake := startFake(t)
+	d := fake.CreateSharedDrive("Team", storage)
+	fake.Share(d, googlefake.Permission{Type: "user", Role: "writer", EmailAddress: "carol@example.com"})
+	fake.ModifyDrive(d, func(dr *drive.Drive) {
+		dr.Restrictions = &drive.DriveRestrictions{SharingFoldersRequiresOrganizerPermission: true, CopyRequiresWriterPermission: true}
+	})
+	plans := fake.CreateFolder(storage, d, "Plans")
+	q1 := fake.CreateFolder(storage, plans, "Q1")
+	fake.Share(q1, googlefake.Permission{Type: "user", Role: "reader", EmailAddress: "dave@example.com"})
+	fake.CreateFolder(storage, d, "Archive")
+	other := fake.CreateSharedDrive("Other", storage)
+	fake.CreateFolder(storage, other, "Not this drive")
+
+	e := newEnv(t, fake, "id: team, sharedDriveId: "+d)
+	fake.ResetCalls()
+	res := e.sync("team")
+	if got, want := e.tree("team"), []string{"Team", "Archive<Team", "Plans<Team", "Q1<Plans"}; !slices.Equal(got, want) {
+		t.Errorf("tree %v, want %v", got, want)
+	}
+	st, _ := e.db.Library(context.Background(), "team")
+	if st.RootID != d || st.DriveID != d || !st.SharingRequiresOrganizer {
+		t.Errorf("state %+v", st)
+	}
+	fq1 := e.folder("team", q1)
+	if !fq1.RestrictedDownload || !fq1.WritersCanShare {
+		t.Errorf("Q1: %+v", fq1)
+	}
+	if got := principals(fq1.Grants); !slices.Equal(got, []string{"user:carol@example.com", "user:dave@example.com", "user:storage@example.com"}) {
+		t.Errorf("Q1 grants %v", got)
+	}
+	calls := fake.Calls()
+	if calls["drive.drives.get"] != 1 || calls["drive.changes.getStartPageToken"] != 1 || calls["drive.files.list"] != 1 ||
+		calls["drive.permissions.list"] != res.Folders {
+		t.Errorf("calls %v for %d folders", calls, res.Folders)
+	}
+}
+
+// A second full sync replaces the tree: renamed, moved, trashed and
+// unshared folders show as they are now.
+func TestFullSyncReplaces(t *testing.T) {
+	fake := startFake(t)
+	root := fake.CreateFolder(storage, "", "Root")
+	a := fake.CreateFolder(storage, root, "A")
+	b := fake.CreateFolder(storage, root, "B")
+	c := fake.CreateFolder(storage, a, "C")
+	outside := fake.CreateFolder(storage, "", "Outside")
+	p := fake.Share(c, googlefake.Permission{Type: "user", Role: "reader", EmailAddress: "bob@example.com"})
+	e := newEnv(t, fake, "id: lib, rootFolderId: "+root)
+	e.sync("lib")
+
+	fake.Rename(a, "A renamed")
+	fake.Move(c, b)
+	fake.Unshare(c, p)
+	fake.Move(b, outside)
+	fake.CreateFolder(storage, root, "New")
+	e.sync("lib")
+	if got, want := e.tree("lib"), []string{"Root", "A renamed<Root", "New<Root"}; !slices.Equal(got, want) {
+		t.Errorf("tree %v, want %v", got, want)
+	}
+	if _, err := e.db.Folder(context.Background(), "lib", c); fm.ErrorCode(err) != fm.ENOTFOUND {
+		t.Errorf("moved-out folder still indexed: %v", err)
+	}
+}
+
+func TestSyncFailuresKeepTheIndex(t *testing.T) {
+	fake := startFake(t)
+	root := fake.CreateFolder(storage, "", "Root")
+	fake.CreateFolder(storage, root, "A")
+	e := newEnv(t, fake, "id: lib, rootFolderId: "+root, "id: gone, rootFolderId: no-such-folder",
+		"id: nodrive, sharedDriveId: no-such-drive")
+	e.sync("lib")
+	before := e.tree("lib")
+
+	for _, tc := range []struct {
+		name, lib, want string
+		setup          func()
+	}{
+		{"root not found", "gone", "root folder no-such-folder not found, or not shared with storage account", nil},
+		{"drive not found", "nodrive", "shared drive no-such-drive not found", nil},
+		{"delegation refused", "lib", "domain-wide delegation", func() { fake.RefuseDelegation(saEmail, storage); e.restartSyncer() }},
+		{"unknown library", "nope", "not configured", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.setup != nil {
+				tc.setup()
+			}
+			_, err := e.s.Sync(context.Background(), tc.lib, syncer.Full, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want it to say %q", err, tc.want)
+			}
+		})
+	}
+	if got := e.tree("lib"); !slices.Equal(got, before) {
+		t.Errorf("index changed by failed syncs: %v, was %v", got, before)
+	}
+}
+
+func TestProgressReports(t *testing.T) {
+	fake := startFake(t)
+	root := fake.CreateFolder(storage, "", "Root")
+	for i := range 20 {
+		fake.CreateFolder(storage, root, fmt.Sprint(i))
+	}
+	e := newEnv(t, fake, "id: lib, rootFolderId: "+root)
+	var phases []string
+	_, err := e.s.Sync(context.Background(), "lib", syncer.Full, func(p syncer.Progress) {
+		if len(phases) == 0 || phases[len(phases)-1] != p.Phase {
+			phases = append(phases, p.Phase)
+		}
+		if p.Library != "lib" || (p.Total > 0 && p.Done > p.Total) {
+			t.Errorf("progress %+v", p)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"listing", "writing", "done"}; !slices.Equal(phases, want) {
+		t.Errorf("phases %v, want %v", phases, want)
+	}
+}

@@ -1,0 +1,225 @@
+package syncer
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// RetryPolicy bounds how Drive and Directory calls are retried: truncated
+// exponential backoff with full jitter, honouring Retry-After.
+type RetryPolicy struct {
+	// Attempts is the most tries a call gets, the first included.
+	Attempts int
+	// BaseDelay is the backoff before the second try; it doubles each time.
+	BaseDelay time.Duration
+	// MaxDelay caps any one wait, Retry-After included.
+	MaxDelay time.Duration
+}
+
+// DefaultRetryPolicy is used where none is given.
+var DefaultRetryPolicy = RetryPolicy{Attempts: 6, BaseDelay: 500 * time.Millisecond, MaxDelay: 30 * time.Second}
+
+// maxBufferedBody bounds the response bodies the transport reads in full to
+// find truncation; Drive's pages are far smaller.
+const maxBufferedBody = 64 << 20
+
+// transport sends Google API requests for one acting user: within the user's
+// rate limit, retried on transient failures, counted per sync. Responses are
+// read in full so that a body cut short is retried rather than misread.
+type transport struct {
+	base    http.RoundTripper
+	limiter *rate.Limiter
+	policy  RetryPolicy
+	// retries counts retried attempts over the transport's life.
+	retries atomic.Int64
+}
+
+// counterKey carries a *atomic.Int64 that counts the calls made under a context.
+type counterKey struct{}
+
+func withCallCounter(ctx context.Context, c *atomic.Int64) context.Context {
+	return context.WithValue(ctx, counterKey{}, c)
+}
+
+func countCall(ctx context.Context) {
+	if c, ok := ctx.Value(counterKey{}).(*atomic.Int64); ok {
+		c.Add(1)
+	}
+}
+
+// RoundTrip implements http.RoundTripper. Only requests without a body, or
+// with a replayable one (GetBody), are retried.
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	for attempt := 1; ; attempt++ {
+		if err := t.limiter.Wait(ctx); err != nil {
+			return nil, err
+		}
+		countCall(ctx)
+		try, err := cloneRequest(req)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := t.base.RoundTrip(try)
+		if err == nil {
+			err = bufferBody(resp)
+		}
+		wait, retry := t.shouldRetry(ctx, resp, err, attempt)
+		if !retry && err != nil {
+			return nil, err
+		}
+		if !retry {
+			return resp, nil
+		}
+		if resp != nil {
+			resp.Body.Close()
+		}
+		t.retries.Add(1)
+		if err := sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func cloneRequest(req *http.Request) (*http.Request, error) {
+	try := req.Clone(req.Context())
+	if req.Body == nil || req.GetBody == nil {
+		return try, nil
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return nil, err
+	}
+	try.Body = body
+	return try, nil
+}
+
+// bufferBody reads the whole body, so that a connection reset or a body
+// shorter than announced shows as an error here, where it can be retried.
+func bufferBody(resp *http.Response) error {
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBufferedBody))
+	if err != nil {
+		return fmt.Errorf("read response body: %w", err)
+	}
+	if resp.StatusCode == http.StatusOK && isJSON(resp) && !json.Valid(data) {
+		return errors.New("read response body: truncated or invalid JSON")
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(data))
+	resp.ContentLength = int64(len(data))
+	return nil
+}
+
+func isJSON(resp *http.Response) bool {
+	return strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json")
+}
+
+// shouldRetry decides whether a try's outcome is transient and how long to
+// wait before the next one.
+func (t *transport) shouldRetry(ctx context.Context, resp *http.Response, err error, attempt int) (time.Duration, bool) {
+	if attempt >= t.policy.Attempts || ctx.Err() != nil {
+		return 0, false
+	}
+	if err != nil {
+		return t.backoff(attempt), true
+	}
+	if !retryableStatus(resp) {
+		return 0, false
+	}
+	if d, ok := retryAfter(resp.Header.Get("Retry-After")); ok {
+		return min(d, t.policy.MaxDelay), true
+	}
+	return t.backoff(attempt), true
+}
+
+func (t *transport) backoff(attempt int) time.Duration {
+	ceiling := t.policy.BaseDelay << (attempt - 1)
+	if ceiling <= 0 || ceiling > t.policy.MaxDelay {
+		ceiling = t.policy.MaxDelay
+	}
+	return time.Duration(rand.Int64N(int64(ceiling) + 1))
+}
+
+// retryableStatus: 429, 5xx, and 403 whose reason is a rate limit.
+func retryableStatus(resp *http.Response) bool {
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode >= 500:
+		return true
+	case resp.StatusCode == http.StatusForbidden:
+		return isRateLimitReason(resp)
+	}
+	return false
+}
+
+func isRateLimitReason(resp *http.Response) bool {
+	data, err := io.ReadAll(resp.Body)
+	resp.Body = io.NopCloser(bytes.NewReader(data))
+	if err != nil {
+		return false
+	}
+	var body struct {
+		Error struct {
+			Errors []struct {
+				Reason string `json:"reason"`
+			} `json:"errors"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(data, &body) != nil {
+		return false
+	}
+	for _, e := range body.Error.Errors {
+		if e.Reason == "rateLimitExceeded" || e.Reason == "userRateLimitExceeded" {
+			return true
+		}
+	}
+	return false
+}
+
+// retryAfter parses a Retry-After header: seconds or an HTTP date.
+func retryAfter(v string) (time.Duration, bool) {
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second, true
+	}
+	if when, err := http.ParseTime(v); err == nil {
+		return max(time.Until(when), 0), true
+	}
+	return 0, false
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// cancelOnClose ends a try's context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
+}

@@ -1,0 +1,101 @@
+package syncer
+
+import (
+	fm "github.com/foldermirror/foldermirror"
+	drive "google.golang.org/api/drive/v3"
+)
+
+// node is a Drive folder as listed, before it is placed in the library's tree.
+type node struct {
+	fm.SyncedFolder
+	parents []string
+	// permsKnown: Drive gave the permissions with the listing.
+	permsKnown bool
+}
+
+// newNode keeps what foldermirror needs of a listed Drive folder.
+func newNode(f *drive.File) *node {
+	n := &node{parents: f.Parents}
+	n.ID = f.Id
+	n.Name = f.Name
+	n.ResourceKey = f.ResourceKey
+	n.DefinitionID = f.AppProperties[folderDefinitionProperty]
+	n.WritersCanShare = f.WritersCanShare
+	n.OwnRestrictedDownload = f.CopyRequiresWriterPermission || restrictsReaders(f.DownloadRestrictions)
+	if f.Permissions != nil {
+		n.Permissions = convertPermissions(f.Permissions)
+		n.permsKnown = true
+	}
+	return n
+}
+
+// folderDefinitionProperty is the appProperties key of a folder's definition.
+const folderDefinitionProperty = "folderDefinitionId"
+
+func restrictsReaders(r *drive.DownloadRestrictionsMetadata) bool {
+	return r != nil && r.ItemDownloadRestriction != nil && r.ItemDownloadRestriction.RestrictedForReaders
+}
+
+// convertPermissions keeps Drive's order and leaves out deleted accounts.
+func convertPermissions(perms []*drive.Permission) []fm.Permission {
+	out := make([]fm.Permission, 0, len(perms))
+	for _, p := range perms {
+		if p.Deleted {
+			continue
+		}
+		out = append(out, fm.Permission{
+			ID: p.Id, Type: p.Type, Role: p.Role, EmailAddress: p.EmailAddress, Domain: p.Domain,
+			DisplayName: p.DisplayName, PhotoLink: p.PhotoLink, AllowFileDiscovery: p.AllowFileDiscovery,
+		})
+	}
+	return out
+}
+
+// placeInTree returns the root and the listed folders reachable from it,
+// parents before children, with ParentID and RestrictedDownload set. Drive
+// data may hold cycles and folders with several parents: a folder's parent is
+// the one nearest the root (the first listed among equals), so the result is
+// always a tree. Folders not reachable from the root are left out.
+func placeInTree(root *node, listed map[string]*node) []*node {
+	children := make(map[string][]*node, len(listed))
+	for _, n := range listed {
+		for _, p := range n.parents {
+			if p != n.ID {
+				children[p] = append(children[p], n)
+			}
+		}
+	}
+	root.ParentID = ""
+	root.RestrictedDownload = root.OwnRestrictedDownload
+	depth := map[string]int{root.ID: 0}
+	placed := map[string]*node{root.ID: root}
+	order := []*node{root}
+	// Breadth first: when a folder of depth d is taken, every folder of
+	// depth d is already placed, so nearestParent sees all candidates.
+	for i := 0; i < len(order); i++ {
+		for _, child := range children[order[i].ID] {
+			if _, seen := placed[child.ID]; seen {
+				continue
+			}
+			parent := placed[nearestParent(child, depth)]
+			child.ParentID = parent.ID
+			child.RestrictedDownload = child.OwnRestrictedDownload || parent.RestrictedDownload
+			depth[child.ID] = depth[parent.ID] + 1
+			placed[child.ID] = child
+			order = append(order, child)
+		}
+	}
+	return order
+}
+
+// nearestParent returns the placed parent of n nearest the root, the first
+// listed among equals.
+func nearestParent(n *node, depth map[string]int) string {
+	best, bestDepth := "", -1
+	for _, p := range n.parents {
+		if d, ok := depth[p]; ok && p != n.ID && (bestDepth < 0 || d < bestDepth) {
+			best, bestDepth = p, d
+		}
+	}
+	return best
+}
