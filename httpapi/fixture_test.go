@@ -1,0 +1,221 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/httpapi"
+	"github.com/foldermirror/foldermirror/httpapi/auth"
+	"github.com/foldermirror/foldermirror/index"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const clientID = "test.apps.googleusercontent.com"
+
+// fixture is an API server over a hand-built index, with a Google fake
+// issuing the callers' ID tokens.
+type fixture struct {
+	t    *testing.T
+	fake *googlefake.Server
+	srv  *httptest.Server
+}
+
+const configYAML = `
+dataDir: data
+storage:
+  credentialsFile: sa.json
+auth:
+  google:
+    clientIds: [%q]
+    jwksUrl: %q
+flagDefaults: {theme: light, beta: "false"}
+domains:
+  - name: example.com
+    allowlistedDomains: [partner.org]
+    users: [alice@example.com, bob@example.com, carol@example.com, storage@example.com]
+    flags: {beta: "true"}
+  - name: other.org
+    users: [olga@other.org]
+    flags: {theme: dark}
+libraries:
+  - {id: lib-eng, name: Engineering, domain: example.com, storageAccount: storage@example.com, rootFolderId: root, folderDefinitionId: standard}
+  - {id: lib-drive, name: Team, domain: example.com, storageAccount: storage@example.com, sharedDriveId: drive1}
+  - {id: lib-never, name: Never synced, domain: example.com, storageAccount: storage@example.com, rootFolderId: nope}
+`
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	fake := googlefake.New()
+	fake.Start()
+	t.Cleanup(fake.Close)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "sa.json"), fake.ServiceAccountKey("sa@p.iam.gserviceaccount.com"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(fmt.Appendf(nil, configYAML, clientID, fake.GoogleJWKSURL()), filepath.Join(dir, "config.yaml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	db, err := index.Open(cfg.DataDir, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	writeTree(t, db, "lib-eng", fm.LibraryState{RootID: "root"}, engineeringTree())
+	writeTree(t, db, "lib-drive", fm.LibraryState{RootID: "drive1", DriveID: "drive1", SharingRequiresOrganizer: true}, driveTree())
+
+	authn, err := auth.New(cfg, auth.ConfigDirectory{Config: cfg}, auth.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(authn.Close)
+	srv := httptest.NewServer(httpapi.New(cfg, db, authn, logger).Handler())
+	t.Cleanup(srv.Close)
+	return &fixture{t: t, fake: fake, srv: srv}
+}
+
+func writeTree(t *testing.T, db *index.DB, lib string, state fm.LibraryState, folders []fm.SyncedFolder) {
+	t.Helper()
+	w, err := db.BeginFullSync(context.Background(), lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Put(folders); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(state); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Permissions as Drive lists them.
+var (
+	pStorage = fm.Permission{ID: "p-storage", Type: "user", Role: "owner", EmailAddress: "storage@example.com", DisplayName: "Storage"}
+	pAlice   = fm.Permission{ID: "p-alice", Type: "user", Role: "writer", EmailAddress: "alice@example.com", DisplayName: "Alice", PhotoLink: "https://photos.example/alice"}
+	pDomain  = fm.Permission{ID: "p-domain", Type: "domain", Role: "reader", Domain: "example.com", DisplayName: "Example", AllowFileDiscovery: true}
+	pBob     = fm.Permission{ID: "p-bob", Type: "user", Role: "reader", EmailAddress: "bob@example.com", DisplayName: "Bob"}
+	pBobW    = fm.Permission{ID: "p-bob", Type: "user", Role: "writer", EmailAddress: "bob@example.com", DisplayName: "Bob"}
+	pAnyLink = fm.Permission{ID: "anyoneWithLink", Type: "anyone", Role: "reader"}
+	pPat     = fm.Permission{ID: "p-pat", Type: "user", Role: "commenter", EmailAddress: "pat@partner.org", DisplayName: "Pat"}
+	pGroup   = fm.Permission{ID: "p-group", Type: "group", Role: "fileOrganizer", EmailAddress: "ops@vendor.net", DisplayName: "Vendor ops"}
+	pGone    = fm.Permission{ID: "p-gone", Type: "user", Role: "reader", DisplayName: "No address"}
+)
+
+func sf(id, parent, name string, perms ...fm.Permission) fm.SyncedFolder {
+	return fm.SyncedFolder{Folder: fm.Folder{ID: id, ParentID: parent, Name: name, WritersCanShare: true}, Permissions: perms}
+}
+
+// engineeringTree is a My Drive library. Drive lists inherited permissions
+// on every folder, so each folder carries its ancestors' too.
+//
+//	root Engineering        storage owner, alice writer
+//	├── handbook Handbook   + example.com reader (discoverable)
+//	│   └── policies
+//	├── projects Projects
+//	│   ├── apollo          + bob reader; resourceKey, definition "project"
+//	│   │   └── designs
+//	│   ├── locked Locked   + bob writer; writers may not share
+//	│   ├── partner         + pat@partner.org commenter, vendor group, an address-less grant
+//	│   └── zeus Zeus       + anyone with the link; restricts downloads
+//	│       └── zeus-sub
+//	└── secret Secret
+func engineeringTree() []fm.SyncedFolder {
+	base := []fm.Permission{pStorage, pAlice}
+	with := func(extra ...fm.Permission) []fm.Permission { return append(append([]fm.Permission{}, base...), extra...) }
+	apollo := sf("apollo", "projects", "apollo", with(pBob)...)
+	apollo.ResourceKey = "rk-apollo"
+	apollo.DefinitionID = "project"
+	locked := sf("locked", "projects", "Locked", with(pBobW)...)
+	locked.WritersCanShare = false
+	zeus := sf("zeus", "projects", "Zeus", with(pAnyLink)...)
+	zeus.OwnRestrictedDownload, zeus.RestrictedDownload = true, true
+	zeusSub := sf("zeus-sub", "zeus", "sub", with(pAnyLink)...)
+	zeusSub.RestrictedDownload = true
+	return []fm.SyncedFolder{
+		sf("root", "", "Engineering", base...),
+		sf("handbook", "root", "Handbook", with(pDomain)...),
+		sf("policies", "handbook", "policies", with(pDomain)...),
+		sf("projects", "root", "Projects", base...),
+		apollo,
+		sf("designs", "apollo", "Designs", with(pBob)...),
+		locked,
+		sf("partner", "projects", "Partner area", with(pPat, pGroup, pGone)...),
+		zeus, zeusSub,
+		sf("secret", "root", "Secret", base...),
+	}
+}
+
+// driveTree is a shared drive whose folders need an organizer to share.
+func driveTree() []fm.SyncedFolder {
+	members := []fm.Permission{
+		{ID: "m-bob", Type: "user", Role: "organizer", EmailAddress: "bob@example.com"},
+		{ID: "m-carol", Type: "user", Role: "writer", EmailAddress: "carol@example.com"},
+	}
+	return []fm.SyncedFolder{sf("drive1", "", "Team", members...), sf("plans", "drive1", "Plans", members...)}
+}
+
+func (f *fixture) token(email string, opts ...googlefake.TokenOption) string {
+	return f.fake.GoogleIDToken(clientID, email, opts...)
+}
+
+// get sends an authenticated GET ("" token: none) and returns the response
+// with its body read.
+func (f *fixture) get(path, token string) (*http.Response, []byte) {
+	f.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, f.srv.URL+path, nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := f.srv.Client().Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return resp, body
+}
+
+// checkGolden compares a JSON body with testdata/name.json, indented.
+func checkGolden(t *testing.T, name string, body []byte) {
+	t.Helper()
+	var out bytes.Buffer
+	if err := json.Indent(&out, body, "", "  "); err != nil {
+		t.Fatalf("%s: not JSON: %v\n%s", name, err, body)
+	}
+	out.WriteByte('\n')
+	path := filepath.Join("testdata", name+".json")
+	if *update {
+		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Errorf("%s differs from %s:\n%s", name, path, out.String())
+	}
+}

@@ -1,0 +1,138 @@
+// Package httpapi serves the folder, permission and configuration-flag API
+// from the index, to each caller what Drive lets it see.
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/httpapi/auth"
+	"github.com/gin-gonic/gin"
+)
+
+// Authenticator tells who a request's caller is.
+type Authenticator interface {
+	Authenticate(r *http.Request) (*auth.Identity, error)
+}
+
+// Server is the API server.
+type Server struct {
+	cfg    *config.Config
+	index  fm.IndexReader
+	auth   Authenticator
+	logger *slog.Logger
+	engine *gin.Engine
+	http   *http.Server
+}
+
+// Server limits. Streams extend their own write deadline as they go.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 30 * time.Second
+	writeTimeout      = 60 * time.Second
+	idleTimeout       = 2 * time.Minute
+	maxHeaderBytes    = 64 << 10
+)
+
+func init() { gin.SetMode(gin.ReleaseMode) }
+
+// New returns a server of cfg's libraries, read from idx.
+func New(cfg *config.Config, idx fm.IndexReader, authn Authenticator, logger *slog.Logger) *Server {
+	s := &Server{cfg: cfg, index: idx, auth: authn, logger: logger}
+	s.engine = s.routes()
+	s.http = &http.Server{
+		Handler:           s.engine,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	return s
+}
+
+func (s *Server) routes() *gin.Engine {
+	r := gin.New()
+	_ = r.SetTrustedProxies(nil) // the client address is the peer's
+	r.Use(s.recoverPanics(), s.logRequests())
+	r.NoRoute(func(c *gin.Context) { s.writeError(c, fm.Errorf(fm.ENOTFOUND, "Not found.")) })
+	api := r.Group("/", s.authenticate())
+	api.GET("/domain/v1beta1/configurationFlags", s.getConfigurationFlags)
+	api.GET("/folder/v1/libraries/:libraryId/folders/children", s.listChildrenDeprecated)
+	api.GET("/folder/v1/libraries/:libraryId/folders", s.listLibraryFolders)
+	api.GET("/folder/v1/folders/:folderId/permissions", s.getPermissions)
+	api.GET("/folder/v1/files/:folderId", s.getFolder)
+	api.GET("/folder/v1/files/:folderId/children", s.listChildren)
+	return r
+}
+
+// Handler returns the API's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+// Serve serves the API on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	if err := s.http.Serve(ln); err != http.ErrServerClosed {
+		return err
+	}
+	return nil
+}
+
+// Shutdown stops accepting requests and waits for those in flight.
+func (s *Server) Shutdown(ctx context.Context) error { return s.http.Shutdown(ctx) }
+
+const callerKey = "foldermirror.caller"
+
+// authenticate admits authenticated callers only.
+func (s *Server) authenticate() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id, err := s.auth.Authenticate(c.Request)
+		if err != nil {
+			s.writeError(c, err)
+			return
+		}
+		c.Set(callerKey, newCaller(id))
+		c.Next()
+	}
+}
+
+func callerOf(c *gin.Context) *caller { return c.MustGet(callerKey).(*caller) }
+
+// recoverPanics answers 500 for a panicking handler, or cuts the connection
+// when the response has started (so that no truncated body looks complete).
+func (s *Server) recoverPanics() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			err := fmt.Errorf("panic: %v\n%s", v, debug.Stack())
+			if c.Writer.Written() {
+				s.logger.Error("request failed mid-response", "path", c.Request.URL.Path, "err", err)
+				panic(http.ErrAbortHandler)
+			}
+			s.writeError(c, err)
+		}()
+		c.Next()
+	}
+}
+
+func (s *Server) logRequests() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		s.logger.Debug("request", "method", c.Request.Method, "route", c.FullPath(),
+			"status", c.Writer.Status(), "bytes", c.Writer.Size(), "duration", time.Since(start))
+	}
+}
