@@ -1,0 +1,288 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/googlefake"
+)
+
+const (
+	e2eClient  = "e2e.apps.googleusercontent.com"
+	e2eStorage = "storage@example.com"
+)
+
+// model mirrors, on the test's side, the tree built in the fake and who it
+// is shared with, to say independently of foldermirror what each user may
+// list.
+type model struct {
+	fake    *googlefake.Server
+	root    string
+	folders map[string]*mfolder
+}
+
+type mfolder struct {
+	id, name, parent string
+	// grants are the principals this folder itself is shared with,
+	// true for a grant that lists (not by link only).
+	grants map[string]bool
+}
+
+func newModel(fake *googlefake.Server, rootName string) *model {
+	m := &model{fake: fake, folders: map[string]*mfolder{}}
+	m.root = m.add("", rootName)
+	return m
+}
+
+func (m *model) add(parent, name string) string {
+	id := m.fake.CreateFolder(e2eStorage, parent, name)
+	m.folders[id] = &mfolder{id: id, name: name, parent: parent, grants: map[string]bool{}}
+	return id
+}
+
+func (m *model) share(id string, p googlefake.Permission) {
+	m.fake.Share(id, p)
+	var principal string
+	switch p.Type {
+	case "user":
+		principal = fm.UserPrincipal(p.EmailAddress)
+	case "domain":
+		principal = fm.DomainPrincipal(p.Domain)
+	case "anyone":
+		principal = fm.PrincipalAnyone
+	}
+	listed := p.Type == "user" || p.AllowFileDiscovery
+	m.folders[id].grants[principal] = m.folders[id].grants[principal] || listed
+}
+
+// reach tells whether a grant on the folder or an ancestor reaches the
+// user: (any grant, a listing one).
+func (m *model) reach(id, email string) (any, listing bool) {
+	principals := []string{fm.UserPrincipal(email), fm.DomainPrincipal(fm.EmailDomain(email)), fm.PrincipalAnyone}
+	for f := m.folders[id]; f != nil; f = m.folders[f.parent] {
+		for _, p := range principals {
+			if l, ok := f.grants[p]; ok {
+				any = true
+				listing = listing || l
+			}
+		}
+	}
+	return any, listing
+}
+
+func (m *model) children(id string) []*mfolder {
+	var out []*mfolder
+	for _, f := range m.folders {
+		if f.parent == id {
+			out = append(out, f)
+		}
+	}
+	slices.SortFunc(out, func(a, b *mfolder) int {
+		if c := strings.Compare(strings.ToLower(a.name), strings.ToLower(b.name)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	return out
+}
+
+// allListable is what operation 3 must answer: depth first, by name.
+func (m *model) allListable(email string) []string {
+	var out []string
+	var walk func(id string)
+	walk = func(id string) {
+		if _, ok := m.reach(id, email); ok {
+			out = append(out, id)
+		}
+		for _, c := range m.children(id) {
+			walk(c.id)
+		}
+	}
+	walk(m.root)
+	return out
+}
+
+// nested is what operation 2 must answer for a parent: listable children,
+// each with its listable descendants reachable through listable folders.
+func (m *model) nested(parent, email string) []tree {
+	var out []tree
+	for _, c := range m.children(parent) {
+		if _, ok := m.reach(c.id, email); ok {
+			out = append(out, tree{ID: c.id, Subfolders: m.nested(c.id, email)})
+		}
+	}
+	return out
+}
+
+type tree struct {
+	ID         string `json:"fileId"`
+	Subfolders []tree `json:"subfolders"`
+}
+
+// buildE2EWorld: an Engineering tree, shared in varied ways.
+func buildE2EWorld(fake *googlefake.Server) *model {
+	for _, u := range []string{e2eStorage, "alice@example.com", "bob@example.com", "carol@example.com", "pat@partner.org"} {
+		fake.AddUser(u)
+	}
+	m := newModel(fake, "Engineering")
+	m.share(m.root, googlefake.Permission{Type: "user", Role: "writer", EmailAddress: "alice@example.com"})
+	handbook := m.add(m.root, "Handbook")
+	m.share(handbook, googlefake.Permission{Type: "domain", Role: "reader", Domain: "example.com", AllowFileDiscovery: true})
+	for i := range 5 {
+		m.add(m.add(handbook, fmt.Sprintf("Chapter %d", i)), "Figures")
+	}
+	projects := m.add(m.root, "projects")
+	for i := range 12 {
+		p := m.add(projects, fmt.Sprintf("Project %02d", i))
+		switch i % 4 {
+		case 0:
+			m.share(p, googlefake.Permission{Type: "user", Role: "reader", EmailAddress: "bob@example.com"})
+		case 1:
+			m.share(p, googlefake.Permission{Type: "anyone", Role: "reader"})
+		case 2:
+			m.share(p, googlefake.Permission{Type: "user", Role: "commenter", EmailAddress: "pat@partner.org"})
+		}
+		for j := range 3 {
+			sub := m.add(p, fmt.Sprintf("part %c", 'a'+j))
+			if j == 2 && i%3 == 0 {
+				m.share(sub, googlefake.Permission{Type: "user", Role: "writer", EmailAddress: "carol@example.com"})
+			}
+		}
+	}
+	m.add(m.root, "Secret")
+	return m
+}
+
+func writeE2EConfig(t *testing.T, fake *googlefake.Server, m *model) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "key.json"), fake.ServiceAccountKey("e2e@p.iam.gserviceaccount.com"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`listen: 127.0.0.1:0
+adminListen: 127.0.0.1:0
+dataDir: data
+storage: {credentialsFile: key.json, endpoint: %q}
+auth:
+  google: {clientIds: [%q], jwksUrl: %q}
+domains:
+  - name: example.com
+    users: [alice@example.com, bob@example.com, carol@example.com]
+libraries:
+  - {id: eng, name: Engineering, domain: example.com, storageAccount: %s, rootFolderId: %s}
+`, fake.DriveEndpoint(), e2eClient, fake.GoogleJWKSURL(), e2eStorage, m.root)
+	path := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestEndToEnd: a fake Drive tree with varied sharing → foldermirror sync →
+// foldermirror serve → the API as several users, each answer checked
+// against the model.
+func TestEndToEnd(t *testing.T) {
+	fake := googlefake.New()
+	fake.Start()
+	defer fake.Close()
+	m := buildE2EWorld(fake)
+	path := writeE2EConfig(t, fake, m)
+
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"config", "check", "--config", path}, &out, &errOut); code != 0 {
+		t.Fatalf("config check: %d %s", code, errOut.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"sync", "--config", path}, &out, &errOut); code != 0 {
+		t.Fatalf("sync: %d %s", code, errOut.String())
+	}
+	if want := fmt.Sprintf("eng: full sync: %d folders", len(m.folders)); !strings.Contains(out.String(), want) {
+		t.Errorf("sync said %q, want %q", out.String(), want)
+	}
+	if !strings.Contains(errOut.String(), "eng: listing") {
+		t.Errorf("sync showed no progress lines: %q", errOut.String())
+	}
+
+	serve := &serveCommand{stderr: io.Discard}
+	if err := serve.ParseFlags([]string{"--config", path}); err != nil {
+		t.Fatal(err)
+	}
+	if err := serve.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer serve.Close()
+	base := "http://" + serve.daemon.apiAddr.String()
+
+	for _, user := range []string{"alice@example.com", "bob@example.com", "carol@example.com", "pat@partner.org"} {
+		t.Run(user, func(t *testing.T) {
+			token := fake.GoogleIDToken(e2eClient, user)
+			var all struct{ Items []tree }
+			getJSON(t, base+"/folder/v1/libraries/eng/folders", token, 200, &all)
+			var got []string
+			for _, it := range all.Items {
+				got = append(got, it.ID)
+			}
+			if want := m.allListable(user); !slices.Equal(got, want) {
+				t.Errorf("operation 3: %d folders %v\nwant %d %v", len(got), got, len(want), want)
+			}
+			var children struct{ Items []tree }
+			getJSON(t, base+"/folder/v1/libraries/eng/folders/children", token, 200, &children)
+			if want := m.nested(m.root, user); !equalTrees(children.Items, want) {
+				t.Errorf("operation 2:\n got %v\nwant %v", children.Items, want)
+			}
+			for id := range m.folders {
+				reached, _ := m.reach(id, user)
+				status := map[bool]int{true: 200, false: 404}[reached]
+				getJSON(t, base+"/folder/v1/files/"+id, token, status, nil)
+				getJSON(t, base+"/folder/v1/folders/"+id+"/permissions", token, status, nil)
+			}
+		})
+	}
+	getJSON(t, base+"/folder/v1/libraries/eng/folders", "", 401, nil)
+	getJSON(t, base+"/folder/v1/libraries/eng/folders", "garbage", 401, nil)
+	getJSON(t, base+"/folder/v1/libraries/nope/folders", fake.GoogleIDToken(e2eClient, "alice@example.com"), 404, nil)
+}
+
+func equalTrees(a, b []tree) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].ID != b[i].ID || !equalTrees(a[i].Subfolders, b[i].Subfolders) {
+			return false
+		}
+	}
+	return true
+}
+
+func getJSON(t *testing.T, url, token string, status int, into any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != status {
+		t.Fatalf("GET %s: %d, want %d: %s", url, resp.StatusCode, status, body)
+	}
+	if into != nil {
+		if err := json.Unmarshal(body, into); err != nil {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+	}
+}
