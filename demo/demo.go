@@ -86,8 +86,10 @@ type generator struct {
 	made   int
 }
 
+// user shares with a user, named after its address ("alice@..." is "Alice").
 func user(email string, role string) googlefake.Permission {
-	return googlefake.Permission{Type: "user", Role: role, EmailAddress: email}
+	local, _, _ := strings.Cut(email, "@")
+	return googlefake.Permission{Type: "user", Role: role, EmailAddress: email, DisplayName: strings.ToUpper(local[:1]) + local[1:]}
 }
 
 // engineering is a My Drive tree owned by the storage account: alice

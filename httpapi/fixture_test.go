@@ -136,7 +136,9 @@ func sf(id, parent, name string, perms ...fm.Permission) fm.SyncedFolder {
 //	└── secret Secret
 func engineeringTree() []fm.SyncedFolder {
 	base := []fm.Permission{pStorage, pAlice}
-	with := func(extra ...fm.Permission) []fm.Permission { return append(append([]fm.Permission{}, base...), extra...) }
+	with := func(extra ...fm.Permission) []fm.Permission {
+		return append(append([]fm.Permission{}, base...), extra...)
+	}
 	apollo := sf("apollo", "projects", "apollo", with(pBob)...)
 	apollo.ResourceKey = "rk-apollo"
 	apollo.DefinitionID = "project"

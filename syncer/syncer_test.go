@@ -288,7 +288,7 @@ func TestSyncFailuresKeepTheIndex(t *testing.T) {
 
 	for _, tc := range []struct {
 		name, lib, want string
-		setup          func()
+		setup           func()
 	}{
 		{"root not found", "gone", "root folder no-such-folder not found, or not shared with storage account", nil},
 		{"drive not found", "nodrive", "shared drive no-such-drive not found", nil},

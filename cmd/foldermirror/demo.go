@@ -113,18 +113,25 @@ func (c *demoCommand) printTryThis(world *demo.World, cfg *config.Config) {
 		token := c.fake.GoogleIDToken(demo.ClientID, p.Email, googlefake.WithTTL(24*time.Hour))
 		fmt.Fprintf(c.stdout, "# %s, %s\n%s='%s'\n\n", p.Email, p.About, vars[i], token)
 	}
-	eng := world.Libraries[0]
+	root := world.Libraries[0].RootFolderID
 	fmt.Fprintf(c.stdout, `Try:
+  # Alice, writer on Engineering, sees its top folders and what she may do with them:
   curl -s -H "Authorization: Bearer $ALICE" '%[1]s/folder/v1/libraries/lib-eng/folders/children?onlyDirectChildren=true'
+  # Carol, the new hire, sees only the Handbook there:
   curl -s -H "Authorization: Bearer $CAROL" '%[1]s/folder/v1/libraries/lib-eng/folders/children?onlyDirectChildren=true'
-  curl -s -H "Authorization: Bearer $BOB"   '%[1]s/folder/v1/libraries/lib-sales/folders' | head -c 1200
+  # Bob organizes the Sales shared drive: all its folders, streamed:
+  curl -s -H "Authorization: Bearer $BOB"   '%[1]s/folder/v1/libraries/lib-sales/folders' | head -c 1500
+  # Pat, outside the domain, sees the partner folder; Sales does not exist for Pat:
   curl -s -H "Authorization: Bearer $PAT"   '%[1]s/folder/v1/libraries/lib-partners/folders/children'
+  curl -s -H "Authorization: Bearer $PAT"   '%[1]s/folder/v1/libraries/lib-sales/folders'
+  # The Engineering root, and who it is shared with:
+  curl -s -H "Authorization: Bearer $ALICE" '%[1]s/folder/v1/files/%[2]s'
   curl -s -H "Authorization: Bearer $ALICE" '%[1]s/folder/v1/folders/%[2]s/permissions'
-  curl -s -H "Authorization: Bearer $BOB"   '%[1]s/folder/v1/files/%[2]s'
+  # The domain's configuration flags:
   curl -s -H "Authorization: Bearer $CAROL" '%[1]s/domain/v1beta1/configurationFlags'
 
 Press Ctrl-C to stop.
-`, base, eng.RootFolderID)
+`, base, root)
 }
 
 func (c *demoCommand) Close() error {
