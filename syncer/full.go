@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sync/atomic"
 
@@ -35,7 +36,7 @@ func (s *Syncer) fullSync(ctx context.Context, lib *config.Library, progress Pro
 	if err != nil {
 		return nil, err
 	}
-	r := &reader{svc: svc, lib: lib, progress: progress, concurrency: s.cfg.Storage.Concurrency}
+	r := &reader{logger: s.logger, svc: svc, lib: lib, progress: progress, concurrency: s.cfg.Storage.Concurrency}
 	state := fm.LibraryState{LastFullSync: s.opts.Now().UTC()}
 	if prev, err := s.index.Library(ctx, lib.ID); err == nil {
 		state.LastIncrementalSync = prev.LastIncrementalSync
@@ -81,6 +82,7 @@ func (s *Syncer) write(ctx context.Context, libraryID string, folders []*node, s
 
 // reader reads one library from Drive.
 type reader struct {
+	logger      *slog.Logger
 	svc         *drive.Service
 	lib         *config.Library
 	progress    ProgressFunc
@@ -215,6 +217,12 @@ func (r *reader) readPermissions(ctx context.Context, folders []*node) error {
 	for _, n := range todo {
 		g.Go(func() error {
 			perms, err := r.listPermissions(ctx, n.ID)
+			if isNotFound(err) && n != folders[0] {
+				// Gone since it was listed: kept without permissions (so
+				// shown to nobody) until the next sync reads its removal.
+				r.logger.Warn("folder vanished during sync; it is hidden until the next sync", "library", r.lib.ID, "folder", n.ID)
+				err = nil
+			}
 			if err != nil {
 				return fmt.Errorf("list permissions of folder %s: %w", n.ID, err)
 			}
@@ -247,8 +255,7 @@ func describe(err error, lib *config.Library) error {
 		return fmt.Errorf("storage account %s: the token endpoint refused to act as it (%s; is domain-wide delegation granted to the key's client for the Drive scope?): %w",
 			lib.StorageAccount, re.ErrorCode, err)
 	}
-	var ge *googleapi.Error
-	if errors.As(err, &ge) && ge.Code == http.StatusNotFound {
+	if isNotFound(err) {
 		what := "root folder " + lib.RootFolderID
 		if lib.IsSharedDrive() {
 			what = "shared drive " + lib.SharedDriveID
@@ -256,4 +263,9 @@ func describe(err error, lib *config.Library) error {
 		return fmt.Errorf("%s not found, or not shared with storage account %s: %w", what, lib.StorageAccount, err)
 	}
 	return err
+}
+
+func isNotFound(err error) bool {
+	var ge *googleapi.Error
+	return errors.As(err, &ge) && ge.Code == http.StatusNotFound
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -331,5 +333,33 @@ func TestProgressReports(t *testing.T) {
 	}
 	if want := []string{"listing", "writing", "done"}; !slices.Equal(phases, want) {
 		t.Errorf("phases %v, want %v", phases, want)
+	}
+}
+
+// A folder deleted between the listing and the reading of its permissions
+// does not fail the sync: it is shown to nobody until the next sync.
+func TestFolderVanishingDuringSync(t *testing.T) {
+	fake := startFake(t)
+	d := fake.CreateSharedDrive("Team", storage)
+	keep := fake.CreateFolder(storage, d, "Keep")
+	gone := fake.CreateFolder(storage, d, "Gone")
+	deleted := false
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fake.ServeHTTP(w, r)
+		if strings.HasSuffix(r.URL.Path, "/files") && !deleted {
+			deleted = true
+			fake.Delete(gone)
+		}
+	}))
+	defer proxy.Close()
+	e := newEnv(t, fake, "id: team, sharedDriveId: "+d)
+	e.cfg.Storage.Endpoint = proxy.URL + "/drive/v3/"
+	e.restartSyncer()
+	e.sync("team")
+	if f := e.folder("team", gone); len(f.Grants) != 0 {
+		t.Errorf("vanished folder keeps grants %v", f.Grants)
+	}
+	if f := e.folder("team", keep); len(f.Grants) == 0 {
+		t.Error("the other folder lost its grants")
 	}
 }
