@@ -239,3 +239,22 @@ type Directory interface {
 	// directly or through other groups.
 	Lookup(ctx context.Context, email string) (known bool, groups []string, err error)
 }
+
+// DirectorySnapshot is what a directory sync read of one domain.
+type DirectorySnapshot struct {
+	Domain string
+	// Users maps each user's lower-cased e-mail to whether it is suspended.
+	Users map[string]bool
+	// Groups maps a member's e-mail (a user of any domain) to the groups it
+	// belongs to, directly or through other groups.
+	Groups   map[string][]string
+	SyncedAt time.Time
+}
+
+// DirectoryStore keeps the latest directory snapshot of each domain and
+// answers lookups from them.
+type DirectoryStore interface {
+	Directory
+	// ReplaceDirectory makes snap the domain's directory, at once.
+	ReplaceDirectory(ctx context.Context, snap *DirectorySnapshot) error
+}

@@ -12,7 +12,7 @@ func (w *World) ConfigYAML(listen, adminListen, dataDir, keyFile string) []byte 
 	fmt.Fprintf(&b, "listen: %q\nadminListen: %q\ndataDir: %q\n", listen, adminListen, dataDir)
 	fmt.Fprintf(&b, "storage:\n  credentialsFile: %q\n  endpoint: %q\n  requestsPerSecond: 1000\n  concurrency: 8\n",
 		keyFile, w.Fake.DriveEndpoint())
-	fmt.Fprintf(&b, "auth:\n  google:\n    clientIds: [%q]\n    jwksUrl: %q\n", ClientID, w.Fake.GoogleJWKSURL())
+	fmt.Fprintf(&b, "auth:\n  google:\n    clientIds: [%q]\n    jwksUrl: %q\n    tokeninfoUrl: %q\n", ClientID, w.Fake.GoogleJWKSURL(), w.Fake.TokeninfoURL())
 	fmt.Fprintf(&b, "flagDefaults: {showRecent: \"false\", theme: \"light\"}\n")
 	fmt.Fprintf(&b, "domains:\n  - name: %s\n    allowlistedDomains: [partner.org]\n    flags: {showRecent: \"true\"}\n    users:\n", Domain)
 	for _, u := range w.Users {

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/api/drive/v3"
 )
 
-// endpoint is one Drive API method.
+// endpoint is one Drive or Directory API method.
 type endpoint struct {
 	name string
 	run  func(s *Server, c *call) (any, *apiError)
@@ -18,27 +18,33 @@ type endpoint struct {
 	// defaults is the field selection when the request has no fields
 	// parameter: Google's default set for the method ("" for everything).
 	defaults string
+	// scopeOK reports whether an OAuth scope grants the method.
+	scopeOK func(scope string) bool
 }
 
-// call is one Drive request being answered, with s.mu held.
+// call is one API request being answered, with s.mu held.
 type call struct {
 	q      url.Values
-	id     string // the path parameter (file or drive ID)
+	id     string // the path parameter (file, drive or group ID)
 	v      *viewer
 	fields mask
 }
 
 var (
 	filesListEndpoint = &endpoint{callFilesList, (*Server).filesList, reflect.TypeFor[drive.FileList](),
-		"kind,nextPageToken,incompleteSearch,files(kind,id,name,mimeType)"}
+		"kind,nextPageToken,incompleteSearch,files(kind,id,name,mimeType)", isDriveScope}
 	filesGetEndpoint = &endpoint{callFilesGet, (*Server).filesGet, reflect.TypeFor[drive.File](),
-		"kind,id,name,mimeType"}
-	permissionsListEndpoint = &endpoint{callPermissionList, (*Server).permissionsList, reflect.TypeFor[drive.PermissionList](), ""}
-	drivesGetEndpoint       = &endpoint{callDrivesGet, (*Server).drivesGet, reflect.TypeFor[drive.Drive](), ""}
-	startPageTokenEndpoint  = &endpoint{callStartPageToken, (*Server).startPageToken, reflect.TypeFor[drive.StartPageToken](), ""}
+		"kind,id,name,mimeType", isDriveScope}
+	permissionsListEndpoint = &endpoint{callPermissionList, (*Server).permissionsList, reflect.TypeFor[drive.PermissionList](), "", isDriveScope}
+	drivesGetEndpoint       = &endpoint{callDrivesGet, (*Server).drivesGet, reflect.TypeFor[drive.Drive](), "", isDriveScope}
+	startPageTokenEndpoint  = &endpoint{callStartPageToken, (*Server).startPageToken, reflect.TypeFor[drive.StartPageToken](), "", isDriveScope}
 	changesListEndpoint     = &endpoint{callChangesList, (*Server).changesList, reflect.TypeFor[drive.ChangeList](),
-		"kind,nextPageToken,newStartPageToken,changes(kind,changeType,time,removed,fileId,driveId,drive(kind,id,name),file(kind,id,name,mimeType))"}
+		"kind,nextPageToken,newStartPageToken,changes(kind,changeType,time,removed,fileId,driveId,drive(kind,id,name),file(kind,id,name,mimeType))",
+		isDriveScope}
 )
+
+// isDriveScope reports whether a scope is one of Drive's.
+func isDriveScope(scope string) bool { return strings.HasPrefix(scope, driveScopePrefix) }
 
 // route maps a request path to its Drive method and path parameter.
 func route(path string) (*endpoint, string) {
@@ -64,10 +70,14 @@ func route(path string) (*endpoint, string) {
 	return nil, ""
 }
 
-// serveDrive answers a Drive API request.
-func (s *Server) serveDrive(w http.ResponseWriter, r *http.Request) {
-	ep, id := route(r.URL.Path)
-	if ep == nil {
+// serveAPI answers a Drive or Directory API request, routed by router.
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, router func(string) (*endpoint, string)) {
+	ep, id := router(r.URL.Path)
+	switch {
+	case ep == nil && strings.HasPrefix(r.URL.Path, directoryPrefix):
+		writeAPIError(w, errDirectoryUnimplemented)
+		return
+	case ep == nil:
 		writeAPIError(w, newAPIError(http.StatusNotFound, "notFound", "Not Found", ""))
 		return
 	}
@@ -93,7 +103,7 @@ func (s *Server) serveDrive(w http.ResponseWriter, r *http.Request) {
 func (s *Server) answer(ep *endpoint, r *http.Request, id string) ([]byte, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	tok, aerr := s.authenticate(r)
+	tok, aerr := s.authenticate(r, ep.scopeOK)
 	if aerr != nil {
 		return nil, aerr
 	}

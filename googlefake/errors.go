@@ -5,7 +5,7 @@ import (
 	"net/http"
 )
 
-// apiError is a Drive API error, written as Google's JSON error body
+// apiError is a Drive or Directory API error, written as Google's JSON error body
 // {"error":{"code":C,"message":M,"errors":[{...}],"status":S}}.
 type apiError struct {
 	Code    int         `json:"code"`
@@ -56,7 +56,8 @@ var errUnauthenticated = &apiError{
 	Status: "UNAUTHENTICATED",
 }
 
-// errInsufficientScopes answers a token granted without any Drive scope.
+// errInsufficientScopes answers a token granted without any scope of the
+// API it calls.
 var errInsufficientScopes = &apiError{
 	Code:    http.StatusForbidden,
 	Message: "Request had insufficient authentication scopes.",
@@ -64,6 +65,20 @@ var errInsufficientScopes = &apiError{
 		Message: "Insufficient Permission", Domain: "global", Reason: "insufficientPermissions",
 	}},
 	Status: "PERMISSION_DENIED",
+}
+
+// errNotAuthorized is the Directory API's answer to a user who does not
+// administer the domain a request reaches.
+var errNotAuthorized = newAPIError(http.StatusForbidden, "forbidden", "Not Authorized to access this resource/api", "")
+
+// errBadRequest is the Directory API's answer to a list naming neither a
+// domain nor a customer.
+var errBadRequest = newAPIError(http.StatusBadRequest, "badRequest", "Bad Request", "")
+
+// resourceNotFound is the Directory API's answer to an unknown key; param
+// names the path parameter ("groupKey").
+func resourceNotFound(param string) *apiError {
+	return newAPIError(http.StatusNotFound, "notFound", "Resource Not Found: "+param, "")
 }
 
 func writeAPIError(w http.ResponseWriter, e *apiError) {

@@ -143,12 +143,13 @@ func (m mask) selects(name string) bool {
 }
 
 // validate checks that every selected name is a field of the JSON shape of
-// t (a drive struct type); maps accept any key.
+// t (a Drive or Directory struct type); maps and free-form values
+// (interface fields) accept any name.
 func (m mask) validate(t reflect.Type) error {
 	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
 		t = t.Elem()
 	}
-	if m == nil || t.Kind() == reflect.Map {
+	if m == nil || t.Kind() == reflect.Map || t.Kind() == reflect.Interface {
 		return nil
 	}
 	for name, sub := range m {

@@ -5,19 +5,67 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
+	"maps"
 	"math/big"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
 
 // signingKey is a key the fake signs ID tokens with.
 type signingKey struct {
-	kid string
-	key *rsa.PrivateKey
+	kid  string
+	key  *rsa.PrivateKey
+	cert []byte // DER of a self-signed certificate of the key (Microsoft's keys)
+}
+
+// keyring is a signing authority's keys: the current one and, after a
+// rotation, the previous one.
+type keyring struct {
+	keys []*signingKey // the last is current
+	mint func() *signingKey
+}
+
+// current returns the current key, generating the first one on demand.
+// Call with s.mu held.
+func (k *keyring) current() *signingKey {
+	if len(k.keys) == 0 {
+		k.keys = append(k.keys, k.mint())
+	}
+	return k.keys[len(k.keys)-1]
+}
+
+// rotate makes next current, keeping the previous key. Call with s.mu held.
+func (k *keyring) rotate(next *signingKey) {
+	k.current()
+	k.keys = append(k.keys, next)
+	if len(k.keys) > 2 {
+		k.keys = k.keys[len(k.keys)-2:]
+	}
+}
+
+// published returns the keys, current first. Call with s.mu held.
+func (k *keyring) published() []*signingKey {
+	k.current()
+	out := slices.Clone(k.keys)
+	slices.Reverse(out)
+	return out
+}
+
+// publicKeyPEM encodes the current key's public half as a PKIX "PUBLIC KEY"
+// PEM block. Call with s.mu held.
+func (k *keyring) publicKeyPEM() []byte {
+	der, err := x509.MarshalPKIXPublicKey(&k.current().key.PublicKey)
+	if err != nil {
+		panic(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
 }
 
 // TokenOption changes the header or the claims of an ID token before it is
@@ -53,18 +101,20 @@ func WithTTL(d time.Duration) TokenOption {
 
 // GoogleIDToken returns an ID token as Google Sign-In issues them: an RS256
 // JWT signed by the current signing key, with kid set, and claims iss
-// "https://accounts.google.com", aud clientID, sub (stable per e-mail),
-// email, email_verified true, iat now and exp now+1h. opts may change any of it.
+// "https://accounts.google.com", aud clientID, sub (the user's Google ID,
+// stable per e-mail, the id the Directory API reports), email,
+// email_verified (true unless SetEmailVerified says otherwise), iat now and
+// exp now+1h. opts may change any of it.
 func (s *Server) GoogleIDToken(clientID, email string, opts ...TokenOption) string {
 	now := time.Now().Unix()
 	email = strings.ToLower(email)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := s.currentKey()
+	key := s.googleKeys.current()
 	header := map[string]any{"alg": "RS256", "kid": key.kid, "typ": "JWT"}
 	claims := map[string]any{
-		"iss": "https://accounts.google.com", "aud": clientID, "sub": "1" + numericID("sub:"+email, 20),
-		"email": email, "email_verified": true, "iat": now, "exp": now + int64(time.Hour/time.Second),
+		"iss": "https://accounts.google.com", "aud": clientID, "sub": googleID(email),
+		"email": email, "email_verified": !s.unverified[email], "iat": now, "exp": now + int64(time.Hour/time.Second),
 	}
 	for _, opt := range opts {
 		opt(header, claims)
@@ -76,43 +126,48 @@ func (s *Server) GoogleIDToken(clientID, email string, opts ...TokenOption) stri
 // header's alg (RS256) and kid when absent. The signature is RS256 whatever
 // alg says.
 func (s *Server) SignJWT(header, claims map[string]any) string {
+	return s.signWith(&s.googleKeys, header, claims)
+}
+
+// signWith signs header and claims with the current key of a keyring,
+// filling the header's alg and kid when absent.
+func (s *Server) signWith(k *keyring, header, claims map[string]any) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := s.currentKey()
+	key := k.current()
 	h := map[string]any{"alg": "RS256", "kid": key.kid}
-	for k, v := range header {
-		h[k] = v
-	}
+	maps.Copy(h, header)
 	return sign(key.key, h, claims)
 }
 
 // RotateSigningKey makes a new key current; the JWKS serves the new key and
 // the previous one.
 func (s *Server) RotateSigningKey() {
-	key := newSigningKey()
+	key := newGoogleKey()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.currentKey()
-	s.signingKeys = append(s.signingKeys, key)
-	if len(s.signingKeys) > 2 {
-		s.signingKeys = s.signingKeys[len(s.signingKeys)-2:]
-	}
+	s.googleKeys.rotate(key)
 }
 
-// currentKey returns the current signing key, generating the first one on
-// demand. Call with s.mu held.
-func (s *Server) currentKey() *signingKey {
-	if len(s.signingKeys) == 0 {
-		s.signingKeys = append(s.signingKeys, newSigningKey())
-	}
-	return s.signingKeys[len(s.signingKeys)-1]
+// GooglePublicKeyPEM returns the current Google ID-token signing key's
+// public key as a PEM "PUBLIC KEY" (PKIX) block, for attack tests that forge
+// HS256 tokens "signed" with it.
+func (s *Server) GooglePublicKeyPEM() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.googleKeys.publicKeyPEM()
 }
 
-func newSigningKey() *signingKey {
+// newGoogleKey returns a key with a Google-style key ID (40 hex digits).
+func newGoogleKey() *signingKey {
 	b := make([]byte, 20)
 	_, _ = rand.Read(b)
 	return &signingKey{kid: hex.EncodeToString(b), key: mustRSAKey()}
 }
+
+// googleID is the stable numeric Google account ID of an e-mail: the sub of
+// its ID tokens and tokeninfo answers, and its id in the Directory API.
+func googleID(email string) string { return "1" + numericID("sub:"+email, 20) }
 
 // sign encodes and signs a JWS with RS256.
 func sign(key *rsa.PrivateKey, header, claims map[string]any) string {
@@ -147,15 +202,19 @@ func (s *Server) serveJWKS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	s.currentKey()
-	keys := make([]jwk, 0, len(s.signingKeys))
-	for i := len(s.signingKeys) - 1; i >= 0; i-- {
-		k := s.signingKeys[i]
-		keys = append(keys, jwk{Kty: "RSA", Alg: "RS256", Use: "sig", Kid: k.kid,
-			N: base64.RawURLEncoding.EncodeToString(k.key.N.Bytes()),
-			E: base64.RawURLEncoding.EncodeToString(big.NewInt(int64(k.key.E)).Bytes())})
+	var keys []jwk
+	for _, k := range s.googleKeys.published() {
+		n, e := publicNumbers(k.key)
+		keys = append(keys, jwk{Kty: "RSA", Alg: "RS256", Use: "sig", Kid: k.kid, N: n, E: e})
 	}
 	s.mu.Unlock()
 	w.Header().Set("Cache-Control", "public, max-age=19800, must-revalidate, no-transform")
 	writeJSON(w, http.StatusOK, map[string]any{"keys": keys})
+}
+
+// publicNumbers returns the modulus and exponent of an RSA key as a JWK
+// writes them (base64url, no padding).
+func publicNumbers(key *rsa.PrivateKey) (n, e string) {
+	return base64.RawURLEncoding.EncodeToString(key.N.Bytes()),
+		base64.RawURLEncoding.EncodeToString(big.NewInt(int64(key.E)).Bytes())
 }

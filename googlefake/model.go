@@ -51,8 +51,9 @@ type directPerm struct {
 	p  Permission
 }
 
-// AddUser adds a Google user and creates its My Drive root folder. Adding a
-// user twice is harmless. E-mails are case-insensitive.
+// AddUser adds a Google user, lists it in its domain's directory and creates
+// its My Drive root folder. Adding a user twice is harmless. E-mails are
+// case-insensitive.
 func (s *Server) AddUser(email string) {
 	email = strings.ToLower(email)
 	s.mu.Lock()
@@ -64,6 +65,7 @@ func (s *Server) AddUser(email string) {
 		Owner: email, WritersCanShare: true, root: true}
 	s.insert(root)
 	s.users[email] = root.ID
+	s.people[email] = &person{created: time.Now().UTC()}
 }
 
 // RootOf returns the ID of the user's My Drive root folder. It panics for an
@@ -83,7 +85,9 @@ func (s *Server) rootOf(email string) string {
 }
 
 // AddGroup adds a Google group, or members to an existing one. Members are
-// user or group e-mails; nested groups count, transitively, for Drive access.
+// user or group e-mails, of any domain; nested groups count, transitively,
+// for Drive access. The Directory API lists the group in the domain of its
+// e-mail, with its direct members.
 func (s *Server) AddGroup(email string, members ...string) {
 	email = strings.ToLower(email)
 	s.mu.Lock()

@@ -38,9 +38,10 @@ type refreshGrant struct {
 
 // accessToken is an issued access token.
 type accessToken struct {
-	user   string
-	scopes []string // nil: every scope (refresh-token grants)
-	expiry time.Time
+	user     string
+	clientID string   // the OAuth client it was issued to
+	scopes   []string // nil: every scope (refresh-token grants)
+	expiry   time.Time
 }
 
 // oauthError is an error of the token endpoint, as Google writes them.
@@ -235,7 +236,7 @@ func (s *Server) jwtGrant(r *http.Request) (accessToken, *oauthError) {
 			return accessToken{}, invalidGrant("Invalid email or User ID")
 		}
 	}
-	return accessToken{user: user, scopes: strings.Fields(scope)}, nil
+	return accessToken{user: user, clientID: sa.clientID, scopes: strings.Fields(scope)}, nil
 }
 
 // verifyAssertion checks the RS256 signature of a JWT assertion against the
@@ -298,18 +299,18 @@ func (s *Server) refreshTokenGrant(r *http.Request) (accessToken, *oauthError) {
 	case clientID != g.clientID || secret != g.secret:
 		return accessToken{}, &oauthError{http.StatusUnauthorized, "invalid_client", "Unauthorized"}
 	}
-	return accessToken{user: g.user}, nil
+	return accessToken{user: g.user, clientID: g.clientID}, nil
 }
 
-// authenticate returns the access token a Drive request carries. Call with
-// s.mu held.
-func (s *Server) authenticate(r *http.Request) (accessToken, *apiError) {
+// authenticate returns the access token an API request carries, which must
+// have a scope scopeOK accepts. Call with s.mu held.
+func (s *Server) authenticate(r *http.Request, scopeOK func(string) bool) (accessToken, *apiError) {
 	scheme, value, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	tok, ok := s.accessTokens[strings.TrimSpace(value)]
 	if !strings.EqualFold(scheme, "Bearer") || !ok || time.Now().After(tok.expiry) {
 		return accessToken{}, errUnauthenticated
 	}
-	if tok.scopes != nil && !slices.ContainsFunc(tok.scopes, func(sc string) bool { return strings.HasPrefix(sc, driveScopePrefix) }) {
+	if tok.scopes != nil && !slices.ContainsFunc(tok.scopes, scopeOK) {
 		return accessToken{}, errInsufficientScopes
 	}
 	return tok, nil

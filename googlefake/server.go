@@ -1,17 +1,22 @@
 // Package googlefake is an in-memory fake of the Google APIs foldermirror
 // uses: the OAuth 2.0 token endpoint (service-account JWT bearer grants with
-// domain-wide delegation, and refresh tokens), Google's ID-token signing keys
-// (JWKS), and the read side of the Drive v3 API (files.list, files.get,
-// permissions.list, drives.get, changes.getStartPageToken, changes.list).
+// domain-wide delegation, and refresh tokens), the tokeninfo endpoint for
+// users' access tokens, Google's ID-token signing keys (JWKS), the read side
+// of the Drive v3 API (files.list, files.get, permissions.list, drives.get,
+// changes.getStartPageToken, changes.list) and of the Admin SDK Directory API
+// (users.list, groups.list, members.list). It also fakes a second, independent
+// signing authority: Microsoft Entra ID's ID tokens and their keys.
 //
 // It speaks Google's wire format, so the real client libraries
-// (google.golang.org/api/drive/v3 and golang.org/x/oauth2/google) run against
-// it unchanged: point them at it with option.WithEndpoint(s.DriveEndpoint())
-// and a key file from s.ServiceAccountKey, whose token_uri is the fake's.
+// (google.golang.org/api/drive/v3, google.golang.org/api/admin/directory/v1
+// and golang.org/x/oauth2/google) run against it unchanged: point them at it
+// with option.WithEndpoint(s.DriveEndpoint()) or
+// option.WithEndpoint(s.DirectoryEndpoint()) and a key file from
+// s.ServiceAccountKey, whose token_uri is the fake's.
 //
-// Tests build the Drive world with the helper methods (AddUser, AddGroup,
-// CreateFolder, Share, Move, Trash, ...). Every helper records entries in a
-// change log that changes.list reports, as Drive does.
+// Tests build the world with the helper methods (AddUser, AddGroup,
+// MakeAdmin, CreateFolder, Share, Move, Trash, ...). Every Drive helper
+// records entries in a change log that changes.list reports, as Drive does.
 //
 // Choices where Drive's behaviour is underspecified are documented on the
 // methods concerned; the notable ones are:
@@ -33,8 +38,13 @@
 //   - A change page token from before ExpireChangeTokens is refused with
 //     400 reason "invalid", location "pageToken" ("Invalid Value"), the answer
 //     Drive gives to page tokens it does not accept.
-//   - Group membership is evaluated at request time; AddGroup records no
-//     change.
+//   - Group membership is evaluated at request time; AddGroup,
+//     AddGroupMember and RemoveGroupMember record no change.
+//   - The Directory API models one Google Workspace customer per e-mail
+//     domain: an admin (MakeAdmin) reads the users and groups of its own
+//     domain only, and customer=my_customer means that domain. Lists are
+//     sorted by e-mail; their page tokens stay valid while the directory
+//     changes.
 package googlefake
 
 import (
@@ -43,6 +53,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,6 +70,11 @@ const (
 	callDrivesGet      = "drive.drives.get"
 	callStartPageToken = "drive.changes.getStartPageToken"
 	callChangesList    = "drive.changes.list"
+	callUsersList      = "directory.users.list"
+	callGroupsList     = "directory.groups.list"
+	callMembersList    = "directory.members.list"
+	callTokeninfo      = "oauth2.tokeninfo"
+	callMicrosoftKeys  = "microsoft.keys"
 )
 
 // Server is an in-memory fake of the Google APIs foldermirror uses. It is an
@@ -72,15 +88,21 @@ type Server struct {
 	rng     *rand.Rand
 
 	// People.
-	users  map[string]string   // e-mail → ID of the My Drive root
-	groups map[string][]string // group e-mail → member e-mails
+	users      map[string]string   // e-mail → ID of the My Drive root
+	people     map[string]*person  // e-mail → directory record, for every user
+	groups     map[string][]string // group e-mail → member e-mails
+	unverified map[string]bool     // e-mails whose email_verified is false
+
+	// Authorities.
+	googleKeys    keyring // Google's ID-token signing keys
+	microsoftKeys keyring // Microsoft Entra ID's
+	tokeninfoDown bool
 
 	// Credentials.
 	accounts      map[string]*serviceAccount // by client e-mail
 	refreshTokens map[string]refreshGrant
 	refused       map[[2]string]bool // (client e-mail, subject)
 	accessTokens  map[string]accessToken
-	signingKeys   []*signingKey // the last is current
 
 	// Drive content.
 	files    map[string]*File
@@ -98,7 +120,11 @@ func New() *Server {
 		calls:         map[string]int{},
 		rng:           rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 		users:         map[string]string{},
+		people:        map[string]*person{},
 		groups:        map[string][]string{},
+		unverified:    map[string]bool{},
+		googleKeys:    keyring{mint: newGoogleKey},
+		microsoftKeys: keyring{mint: newMicrosoftKey},
 		accounts:      map[string]*serviceAccount{},
 		refreshTokens: map[string]refreshGrant{},
 		refused:       map[[2]string]bool{},
@@ -152,25 +178,53 @@ func (s *Server) TokenURL() string { return s.URL() + "/token" }
 // GoogleJWKSURL returns the URL of the ID-token signing keys, URL()+"/oauth2/v3/certs".
 func (s *Server) GoogleJWKSURL() string { return s.URL() + "/oauth2/v3/certs" }
 
-// ServeHTTP answers the token endpoint, the JWKS and the Drive v3 API.
+// DirectoryEndpoint returns the value for option.WithEndpoint for the Admin
+// SDK Directory API: URL()+"/" (the client appends admin/directory/v1/...).
+func (s *Server) DirectoryEndpoint() string { return s.URL() + "/" }
+
+// TokeninfoURL returns the tokeninfo endpoint, URL()+"/tokeninfo" (it also
+// answers at URL()+"/oauth2/v3/tokeninfo").
+func (s *Server) TokeninfoURL() string { return s.URL() + "/tokeninfo" }
+
+// MicrosoftJWKSURL returns the URL of Microsoft Entra ID's signing keys, v1
+// path: URL()+"/common/discovery/keys".
+func (s *Server) MicrosoftJWKSURL() string { return s.URL() + "/common/discovery/keys" }
+
+// MicrosoftJWKSURLv2 returns the v2.0 path of Microsoft Entra ID's signing
+// keys, URL()+"/common/discovery/v2.0/keys"; it serves the same keys as
+// MicrosoftJWKSURL.
+func (s *Server) MicrosoftJWKSURLv2() string { return s.URL() + "/common/discovery/v2.0/keys" }
+
+// ServeHTTP answers the token and tokeninfo endpoints, the Google and
+// Microsoft JWKS, the Drive v3 API and the Directory API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch {
-	case r.URL.Path == "/token":
+	switch p := r.URL.Path; {
+	case p == "/token":
 		s.count(callToken)
 		s.serveToken(w, r)
-	case r.URL.Path == "/oauth2/v3/certs":
+	case p == "/oauth2/v3/certs":
 		s.count(callCerts)
 		s.serveJWKS(w, r)
+	case p == "/tokeninfo" || p == "/oauth2/v3/tokeninfo":
+		s.count(callTokeninfo)
+		s.serveTokeninfo(w, r)
+	case p == "/common/discovery/keys" || p == "/common/discovery/v2.0/keys":
+		s.count(callMicrosoftKeys)
+		s.serveMicrosoftJWKS(w, r, p == "/common/discovery/v2.0/keys")
+	case strings.HasPrefix(p, directoryPrefix):
+		s.serveAPI(w, r, directoryRoute)
 	default:
-		s.serveDrive(w, r)
+		s.serveAPI(w, r, route)
 	}
 }
 
 // Calls returns a copy of the request counts by method name ("oauth2.token",
-// "oauth2.certs", "drive.files.list", "drive.files.get",
-// "drive.permissions.list", "drive.drives.get",
-// "drive.changes.getStartPageToken", "drive.changes.list"). Every request
-// routed to a method counts, failed ones included.
+// "oauth2.tokeninfo", "oauth2.certs", "microsoft.keys", "drive.files.list",
+// "drive.files.get", "drive.permissions.list", "drive.drives.get",
+// "drive.changes.getStartPageToken", "drive.changes.list",
+// "directory.users.list", "directory.groups.list",
+// "directory.members.list"). Every request routed to a method counts, failed
+// ones included.
 func (s *Server) Calls() map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -191,8 +245,9 @@ func (s *Server) ResetCalls() {
 	clear(s.calls)
 }
 
-// SetLatency sets a delay added before answering every Drive API request (not
-// the token endpoint, not the JWKS). Zero removes it.
+// SetLatency sets a delay added before answering every Drive and Directory
+// API request (not the token and tokeninfo endpoints, not the JWKS). Zero
+// removes it.
 func (s *Server) SetLatency(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -3,6 +3,8 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -26,6 +28,15 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 const clientID = "test.apps.googleusercontent.com"
 
+// Security codes of the fixture's domains.
+const (
+	exampleAdminCode = "example-admin-code"
+	bobCode          = "bob-code"
+	otherAdminCode   = "other-admin-code"
+)
+
+func sha(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
+
 // fixture is an API server over a hand-built index, with a Google fake
 // issuing the callers' ID tokens.
 type fixture struct {
@@ -42,15 +53,21 @@ auth:
   google:
     clientIds: [%q]
     jwksUrl: %q
+    tokeninfoUrl: %q
 flagDefaults: {theme: light, beta: "false"}
 domains:
   - name: example.com
     allowlistedDomains: [partner.org]
     users: [alice@example.com, bob@example.com, carol@example.com, storage@example.com]
     flags: {beta: "true"}
+    securityCodes:
+      - {sha256: %q, actAs: admin}
+      - {sha256: %q, actAs: "user:bob@example.com"}
   - name: other.org
     users: [olga@other.org]
     flags: {theme: dark}
+    securityCodes:
+      - {sha256: %q, actAs: admin}
 libraries:
   - {id: lib-eng, name: Engineering, domain: example.com, storageAccount: storage@example.com, rootFolderId: root, folderDefinitionId: standard}
   - {id: lib-drive, name: Team, domain: example.com, storageAccount: storage@example.com, sharedDriveId: drive1}
@@ -66,7 +83,8 @@ func newFixture(t *testing.T) *fixture {
 	if err := os.WriteFile(filepath.Join(dir, "sa.json"), fake.ServiceAccountKey("sa@p.iam.gserviceaccount.com"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse(fmt.Appendf(nil, configYAML, clientID, fake.GoogleJWKSURL()), filepath.Join(dir, "config.yaml"), nil)
+	yaml := fmt.Appendf(nil, configYAML, clientID, fake.GoogleJWKSURL(), fake.TokeninfoURL(), sha(exampleAdminCode), sha(bobCode), sha(otherAdminCode))
+	cfg, err := config.Parse(yaml, filepath.Join(dir, "config.yaml"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +97,7 @@ func newFixture(t *testing.T) *fixture {
 	writeTree(t, db, "lib-eng", fm.LibraryState{RootID: "root"}, engineeringTree())
 	writeTree(t, db, "lib-drive", fm.LibraryState{RootID: "drive1", DriveID: "drive1", SharingRequiresOrganizer: true}, driveTree())
 
-	authn, err := auth.New(cfg, auth.ConfigDirectory{Config: cfg}, auth.Options{})
+	authn, err := auth.New(cfg, auth.Directory{Config: cfg}, auth.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,12 +197,21 @@ func (f *fixture) token(email string, opts ...googlefake.TokenOption) string {
 // with its body read.
 func (f *fixture) get(path, token string) (*http.Response, []byte) {
 	f.t.Helper()
+	if token == "" {
+		return f.getWith(path, "")
+	}
+	return f.getWith(path, "Bearer "+token)
+}
+
+// getWith sends a GET with that Authorization header ("": none).
+func (f *fixture) getWith(path, authorization string) (*http.Response, []byte) {
+	f.t.Helper()
 	req, err := http.NewRequest(http.MethodGet, f.srv.URL+path, nil)
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
 	}
 	resp, err := f.srv.Client().Do(req)
 	if err != nil {

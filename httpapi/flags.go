@@ -9,12 +9,13 @@ import (
 )
 
 // getConfigurationFlags is operation 1: a domain's flags, custom values over
-// defaults. A caller reads its own domain's flags only.
+// defaults. A caller reads its own domain's flags only, a security code its
+// domain's.
 func (s *Server) getConfigurationFlags(c *gin.Context) {
 	cl := callerOf(c)
 	name := c.Query("domain")
 	if name == "" {
-		name = cl.Domain
+		name = cl.Domain // a security code's domain for a code
 	}
 	dom := s.cfg.Domain(name)
 	if dom == nil {

@@ -67,7 +67,7 @@ func (s *Server) locateFolder(ctx context.Context, cl *caller, folderID string) 
 		} else if err != nil {
 			return libraryView{}, nil, access{}, err
 		}
-		if a := cl.access(f); a.role != fm.RoleNone {
+		if a := cl.access(lib, f); a.role != fm.RoleNone {
 			return libraryView{cfg: lib, state: state}, f, a, nil
 		}
 	}
@@ -108,7 +108,7 @@ func (s *Server) listChildrenDeprecated(c *gin.Context) {
 	parent := lv.state.RootID
 	if id := c.Query("folderServiceId"); id != "" {
 		f, err := s.index.Folder(ctx, lv.cfg.ID, id)
-		if err == nil && cl.access(f).role == fm.RoleNone {
+		if err == nil && cl.access(lv.cfg, f).role == fm.RoleNone {
 			err = fm.Errorf(fm.ENOTFOUND, "Folder %s not found.", id)
 		}
 		if err != nil {
@@ -143,7 +143,7 @@ func (s *Server) listChildren(c *gin.Context) {
 // asked for. nameFilter applies to the direct children.
 func (s *Server) streamChildren(c *gin.Context, lv libraryView, cl *caller, parent string, q childrenQuery) {
 	pick := func(f *fm.Folder, depth int) (bool, bool) {
-		if !cl.access(f).listable {
+		if !cl.access(lv.cfg, f).listable {
 			return false, false
 		}
 		if depth == 0 && q.nameFilter != "" && !strings.Contains(strings.ToLower(f.Name), q.nameFilter) {
@@ -168,10 +168,10 @@ func (s *Server) listLibraryFolders(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	if !cl.access(root).listable {
+	if !cl.access(lv.cfg, root).listable {
 		root = nil
 	}
-	pick := func(f *fm.Folder, _ int) (bool, bool) { return cl.access(f).listable, true }
+	pick := func(f *fm.Folder, _ int) (bool, bool) { return cl.access(lv.cfg, f).listable, true }
 	setDeprecated(c)
 	s.stream(c, lv, cl, lv.state.RootID, root, pick, func(int) int { return 0 })
 }
@@ -181,12 +181,12 @@ func (s *Server) listLibraryFolders(c *gin.Context) {
 func (s *Server) stream(c *gin.Context, lv libraryView, cl *caller, parent string, first *fm.Folder, pick fm.PickFunc, level func(depth int) int) {
 	out := newFolderStream(c.Writer)
 	if first != nil {
-		if err := out.add(lv.folderJSON(first, cl.access(first).role), 0); err != nil {
+		if err := out.add(lv.folderJSON(first, cl.access(lv.cfg, first).role), 0); err != nil {
 			s.abort(c, err)
 		}
 	}
 	err := s.index.Walk(c.Request.Context(), lv.cfg.ID, parent, pick, func(f *fm.Folder, depth int) error {
-		return out.add(lv.folderJSON(f, cl.access(f).role), level(depth))
+		return out.add(lv.folderJSON(f, cl.access(lv.cfg, f).role), level(depth))
 	})
 	if err == nil {
 		err = out.finish()

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -94,6 +95,9 @@ const callerKey = "foldermirror.caller"
 func (s *Server) authenticate() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id, err := s.auth.Authenticate(c.Request)
+		if err == nil && id.CodeDomain != "" {
+			err = checkCodeDomain(c.Query("domain"), id.CodeDomain)
+		}
 		if err != nil {
 			s.writeError(c, err)
 			return
@@ -135,4 +139,12 @@ func (s *Server) logRequests() gin.HandlerFunc {
 		s.logger.Debug("request", "method", c.Request.Method, "route", c.FullPath(),
 			"status", c.Writer.Status(), "bytes", c.Writer.Size(), "duration", time.Since(start))
 	}
+}
+
+// checkCodeDomain: a security code speaks for its own domain only.
+func checkCodeDomain(asked, codeDomain string) error {
+	if asked != "" && !strings.EqualFold(asked, codeDomain) {
+		return fm.Errorf(fm.EFORBIDDEN, "A security code of %s cannot act for %s.", codeDomain, asked)
+	}
+	return nil
 }

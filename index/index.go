@@ -10,6 +10,7 @@
 //	    children    parentID 0x00 sortName 0x00 childID → childID
 //	    perms       folderID → Drive permissions, in Drive's order
 //	    principals  principal → number of folders granting it a role
+//	directory/<domain>          the domain's users and group memberships
 //
 // A full sync writes a new generation in batches and then switches the
 // library's record to it in one transaction, so readers see the old tree or
@@ -57,8 +58,9 @@ type DB struct {
 	path   string
 	logger *slog.Logger
 
-	mu        sync.RWMutex
-	libraries map[string]*libraryRecord // cache of every library record
+	mu          sync.RWMutex
+	libraries   map[string]*libraryRecord        // cache of every library record
+	directories map[string]*fm.DirectorySnapshot // cache of every domain's directory
 }
 
 // Open opens (creating if needed) the index in dataDir.
@@ -74,7 +76,7 @@ func Open(dataDir string, logger *slog.Logger) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
-	db := &DB{bolt: b, path: path, logger: logger, libraries: map[string]*libraryRecord{}}
+	db := &DB{bolt: b, path: path, logger: logger, libraries: map[string]*libraryRecord{}, directories: map[string]*fm.DirectorySnapshot{}}
 	if err := db.init(); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("open index %s: %w", path, err)
@@ -93,6 +95,9 @@ func (db *DB) Close() error { return db.bolt.Close() }
 func (db *DB) init() error {
 	return db.bolt.Update(func(tx *bolt.Tx) error {
 		if err := checkSchema(tx); err != nil {
+			return err
+		}
+		if err := db.loadDirectories(tx); err != nil {
 			return err
 		}
 		libs, err := tx.CreateBucketIfNotExists(bucketLibraries)

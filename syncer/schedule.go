@@ -55,8 +55,10 @@ func NewScheduler(s *Syncer) (*Scheduler, error) {
 	return sc, nil
 }
 
-// Start syncs the libraries that were never synced and starts the schedules.
+// Start syncs the directories, and the libraries that were never synced,
+// and starts the schedules.
 func (sc *Scheduler) Start() {
+	sc.triggerDirectories()
 	for _, lib := range sc.syncer.cfg.Libraries {
 		if _, err := sc.syncer.index.Library(sc.ctx, lib.ID); fm.ErrorCode(err) == fm.ENOTFOUND {
 			sc.Trigger(lib.ID, Full)
@@ -65,31 +67,59 @@ func (sc *Scheduler) Start() {
 	sc.cron.Start()
 }
 
+// triggerAll syncs every library; a full sync brings the directories too.
 func (sc *Scheduler) triggerAll(mode Mode) {
+	if mode == Full {
+		sc.triggerDirectories()
+	}
 	for _, lib := range sc.syncer.cfg.Libraries {
 		sc.Trigger(lib.ID, mode)
 	}
 }
 
+// triggerDirectories syncs the directory of every domain with an adminEmail.
+func (sc *Scheduler) triggerDirectories() {
+	for _, dom := range sc.syncer.cfg.Domains {
+		if dom.AdminEmail != "" {
+			sc.start(directoryJob+dom.Name, func(ctx context.Context) error {
+				_, err := sc.syncer.SyncDirectory(ctx, dom.Name)
+				return err
+			})
+		}
+	}
+}
+
+// directoryJob prefixes the job names of directory syncs (library IDs
+// cannot contain ':').
+const directoryJob = "directory:"
+
 // Trigger starts a sync of one library unless one is running; it reports
 // whether it started one.
 func (sc *Scheduler) Trigger(libraryID string, mode Mode) bool {
+	return sc.start(libraryID, func(ctx context.Context) error {
+		_, err := sc.syncer.Sync(ctx, libraryID, mode, nil)
+		return err
+	})
+}
+
+// start runs job in the background unless a job of that name is running.
+func (sc *Scheduler) start(name string, job func(context.Context) error) bool {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	if sc.running[libraryID] || sc.ctx.Err() != nil {
+	if sc.running[name] || sc.ctx.Err() != nil {
 		return false
 	}
-	sc.running[libraryID] = true
+	sc.running[name] = true
 	sc.wg.Add(1)
-	go sc.run(libraryID, mode)
+	go sc.run(name, job)
 	return true
 }
 
-func (sc *Scheduler) run(libraryID string, mode Mode) {
+func (sc *Scheduler) run(name string, job func(context.Context) error) {
 	defer sc.wg.Done()
 	defer func() {
 		sc.mu.Lock()
-		delete(sc.running, libraryID)
+		delete(sc.running, name)
 		sc.mu.Unlock()
 	}()
 	select {
@@ -98,8 +128,8 @@ func (sc *Scheduler) run(libraryID string, mode Mode) {
 	case <-sc.ctx.Done():
 		return
 	}
-	if _, err := sc.syncer.Sync(sc.ctx, libraryID, mode, nil); err != nil && sc.ctx.Err() == nil {
-		sc.logger.Error("sync failed; the last good tree is still served", "library", libraryID, "err", err)
+	if err := job(sc.ctx); err != nil && sc.ctx.Err() == nil {
+		sc.logger.Error("sync failed; the last good data is still served", "job", name, "err", err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/foldermirror/foldermirror/config"
 	"golang.org/x/oauth2"
 	"golang.org/x/time/rate"
+	admin "google.golang.org/api/admin/directory/v1"
 	drive "google.golang.org/api/drive/v3"
 	"google.golang.org/api/option"
 )
@@ -24,6 +26,7 @@ import (
 type Index interface {
 	fm.IndexReader
 	fm.IndexWriter
+	ReplaceDirectory(ctx context.Context, snap *fm.DirectorySnapshot) error
 }
 
 // Options tune a Syncer; the zero value is usable.
@@ -46,8 +49,11 @@ type Syncer struct {
 	logger *slog.Logger
 	base   http.RoundTripper
 
-	mu     sync.Mutex
-	drives map[string]*drive.Service // by acting user
+	mu          sync.Mutex
+	limiters    map[string]*rate.Limiter  // by acting user
+	clients     map[string]*http.Client   // by acting user and scopes
+	drives      map[string]*drive.Service // by acting user
+	directories map[string]*admin.Service // by acting user
 }
 
 // New returns a Syncer for cfg's libraries writing into idx.
@@ -64,10 +70,11 @@ func New(cfg *config.Config, idx Index, opts Options) (*Syncer, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Syncer{cfg: cfg, index: idx, opts: opts, logger: opts.Logger, drives: map[string]*drive.Service{}}
+	s := &Syncer{cfg: cfg, index: idx, opts: opts, logger: opts.Logger,
+		limiters: map[string]*rate.Limiter{}, clients: map[string]*http.Client{}, drives: map[string]*drive.Service{}, directories: map[string]*admin.Service{}}
 	s.base = &timeoutTransport{base: http.DefaultTransport, timeout: opts.TryTimeout}
 	if cfg.Storage.CredentialsFile != "" {
-		tokenClient := &http.Client{Transport: s.newTransport(rate.Inf)}
+		tokenClient := &http.Client{Transport: s.newTransport(rate.NewLimiter(rate.Inf, 1))}
 		creds, err := loadCredentials(cfg.Storage.CredentialsFile, tokenClient)
 		if err != nil {
 			return nil, err
@@ -77,43 +84,89 @@ func New(cfg *config.Config, idx Index, opts Options) (*Syncer, error) {
 	return s, nil
 }
 
-func (s *Syncer) newTransport(limit rate.Limit) *transport {
-	burst := max(1, int(limit))
-	if limit == rate.Inf {
-		burst = 1
-	}
-	return &transport{base: s.base, limiter: rate.NewLimiter(limit, burst), policy: s.opts.Retry}
+func (s *Syncer) newTransport(limiter *rate.Limiter) *transport {
+	return &transport{base: s.base, limiter: limiter, policy: s.opts.Retry}
 }
 
-// driveFor returns the Drive client acting as user, one per user, each with
-// its own rate limit.
+// limiterFor returns the rate limit of an acting user, shared by all its
+// clients. Call with s.mu held.
+func (s *Syncer) limiterFor(user string) *rate.Limiter {
+	l, ok := s.limiters[user]
+	if !ok {
+		rps := s.cfg.Storage.RequestsPerSecond
+		l = rate.NewLimiter(rate.Limit(rps), max(1, int(rps)))
+		s.limiters[user] = l
+	}
+	return l
+}
+
+// httpClient returns the HTTP client acting as user with scopes, one per
+// user and scopes, each user with its own rate limit. Call with s.mu held.
+func (s *Syncer) httpClient(user string, scopes ...string) (*http.Client, error) {
+	key := user + " " + strings.Join(scopes, " ")
+	if c, ok := s.clients[key]; ok {
+		return c, nil
+	}
+	if s.creds == nil {
+		return nil, errors.New("storage.credentialsFile is not set")
+	}
+	ts, err := s.creds.tokenSource(user, scopes...)
+	if err != nil {
+		return nil, err
+	}
+	c := &http.Client{Transport: &oauth2.Transport{
+		Source: ts,
+		Base:   s.newTransport(s.limiterFor(user)),
+	}}
+	s.clients[key] = c
+	return c, nil
+}
+
+// driveFor returns the Drive client acting as user.
 func (s *Syncer) driveFor(user string) (*drive.Service, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if svc, ok := s.drives[user]; ok {
 		return svc, nil
 	}
-	if s.creds == nil {
-		return nil, errors.New("storage.credentialsFile is not set")
-	}
-	ts, err := s.creds.tokenSource(user, drive.DriveMetadataReadonlyScope)
+	c, err := s.httpClient(user, drive.DriveMetadataReadonlyScope)
 	if err != nil {
 		return nil, err
 	}
-	httpClient := &http.Client{Transport: &oauth2.Transport{
-		Source: ts,
-		Base:   s.newTransport(rate.Limit(s.cfg.Storage.RequestsPerSecond)),
-	}}
-	opts := []option.ClientOption{option.WithHTTPClient(httpClient), option.WithUserAgent("foldermirror")}
-	if s.cfg.Storage.Endpoint != "" {
-		opts = append(opts, option.WithEndpoint(s.cfg.Storage.Endpoint))
-	}
-	svc, err := drive.NewService(context.Background(), opts...)
+	svc, err := drive.NewService(context.Background(), clientOptions(c, s.cfg.Storage.Endpoint)...)
 	if err != nil {
 		return nil, fmt.Errorf("drive client for %s: %w", user, err)
 	}
 	s.drives[user] = svc
 	return svc, nil
+}
+
+// directoryFor returns the Directory client acting as the admin user.
+func (s *Syncer) directoryFor(user string) (*admin.Service, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if svc, ok := s.directories[user]; ok {
+		return svc, nil
+	}
+	c, err := s.httpClient(user, admin.AdminDirectoryUserReadonlyScope, admin.AdminDirectoryGroupReadonlyScope,
+		admin.AdminDirectoryGroupMemberReadonlyScope)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := admin.NewService(context.Background(), clientOptions(c, s.cfg.Storage.DirectoryEndpoint)...)
+	if err != nil {
+		return nil, fmt.Errorf("directory client for %s: %w", user, err)
+	}
+	s.directories[user] = svc
+	return svc, nil
+}
+
+func clientOptions(c *http.Client, endpoint string) []option.ClientOption {
+	opts := []option.ClientOption{option.WithHTTPClient(c), option.WithUserAgent("foldermirror")}
+	if endpoint != "" {
+		opts = append(opts, option.WithEndpoint(endpoint))
+	}
+	return opts
 }
 
 // Progress reports how far a sync has come.

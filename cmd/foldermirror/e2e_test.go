@@ -174,13 +174,13 @@ adminListen: 127.0.0.1:0
 dataDir: data
 storage: {credentialsFile: key.json, endpoint: %q}
 auth:
-  google: {clientIds: [%q], jwksUrl: %q}
+  google: {clientIds: [%q], jwksUrl: %q, tokeninfoUrl: %q}
 domains:
   - name: example.com
     users: [alice@example.com, bob@example.com, carol@example.com]
 libraries:
   - {id: eng, name: Engineering, domain: example.com, storageAccount: %s, rootFolderId: %s}
-`, fake.DriveEndpoint(), e2eClient, fake.GoogleJWKSURL(), e2eStorage, m.root)
+`, fake.DriveEndpoint(), e2eClient, fake.GoogleJWKSURL(), fake.TokeninfoURL(), e2eStorage, m.root)
 	path := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

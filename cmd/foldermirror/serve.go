@@ -86,7 +86,7 @@ func startDaemon(cfg *config.Config, logger *slog.Logger) (d *daemonParts, err e
 	if d.scheduler, err = syncer.NewScheduler(s); err != nil {
 		return d, err
 	}
-	if d.auth, err = auth.New(cfg, auth.ConfigDirectory{Config: cfg}, auth.Options{}); err != nil {
+	if d.auth, err = auth.New(cfg, auth.Directory{Config: cfg, Synced: d.db}, auth.Options{}); err != nil {
 		return d, err
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/index"
@@ -54,6 +55,9 @@ func (c *syncCommand) Run(ctx context.Context) error {
 		mode = syncer.Full
 	}
 	var failed []error
+	if c.library == "" {
+		failed = c.syncDirectories(ctx, s, cfg)
+	}
 	for _, id := range libraries {
 		show := newProgressView(c.stderr, id)
 		res, err := s.Sync(ctx, id, mode, show.update)
@@ -64,12 +68,31 @@ func (c *syncCommand) Run(ctx context.Context) error {
 			continue
 		}
 		fmt.Fprintf(c.stdout, "%s: %s sync: %d folders, %d permissions, %d Drive calls, %s\n",
-			id, kind(res.Full), res.Folders, res.Permissions, res.Calls, res.Duration.Round(1e6))
+			id, kind(res.Full), res.Folders, res.Permissions, res.Calls, res.Duration.Round(time.Millisecond))
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%d of %d libraries failed to sync: %w", len(failed), len(libraries), errors.Join(failed...))
+		return fmt.Errorf("%d syncs failed: %w", len(failed), errors.Join(failed...))
 	}
 	return nil
+}
+
+// syncDirectories syncs the directory of each domain with an adminEmail.
+func (c *syncCommand) syncDirectories(ctx context.Context, s *syncer.Syncer, cfg *config.Config) []error {
+	var failed []error
+	for _, dom := range cfg.Domains {
+		if dom.AdminEmail == "" {
+			continue
+		}
+		res, err := s.SyncDirectory(ctx, dom.Name)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "directory of %s: failed: %v\n", dom.Name, err)
+			failed = append(failed, err)
+			continue
+		}
+		fmt.Fprintf(c.stdout, "directory of %s: %d users, %d groups, %d Directory calls, %s\n",
+			dom.Name, res.Users, res.Groups, res.Calls, res.Duration.Round(time.Millisecond))
+	}
+	return failed
 }
 
 func kind(full bool) string {

@@ -1,11 +1,15 @@
-// Package auth tells who an API caller is: from a Google ID token, and
-// checks that a caller of a configured domain is a known user of it.
+// Package auth tells who an API caller is: from a Google ID token, a Google
+// OAuth 2.0 access token, a Microsoft Entra ID token or a domain's security
+// code; and checks that a caller of a configured domain is a known user of
+// it.
 package auth
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -16,52 +20,67 @@ import (
 
 // Identity is an authenticated caller.
 type Identity struct {
-	// Email is the caller's lower-cased e-mail address.
+	// Email is the caller's lower-cased e-mail address; "" for a domain's
+	// admin security code, which acts as no particular user.
 	Email string
-	// Domain is the caller's e-mail domain.
+	// Domain is the caller's e-mail domain, or the security code's.
 	Domain string
 	// Groups are the groups the caller belongs to, transitively.
 	Groups []string
 	// Method names the way in, for logs and metrics.
 	Method string
+	// CodeDomain is the domain whose security code authenticated the
+	// caller, "" for tokens.
+	CodeDomain string
+	// Admin: a security code acting as the domain's admin, which reads
+	// everything of that domain as an owner.
+	Admin bool
 }
 
 // Principals returns the principals a grant may name to reach the caller.
 func (id *Identity) Principals() []string {
+	if id.Email == "" {
+		return nil
+	}
 	ps := make([]string, 0, len(id.Groups)+3)
 	ps = append(ps, fm.UserPrincipal(id.Email))
 	for _, g := range id.Groups {
 		ps = append(ps, fm.GroupPrincipal(g))
 	}
-	if id.Domain != "" {
-		ps = append(ps, fm.DomainPrincipal(id.Domain))
-	}
-	return append(ps, fm.PrincipalAnyone)
+	return append(ps, fm.DomainPrincipal(id.Domain), fm.PrincipalAnyone)
 }
 
 // Ways in, as Identity.Method names them.
 const (
-	MethodGoogleIDToken = "google-id-token"
+	MethodGoogleIDToken     = "google-id-token"
+	MethodGoogleAccessToken = "google-access-token"
+	MethodMicrosoftIDToken  = "microsoft-id-token"
+	MethodSecurityCode      = "security-code"
 )
 
-// maxTokenBytes: longer tokens are refused before any parsing.
+// maxTokenBytes: longer credentials are refused before any parsing.
 const maxTokenBytes = 16 << 10
 
 // Options configure an Authenticator.
 type Options struct {
-	// HTTPClient fetches signing keys; a client with a 10 s timeout by default.
+	// HTTPClient fetches signing keys and asks tokeninfo; a client with a
+	// 10 s timeout by default.
 	HTTPClient *http.Client
 	// Now is the clock; time.Now by default.
 	Now func() time.Time
+	// Logger receives key-fetch failures; slog.Default() by default.
+	Logger *slog.Logger
 }
 
 // Authenticator authenticates API requests. It is safe for concurrent use.
 type Authenticator struct {
-	cfg    *config.Config
-	dir    fm.Directory
-	google *googleVerifier
-	now    func() time.Time
-	cancel context.CancelFunc
+	cfg       *config.Config
+	dir       fm.Directory
+	google    *googleVerifier
+	microsoft *microsoftVerifier
+	tokeninfo *tokeninfoChecker
+	codes     *codeChecker
+	cancel    context.CancelFunc
 }
 
 // New returns an Authenticator for cfg's auth section, with dir as the
@@ -73,10 +92,22 @@ func New(cfg *config.Config, dir fm.Directory, opts Options) (*Authenticator, er
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &Authenticator{cfg: cfg, dir: dir, now: opts.Now, cancel: cancel}
+	a := &Authenticator{
+		cfg:       cfg,
+		dir:       dir,
+		tokeninfo: newTokeninfoChecker(cfg, opts),
+		codes:     newCodeChecker(cfg, opts.Now),
+		cancel:    cancel,
+	}
 	var err error
-	if a.google, err = newGoogleVerifier(ctx, cfg, opts); err != nil {
+	if a.google, err = newGoogleVerifier(ctx, cfg, opts); err == nil {
+		a.microsoft, err = newMicrosoftVerifier(ctx, cfg, opts)
+	}
+	if err != nil {
 		cancel()
 		return nil, err
 	}
@@ -86,75 +117,137 @@ func New(cfg *config.Config, dir fm.Directory, opts Options) (*Authenticator, er
 // Close stops background key refreshes.
 func (a *Authenticator) Close() { a.cancel() }
 
-// Authenticate returns the caller of r, or an error coded ENOCREDENTIALS
-// (nothing presented) or EUNAUTHENTICATED (what was presented is refused).
+// Authenticate returns the caller of r. Errors are coded ENOCREDENTIALS
+// (nothing presented), EUNAUTHENTICATED (a token refused), EFORBIDDEN (a
+// security code refused), ERATELIMITED (too many bad codes from the client's
+// address) or EUNAVAILABLE (the token checker cannot be reached).
 func (a *Authenticator) Authenticate(r *http.Request) (*Identity, error) {
 	header := r.Header.Get("Authorization")
 	if header == "" {
+		if code := r.URL.Query().Get("securityCode"); code != "" {
+			return a.securityCode(r, code)
+		}
 		return nil, fm.Errorf(fm.ENOCREDENTIALS, "Login Required.")
 	}
-	scheme, token, _ := strings.Cut(header, " ")
-	if !strings.EqualFold(scheme, "Bearer") || token == "" {
-		return nil, refuse(ReasonMalformed, "the Authorization header must be \"Bearer\" and a token")
+	if len(header) > maxTokenBytes {
+		return nil, refuse(ReasonMalformed, "the credentials are too large")
 	}
-	return a.bearer(r.Context(), strings.TrimSpace(token))
+	scheme, credential, _ := strings.Cut(header, " ")
+	credential = strings.TrimSpace(credential)
+	switch {
+	case credential == "":
+		return nil, refuse(ReasonMalformed, `the Authorization header must be "Bearer" and a token`)
+	case strings.EqualFold(scheme, "Bearer"):
+		return a.bearer(r.Context(), credential)
+	case strings.EqualFold(scheme, "securityCode"):
+		return a.securityCode(r, credential)
+	}
+	return nil, refuse(ReasonMalformed, `the Authorization scheme must be "Bearer" or "securityCode"`)
 }
 
+// bearer authenticates a Bearer token: a JWT by its issuer, anything else
+// as a Google access token.
 func (a *Authenticator) bearer(ctx context.Context, token string) (*Identity, error) {
-	if len(token) > maxTokenBytes {
-		return nil, refuse(ReasonMalformed, "the token is too large")
-	}
 	if !isJWT(token) {
-		return nil, refuse(ReasonMalformed, "the token is not a JWT")
+		email, err := a.tokeninfo.check(ctx, token)
+		if err != nil {
+			return nil, err
+		}
+		return a.identify(ctx, email, MethodGoogleAccessToken)
 	}
-	email, err := a.google.verify(token)
+	iss, err := unverifiedIssuer(token)
 	if err != nil {
 		return nil, err
 	}
-	return a.identify(ctx, email, MethodGoogleIDToken)
+	switch {
+	case isGoogleIssuer(iss):
+		email, err := a.google.verify(token)
+		if err != nil {
+			return nil, err
+		}
+		return a.identify(ctx, email, MethodGoogleIDToken)
+	case isMicrosoftIssuer(iss):
+		upn, err := a.microsoft.verify(token)
+		if err != nil {
+			return nil, err
+		}
+		return a.identifyKnown(ctx, upn, MethodMicrosoftIDToken)
+	}
+	return nil, refuse(ReasonIssuer, "the token's issuer is not accepted")
+}
+
+// securityCode authenticates a domain's security code.
+func (a *Authenticator) securityCode(r *http.Request, code string) (*Identity, error) {
+	c, err := a.codes.check(code, clientAddress(r))
+	if err != nil {
+		return nil, err
+	}
+	if c.actAsAdmin {
+		return &Identity{Domain: c.domain, Method: MethodSecurityCode, CodeDomain: c.domain, Admin: true}, nil
+	}
+	id, err := a.identify(r.Context(), c.actAsUser, MethodSecurityCode)
+	if err != nil {
+		return nil, err
+	}
+	id.CodeDomain = c.domain
+	return id, nil
+}
+
+// clientAddress is the peer's IP address (no proxy is trusted).
+func clientAddress(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 // identify completes an identity from a verified e-mail: a caller of a
 // configured domain must be one of its known users.
 func (a *Authenticator) identify(ctx context.Context, email, method string) (*Identity, error) {
-	email = strings.ToLower(email)
-	id := &Identity{Email: email, Domain: fm.EmailDomain(email), Method: method}
-	known, groups, err := a.dir.Lookup(ctx, email)
-	if err != nil {
-		return nil, fmt.Errorf("look up %s in the directory: %w", email, err)
+	id, known, err := a.lookup(ctx, email, method)
+	if err == nil && !known && a.cfg.Domain(id.Domain) != nil {
+		err = refuse(ReasonUnknownUser, "the user is not a known user of "+id.Domain)
 	}
-	if a.cfg.Domain(id.Domain) != nil && !known {
-		return nil, refuse(ReasonUnknownUser, "the user is not a known user of "+id.Domain)
-	}
-	id.Groups = groups
-	return id, nil
+	return id, err
 }
 
-// isJWT reports whether token has the shape of a JWS compact
-// serialization: three dot-separated base64url parts, the first two non-empty.
-func isJWT(token string) bool {
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 || parts[0] == "" || parts[1] == "" {
-		return false
+// identifyKnown is identify for callers who must be known users whatever
+// their domain (Microsoft callers).
+func (a *Authenticator) identifyKnown(ctx context.Context, email, method string) (*Identity, error) {
+	id, known, err := a.lookup(ctx, email, method)
+	if err == nil && !known {
+		err = refuse(ReasonUnknownUser, "the user is not a known user")
 	}
-	for _, p := range parts {
-		if strings.TrimLeft(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
-			return false
-		}
+	return id, err
+}
+
+func (a *Authenticator) lookup(ctx context.Context, email, method string) (*Identity, bool, error) {
+	email = strings.ToLower(email)
+	known, groups, err := a.dir.Lookup(ctx, email)
+	if err != nil {
+		return nil, false, fmt.Errorf("look up %s in the directory: %w", email, err)
 	}
-	return true
+	return &Identity{Email: email, Domain: fm.EmailDomain(email), Groups: groups, Method: method}, known, nil
 }
 
 // Reasons a credential is refused, as FailureReason reports them.
 const (
 	ReasonMalformed   = "malformed"
 	ReasonSignature   = "signature"
+	ReasonInvalid     = "invalid"
 	ReasonExpired     = "expired"
 	ReasonNotYetValid = "not_yet_valid"
 	ReasonIssuer      = "issuer"
 	ReasonAudience    = "audience"
+	ReasonTenant      = "tenant"
+	ReasonVersion     = "version"
 	ReasonClaims      = "claims"
+	ReasonScope       = "scope"
 	ReasonUnknownUser = "unknown_user"
+	ReasonBadCode     = "security_code"
+	ReasonThrottled   = "throttled"
+	ReasonUnavailable = "checker_unavailable"
 )
 
 // failure carries the reason of a refusal, for metrics and logs.

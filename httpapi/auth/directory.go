@@ -9,15 +9,29 @@ import (
 	"github.com/foldermirror/foldermirror/config"
 )
 
-// ConfigDirectory is the Directory of the users listed in the configuration
-// (domains[].users). It knows no groups.
-type ConfigDirectory struct{ Config *config.Config }
+// Directory is the directory callers are checked against: the users listed
+// in the configuration (domains[].users) and those of the synced directory.
+type Directory struct {
+	Config *config.Config
+	// Synced is the synced directory; nil: configuration only.
+	Synced fm.Directory
+}
 
-var _ fm.Directory = ConfigDirectory{}
+var _ fm.Directory = Directory{}
 
 // Lookup implements fm.Directory.
-func (d ConfigDirectory) Lookup(_ context.Context, email string) (bool, []string, error) {
+func (d Directory) Lookup(ctx context.Context, email string) (bool, []string, error) {
 	email = strings.ToLower(email)
-	dom := d.Config.Domain(fm.EmailDomain(email))
-	return dom != nil && slices.Contains(dom.Users, email), nil, nil
+	var known bool
+	var groups []string
+	if d.Synced != nil {
+		var err error
+		if known, groups, err = d.Synced.Lookup(ctx, email); err != nil {
+			return false, nil, err
+		}
+	}
+	if dom := d.Config.Domain(fm.EmailDomain(email)); dom != nil && slices.Contains(dom.Users, email) {
+		known = true
+	}
+	return known, groups, nil
 }

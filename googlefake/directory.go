@@ -1,0 +1,275 @@
+package googlefake
+
+import (
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	admin "google.golang.org/api/admin/directory/v1"
+)
+
+const (
+	directoryPrefix      = "/admin/directory/v1/"
+	directoryScopePrefix = "https://www.googleapis.com/auth/admin.directory."
+)
+
+var (
+	usersListEndpoint = &endpoint{callUsersList, (*Server).usersList, reflect.TypeFor[admin.Users](), "",
+		directoryScopes("user", "user.readonly")}
+	groupsListEndpoint = &endpoint{callGroupsList, (*Server).groupsList, reflect.TypeFor[admin.Groups](), "",
+		directoryScopes("group", "group.readonly")}
+	membersListEndpoint = &endpoint{callMembersList, (*Server).membersList, reflect.TypeFor[admin.Members](), "",
+		directoryScopes("group", "group.readonly", "group.member", "group.member.readonly")}
+)
+
+// directoryScopes returns a scope check accepting the named Directory scopes
+// ("user.readonly" is https://www.googleapis.com/auth/admin.directory.user.readonly).
+func directoryScopes(names ...string) func(string) bool {
+	return func(scope string) bool {
+		name, ok := strings.CutPrefix(scope, directoryScopePrefix)
+		return ok && slices.Contains(names, name)
+	}
+}
+
+// directoryRoute maps a request path to its Directory method and path
+// parameter.
+func directoryRoute(path string) (*endpoint, string) {
+	rest := strings.TrimPrefix(path, directoryPrefix)
+	seg := strings.Split(rest, "/")
+	switch {
+	case rest == "users":
+		return usersListEndpoint, ""
+	case rest == "groups":
+		return groupsListEndpoint, ""
+	case len(seg) == 3 && seg[0] == "groups" && seg[1] != "" && seg[2] == "members":
+		return membersListEndpoint, seg[1]
+	}
+	return nil, ""
+}
+
+// errDirectoryUnimplemented answers the Directory methods the fake lacks:
+// 501 rather than 404, so that a test reaching beyond the fake does not
+// mistake it for a missing resource.
+var errDirectoryUnimplemented = newAPIError(http.StatusNotImplemented, "notImplemented",
+	"googlefake implements only users.list, groups.list and members.list of the Directory API", "")
+
+// usersList is users.list: the users of one domain, by e-mail.
+func (s *Server) usersList(c *call) (any, *apiError) {
+	domain, aerr := s.listDomain(c)
+	if aerr != nil {
+		return nil, aerr
+	}
+	size, aerr := maxResultsParam(c.q, 100, 500, false)
+	if aerr != nil {
+		return nil, aerr
+	}
+	page, next, aerr := pageOf(inDomain(slices.Collect(maps.Keys(s.people)), domain), "users:"+domain, c.q, size)
+	if aerr != nil {
+		return nil, aerr
+	}
+	out := &admin.Users{Kind: "admin#directory#users", NextPageToken: next}
+	for _, email := range page {
+		out.Users = append(out.Users, userJSON(email, s.people[email]))
+	}
+	return out, nil
+}
+
+// groupsList is groups.list: the groups of one domain, by e-mail.
+func (s *Server) groupsList(c *call) (any, *apiError) {
+	domain, aerr := s.listDomain(c)
+	if aerr != nil {
+		return nil, aerr
+	}
+	size, aerr := maxResultsParam(c.q, 200, 200, true)
+	if aerr != nil {
+		return nil, aerr
+	}
+	page, next, aerr := pageOf(inDomain(slices.Collect(maps.Keys(s.groups)), domain), "groups:"+domain, c.q, size)
+	if aerr != nil {
+		return nil, aerr
+	}
+	out := &admin.Groups{Kind: "admin#directory#groups", NextPageToken: next}
+	for _, email := range page {
+		out.Groups = append(out.Groups, s.groupJSON(email))
+	}
+	return out, nil
+}
+
+// membersList is members.list: a group's direct members, by e-mail, with
+// role MEMBER (includeDerivedMembership is ignored). The group key is its
+// e-mail or ID.
+func (s *Server) membersList(c *call) (any, *apiError) {
+	own := s.adminDomain(c.v.email)
+	if own == "" {
+		return nil, errNotAuthorized
+	}
+	group, ok := s.groupByKey(c.id)
+	if !ok {
+		return nil, resourceNotFound("groupKey")
+	}
+	if domainOf(group) != own {
+		return nil, errNotAuthorized
+	}
+	size, aerr := maxResultsParam(c.q, 200, 200, true)
+	if aerr != nil {
+		return nil, aerr
+	}
+	members := slices.Clone(s.groups[group])
+	if !rolesInclude(c.q.Get("roles"), "MEMBER") {
+		members = nil
+	}
+	slices.Sort(members)
+	page, next, aerr := pageOf(members, "members:"+group, c.q, size)
+	if aerr != nil {
+		return nil, aerr
+	}
+	out := &admin.Members{Kind: "admin#directory#members", NextPageToken: next}
+	for _, email := range page {
+		out.Members = append(out.Members, s.memberJSON(email))
+	}
+	return out, nil
+}
+
+// listDomain returns the domain a users.list or groups.list request covers:
+// its domain parameter, else its customer's domain ("my_customer" is the
+// acting user's). The acting user must administer that domain.
+func (s *Server) listDomain(c *call) (string, *apiError) {
+	own := s.adminDomain(c.v.email)
+	if own == "" {
+		return "", errNotAuthorized
+	}
+	domain, customer := strings.ToLower(c.q.Get("domain")), c.q.Get("customer")
+	switch {
+	case domain == "" && customer == "":
+		return "", errBadRequest
+	case customer != "" && customer != "my_customer" && customer != customerID(own):
+		return "", errNotAuthorized
+	case domain != "" && domain != own:
+		return "", errNotAuthorized
+	}
+	return own, nil
+}
+
+// groupByKey finds a group by e-mail or ID.
+func (s *Server) groupByKey(key string) (string, bool) {
+	key = strings.ToLower(key)
+	if _, ok := s.groups[key]; ok {
+		return key, true
+	}
+	for email := range s.groups {
+		if groupID(email) == key {
+			return email, true
+		}
+	}
+	return "", false
+}
+
+// userJSON renders a user as users.list does (projection basic).
+func userJSON(email string, p *person) *admin.User {
+	given, family := nameParts(email)
+	u := &admin.User{
+		Kind: "admin#directory#user", Id: googleID(email), PrimaryEmail: email,
+		Name:    &admin.UserName{GivenName: given, FamilyName: family, FullName: displayName(email)},
+		IsAdmin: p.admin, AgreedToTerms: true, Suspended: p.suspended,
+		CreationTime: p.created.Format(timeFormat), LastLoginTime: "1970-01-01T00:00:00.000Z",
+		Emails:     []map[string]any{{"address": email, "primary": true}},
+		CustomerId: customerID(domainOf(email)), OrgUnitPath: "/", IsMailboxSetup: true,
+		IncludeInGlobalAddressList: true,
+		ForceSendFields: []string{"IsAdmin", "IsDelegatedAdmin", "Suspended", "Archived",
+			"ChangePasswordAtNextLogin", "IpWhitelisted", "IsEnrolledIn2Sv", "IsEnforcedIn2Sv"},
+	}
+	if p.suspended {
+		u.SuspensionReason = "ADMIN"
+	}
+	return u
+}
+
+// groupJSON renders a group as groups.list does; its name derives from its
+// e-mail ("eng-team@x" is "Eng Team").
+func (s *Server) groupJSON(email string) *admin.Group {
+	return &admin.Group{
+		Kind: "admin#directory#group", Id: groupID(email), Email: email, Name: displayName(email),
+		DirectMembersCount: int64(len(s.groups[email])), AdminCreated: true,
+		ForceSendFields: []string{"DirectMembersCount", "AdminCreated"},
+	}
+}
+
+// memberJSON renders a group member: type GROUP for a group, USER for anyone
+// else (users of other domains and unknown e-mails included); status
+// SUSPENDED for a suspended user, else ACTIVE.
+func (s *Server) memberJSON(email string) *admin.Member {
+	m := &admin.Member{Kind: "admin#directory#member", Email: email, Role: "MEMBER", Type: "USER",
+		Id: googleID(email), Status: "ACTIVE"}
+	if _, ok := s.groups[email]; ok {
+		m.Type, m.Id = "GROUP", groupID(email)
+	} else if p := s.people[email]; p != nil && p.suspended {
+		m.Status = "SUSPENDED"
+	}
+	return m
+}
+
+// rolesInclude reports whether a roles parameter ("OWNER,MANAGER", ""
+// for all) selects role.
+func rolesInclude(roles, role string) bool {
+	if roles == "" {
+		return true
+	}
+	return slices.ContainsFunc(strings.Split(roles, ","), func(r string) bool {
+		return strings.EqualFold(strings.TrimSpace(r), role)
+	})
+}
+
+// inDomain returns the e-mails of a domain, sorted.
+func inDomain(emails []string, domain string) []string {
+	emails = slices.DeleteFunc(emails, func(e string) bool { return domainOf(e) != domain })
+	slices.Sort(emails)
+	return emails
+}
+
+// maxResultsParam reads maxResults: def when absent, an error below 1.
+// Above limit it is coerced down to limit when coerce is set (groups and
+// members, whose limit is documented but not enforced), else refused (users,
+// whose discovery document declares the maximum).
+func maxResultsParam(q url.Values, def, limit int, coerce bool) (int, *apiError) {
+	v := q.Get("maxResults")
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, invalidParam("maxResults")
+	}
+	if n < 1 || n > limit && !coerce {
+		msg := fmt.Sprintf("Invalid value '%d'. Values must be within the range: [1, %d]", n, limit)
+		return 0, newAPIError(http.StatusBadRequest, "invalid", msg, "maxResults")
+	}
+	return min(n, limit), nil
+}
+
+// pageOf returns the page of sorted keys a request asks for and the token
+// of the next page, "" after the last. Tokens hold the last key returned,
+// so they stay valid while keys come and go.
+func pageOf(sorted []string, kind string, q url.Values, size int) ([]string, string, *apiError) {
+	start := 0
+	if tok := q.Get("pageToken"); tok != "" {
+		after, ok := decodePageToken(kind, tok)
+		if !ok {
+			return nil, "", invalidParam("pageToken")
+		}
+		var found bool
+		if start, found = slices.BinarySearch(sorted, after); found {
+			start++
+		}
+	}
+	end := min(start+size, len(sorted))
+	next := ""
+	if end < len(sorted) {
+		next = encodePageToken(kind, sorted[end-1])
+	}
+	return sorted[start:end], next, nil
+}

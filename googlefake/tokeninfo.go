@@ -1,0 +1,96 @@
+package googlefake
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// emailScopes are the scopes that let tokeninfo report the user's e-mail.
+var emailScopes = []string{"email", "https://www.googleapis.com/auth/userinfo.email"}
+
+// tokeninfo is the tokeninfo endpoint's answer for an access token, fields in
+// Google's order, every value a string.
+type tokeninfo struct {
+	Azp           string `json:"azp"`
+	Aud           string `json:"aud"`
+	Sub           string `json:"sub"`
+	Scope         string `json:"scope"`
+	Exp           string `json:"exp"`
+	ExpiresIn     string `json:"expires_in"`
+	Email         string `json:"email,omitempty"`
+	EmailVerified string `json:"email_verified,omitempty"`
+	AccessType    string `json:"access_type"`
+}
+
+// errInvalidToken is tokeninfo's answer to an unknown or expired token.
+var errInvalidToken = &oauthError{http.StatusBadRequest, "invalid_token", "Invalid Value"}
+
+// errUnavailable is Google's answer while a service is down.
+var errUnavailable = &apiError{
+	Code: http.StatusServiceUnavailable, Message: "The service is currently unavailable.",
+	Errors: []errorItem{{Message: "The service is currently unavailable.", Domain: "global", Reason: "backendError"}},
+	Status: "UNAVAILABLE",
+}
+
+// GoogleAccessToken returns an opaque user access token, as Google's OAuth
+// 2.0 server issues them to a web client: "ya29." and random characters
+// (never another dot: it does not look like a JWT). It is issued to clientID
+// for email with the given scopes, valid for ttl (negative: already
+// expired). tokeninfo describes it, and the Drive and Directory APIs accept
+// it when its scopes allow, acting as email.
+func (s *Server) GoogleAccessToken(clientID, email string, ttl time.Duration, scopes ...string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	value := "ya29." + s.randomString(idAlphabet, 160)
+	s.accessTokens[value] = accessToken{user: strings.ToLower(email), clientID: clientID,
+		scopes: append([]string{}, scopes...), expiry: time.Now().Add(ttl)}
+	return value
+}
+
+// SetTokeninfoDown makes the tokeninfo endpoint answer 503 with Google's
+// UNAVAILABLE error while down is true.
+func (s *Server) SetTokeninfoDown(down bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tokeninfoDown = down
+}
+
+// serveTokeninfo answers GET or POST tokeninfo?access_token=T as
+// https://oauth2.googleapis.com/tokeninfo does. It knows every access token
+// the fake issued, the token endpoint's included (those from
+// AuthorizedUserKey hold every scope but report none).
+func (s *Server) serveTokeninfo(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodPost {
+		writeJSON(w, http.StatusMethodNotAllowed, &oauthError{Code: "invalid_request", Description: "Method not allowed"})
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		writeJSON(w, http.StatusBadRequest, &oauthError{Code: "invalid_request", Description: err.Error()})
+		return
+	}
+	s.mu.Lock()
+	down := s.tokeninfoDown
+	tok, known := s.accessTokens[r.Form.Get("access_token")]
+	verified := !s.unverified[tok.user]
+	s.mu.Unlock()
+	now := time.Now()
+	switch {
+	case down:
+		writeAPIError(w, errUnavailable)
+		return
+	case !known || !now.Before(tok.expiry):
+		writeJSON(w, errInvalidToken.status, errInvalidToken)
+		return
+	}
+	info := tokeninfo{Azp: tok.clientID, Aud: tok.clientID, Sub: googleID(tok.user),
+		Scope: strings.Join(tok.scopes, " "), Exp: strconv.FormatInt(tok.expiry.Unix(), 10),
+		ExpiresIn: strconv.FormatInt(int64(tok.expiry.Sub(now)/time.Second), 10), AccessType: "online"}
+	if slices.ContainsFunc(tok.scopes, func(sc string) bool { return slices.Contains(emailScopes, sc) }) {
+		info.Email, info.EmailVerified = tok.user, strconv.FormatBool(verified)
+	}
+	w.Header().Set("Cache-Control", "no-cache, no-store, max-age=0, must-revalidate")
+	writeJSON(w, http.StatusOK, info)
+}

@@ -1,0 +1,167 @@
+package googlefake_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/foldermirror/foldermirror/googlefake"
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
+	"google.golang.org/api/drive/v3"
+)
+
+const emailScope = "https://www.googleapis.com/auth/userinfo.email"
+
+// tokeninfo asks the fake's tokeninfo endpoint about an access token.
+func tokeninfo(t *testing.T, s *googlefake.Server, token string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, s.TokeninfoURL()+"?"+url.Values{"access_token": {token}}.Encode(), nil)
+	return doJSON(t, req)
+}
+
+func TestGoogleAccessTokenShape(t *testing.T) {
+	s := newFake(t)
+	tok := s.GoogleAccessToken(webClient, alice, time.Hour, emailScope)
+	if !strings.HasPrefix(tok, "ya29.") || strings.Count(tok, ".") != 1 || len(tok) < 100 {
+		t.Errorf("token %q", tok)
+	}
+	if again := s.GoogleAccessToken(webClient, alice, time.Hour, emailScope); again == tok {
+		t.Error("two tokens are equal")
+	}
+}
+
+func TestTokeninfo(t *testing.T) {
+	s := newFake(t)
+	s.SetEmailVerified(bob, false)
+	sub, err := verify(s.GoogleIDToken(webClient, alice), fetchJWKS(t, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		token     string
+		ttl       time.Duration
+		wantScope string
+		wantEmail string
+		verified  string
+	}{
+		{"email scope", s.GoogleAccessToken(webClient, "Alice@Example.com", time.Hour, emailScope, "openid"), time.Hour,
+			emailScope + " openid", alice, "true"},
+		{"short email scope", s.GoogleAccessToken(webClient, alice, 10*time.Minute, "email"), 10 * time.Minute,
+			"email", alice, "true"},
+		{"unverified", s.GoogleAccessToken(webClient, bob, time.Hour, emailScope), time.Hour, emailScope, bob, "false"},
+		{"no email scope", s.GoogleAccessToken(webClient, alice, time.Hour, drive.DriveReadonlyScope), time.Hour,
+			drive.DriveReadonlyScope, "", ""},
+		{"no scope", s.GoogleAccessToken(webClient, alice, time.Hour), time.Hour, "", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, body := tokeninfo(t, s, tt.token)
+			wantKeys := "access_type,aud,azp,exp,expires_in,scope,sub"
+			if tt.wantEmail != "" {
+				wantKeys = "access_type,aud,azp,email,email_verified,exp,expires_in,scope,sub"
+			}
+			if status != 200 || keys(body) != wantKeys {
+				t.Fatalf("%d %v", status, body)
+			}
+			for k, v := range body {
+				if _, ok := v.(string); !ok {
+					t.Errorf("%s is %T, want a string", k, v)
+				}
+			}
+			if body["azp"] != webClient || body["aud"] != webClient || body["scope"] != tt.wantScope ||
+				body["access_type"] != "online" || body["email"] != nil && body["email"] != tt.wantEmail ||
+				body["email_verified"] != nil && body["email_verified"] != tt.verified {
+				t.Errorf("body %v", body)
+			}
+			if tt.wantEmail == alice && body["sub"] != sub["sub"] {
+				t.Errorf("sub %v, ID token's %v", body["sub"], sub["sub"])
+			}
+			exp, err1 := strconv.ParseInt(body["exp"].(string), 10, 64)
+			left, err2 := strconv.Atoi(body["expires_in"].(string))
+			wantExp := time.Now().Add(tt.ttl).Unix()
+			if err1 != nil || err2 != nil || exp < wantExp-2 || exp > wantExp || left > int(tt.ttl.Seconds()) || left < int(tt.ttl.Seconds())-2 {
+				t.Errorf("exp %v, expires_in %v for a ttl of %v", body["exp"], body["expires_in"], tt.ttl)
+			}
+		})
+	}
+	s.SetEmailVerified(bob, true)
+	if _, body := tokeninfo(t, s, s.GoogleAccessToken(webClient, bob, time.Hour, "email")); body["email_verified"] != "true" {
+		t.Errorf("after SetEmailVerified(true): %v", body)
+	}
+}
+
+func TestTokeninfoRefusals(t *testing.T) {
+	s := newFake(t)
+	expired := s.GoogleAccessToken(webClient, alice, -time.Second, emailScope)
+	idToken := s.GoogleIDToken(webClient, alice)
+	for name, token := range map[string]string{
+		"expired": expired, "unknown": "ya29.unknown", "empty": "", "an ID token": idToken,
+	} {
+		t.Run(name, func(t *testing.T) {
+			status, body := tokeninfo(t, s, token)
+			if status != 400 || keys(body) != "error,error_description" || body["error"] != "invalid_token" || body["error_description"] != "Invalid Value" {
+				t.Errorf("%d %v", status, body)
+			}
+		})
+	}
+}
+
+func TestTokeninfoPostAndDown(t *testing.T) {
+	s := newFake(t)
+	tok := s.GoogleAccessToken(webClient, alice, time.Hour, emailScope)
+	post := func() (int, map[string]any) {
+		req, _ := http.NewRequest(http.MethodPost, s.TokeninfoURL(), strings.NewReader(url.Values{"access_token": {tok}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		return doJSON(t, req)
+	}
+	if status, body := post(); status != 200 || body["email"] != alice {
+		t.Fatalf("POST: %d %v", status, body)
+	}
+	s.SetTokeninfoDown(true)
+	for _, ask := range []func() (int, map[string]any){post, func() (int, map[string]any) { return tokeninfo(t, s, tok) }} {
+		status, body := ask()
+		e, _ := body["error"].(map[string]any)
+		if status != 503 || e["code"] != float64(503) || e["status"] != "UNAVAILABLE" || e["message"] == "" {
+			t.Errorf("down: %d %v", status, body)
+		}
+	}
+	s.SetTokeninfoDown(false)
+	if status, _ := tokeninfo(t, s, tok); status != 200 {
+		t.Errorf("back up: %d", status)
+	}
+	if got := s.CallCount("oauth2.tokeninfo"); got != 4 {
+		t.Errorf("tokeninfo calls = %d, want 4", got)
+	}
+}
+
+// The token endpoint's tokens are access tokens like any other, and user
+// access tokens call the APIs their scopes allow.
+func TestTokeninfoKnowsEveryAccessToken(t *testing.T) {
+	s := newFake(t)
+	sa, err := credentials(t, s, alice, drive.DriveReadonlyScope, emailScope).TokenSource.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, body := tokeninfo(t, s, sa.AccessToken)
+	if status != 200 || body["email"] != alice || body["scope"] != drive.DriveReadonlyScope+" "+emailScope ||
+		body["azp"] == "" || body["azp"] != body["aud"] {
+		t.Errorf("service account token: %d %v", status, body)
+	}
+
+	s.CreateFolder(alice, "", "mine")
+	user := s.GoogleAccessToken(webClient, alice, time.Hour, drive.DriveMetadataReadonlyScope)
+	svc := service(t, s, &google.Credentials{TokenSource: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: user})})
+	if got := names(listAll(t, svc.Files.List().Fields("files(name)").Context(context.Background()))); strings.Join(got, "|") != "mine" {
+		t.Errorf("files %v", got)
+	}
+	noDrive := s.GoogleAccessToken(webClient, alice, time.Hour, emailScope)
+	svc = service(t, s, &google.Credentials{TokenSource: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: noDrive})})
+	_, err = svc.Files.List().Do()
+	wantAPIError(t, err, 403, "insufficientPermissions")
+}

@@ -1,0 +1,326 @@
+package auth_test
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/httpapi/auth"
+	"github.com/golang-jwt/jwt/v5"
+)
+
+const (
+	googleClient = "good.apps.googleusercontent.com"
+	tenant       = "6e2c7c1a-5b7d-4f0e-9a43-0c1f1f4b2a10"
+	otherTenant  = "0b9f8c2e-1d2a-4c3b-8e7f-6a5d4c3b2a19"
+	appID        = "8c3d1b2a-9e8f-4a7b-b6c5-d4e3f2a1b0c9"
+	adminCode    = "open-sesame-admin"
+	aliceCode    = "open-sesame-alice"
+	expiredCode  = "open-sesame-expired"
+)
+
+func sha(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
+
+// world is a Google fake, an Authenticator configured against it, and an
+// attacker's key server that must never be asked anything.
+type world struct {
+	t        *testing.T
+	fake     *googlefake.Server
+	a        *auth.Authenticator
+	attacker *httptest.Server
+	hits     atomic.Int32
+	evilKey  *rsa.PrivateKey
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	w := &world{t: t, fake: googlefake.New()}
+	w.fake.Start()
+	t.Cleanup(w.fake.Close)
+	w.attacker = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w.hits.Add(1)
+		io.WriteString(rw, `{"keys":[]}`)
+	}))
+	t.Cleanup(w.attacker.Close)
+	var err error
+	if w.evilKey, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"alice@example.com", "bob@example.com"} {
+		w.fake.AddUser(u)
+	}
+	dir := t.TempDir()
+	yaml := fmt.Sprintf(`
+auth:
+  clockSkew: 30s
+  google: {clientIds: [%q, "second.apps.googleusercontent.com"], jwksUrl: %q, tokeninfoUrl: %q}
+  microsoft:
+    jwksUrls: [%q, %q]
+    tenants: [{tenantId: %q, applicationIds: [%q]}]
+domains:
+  - name: example.com
+    users: [alice@example.com, bob@example.com]
+    securityCodes:
+      - {sha256: %q, actAs: admin}
+      - {sha256: %q, actAs: "user:alice@example.com", expires: "2099-01-01T00:00:00Z"}
+      - {sha256: %q, actAs: admin, expires: "2020-01-01T00:00:00Z"}
+  - name: partner.org
+    users: [mallory@partner.org]
+`, googleClient, w.fake.GoogleJWKSURL(), w.fake.TokeninfoURL(), w.fake.MicrosoftJWKSURL(), w.fake.MicrosoftJWKSURLv2(),
+		tenant, appID, sha(adminCode), sha(aliceCode), sha(expiredCode))
+	cfg, err := config.Parse([]byte(yaml), filepath.Join(dir, "config.yaml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.a, err = auth.New(cfg, auth.Directory{Config: cfg}, auth.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.a.Close)
+	return w
+}
+
+// outcome is what authenticating one request gave.
+type outcome struct {
+	email, code, reason string
+	retryAfter          time.Duration
+}
+
+func (w *world) try(header, query, remote string) outcome {
+	w.t.Helper()
+	r := httptest.NewRequest(http.MethodGet, "/folder/v1/files/x"+query, nil)
+	if header != "" {
+		r.Header.Set("Authorization", header)
+	}
+	if remote != "" {
+		r.RemoteAddr = remote
+	}
+	id, err := w.a.Authenticate(r)
+	if err != nil {
+		var e *fm.Error
+		o := outcome{code: fm.ErrorCode(err), reason: auth.FailureReason(err)}
+		if errors.As(err, &e) {
+			o.retryAfter = e.RetryAfter
+		}
+		return o
+	}
+	who := id.Email
+	if id.Admin {
+		who = "admin:" + id.Domain
+	}
+	return outcome{email: who}
+}
+
+// google returns a Google ID token for alice with changes applied.
+func (w *world) google(opts ...googlefake.TokenOption) string {
+	return w.fake.GoogleIDToken(googleClient, "alice@example.com", opts...)
+}
+
+func (w *world) ms(version string, opts ...googlefake.TokenOption) string {
+	return w.fake.MicrosoftIDToken(version, tenant, appID, "bob@example.com", opts...)
+}
+
+// forge signs claims with a key of the attacker's, with the given header.
+func (w *world) forge(header map[string]any, claims jwt.MapClaims) string {
+	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
+	for k, v := range header {
+		tok.Header[k] = v
+	}
+	s, err := tok.SignedString(w.evilKey)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return s
+}
+
+func (w *world) googleClaims() jwt.MapClaims {
+	now := time.Now().Unix()
+	return jwt.MapClaims{"iss": "https://accounts.google.com", "aud": googleClient, "email": "alice@example.com",
+		"email_verified": true, "iat": now, "exp": now + 3600, "sub": "1"}
+}
+
+// hs256WithPublicKey: the classic confusion attack, HMAC keyed with the PEM
+// of the issuer's RSA public key.
+func hs256WithPublicKey(t *testing.T, pem []byte, claims jwt.MapClaims) string {
+	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(pem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// withAlg re-signs nothing: it swaps the header of a genuine token.
+func withHeader(token string, header map[string]any) string {
+	h, _ := json.Marshal(header)
+	parts := strings.Split(token, ".")
+	parts[0] = base64.RawURLEncoding.EncodeToString(h)
+	return strings.Join(parts, ".")
+}
+
+// tamper changes a claim of a signed token without re-signing it.
+func tamper(token, claim string, value any) string {
+	parts := strings.Split(token, ".")
+	data, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	var claims map[string]any
+	json.Unmarshal(data, &claims)
+	claims[claim] = value
+	data, _ = json.Marshal(claims)
+	parts[1] = base64.RawURLEncoding.EncodeToString(data)
+	return strings.Join(parts, ".")
+}
+
+func rel(d time.Duration) int64 { return time.Now().Add(d).Unix() }
+
+func v1Issuer(tid string) string { return "https://sts.windows.net/" + tid + "/" }
+func v2Issuer(tid string) string { return "https://login.microsoftonline.com/" + tid + "/v2.0" }
+
+func TestAttacks(t *testing.T) {
+	w := newWorld(t)
+	claim := googlefake.WithClaim
+	bearer := func(tok string) string { return "Bearer " + tok }
+	noneToken := func(alg string) string {
+		h, _ := json.Marshal(map[string]any{"alg": alg, "typ": "JWT"})
+		c, _ := json.Marshal(w.googleClaims())
+		return base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString(c) + "."
+	}
+	fresh := w.google()
+	kid := func(tok string) string {
+		h, _ := base64.RawURLEncoding.DecodeString(strings.Split(tok, ".")[0])
+		var m map[string]any
+		json.Unmarshal(h, &m)
+		return m["kid"].(string)
+	}(fresh)
+	const (
+		ok     = ""
+		unauth = fm.EUNAUTHENTICATED
+	)
+	for _, tc := range []struct {
+		name, header, code, reason, email string
+	}{
+		// The ways in that work.
+		{"google ID token", bearer(fresh), ok, "", "alice@example.com"},
+		{"google ID token, bare issuer", bearer(w.google(claim("iss", "accounts.google.com"))), ok, "", "alice@example.com"},
+		{"google ID token, second client", bearer(w.fake.GoogleIDToken("second.apps.googleusercontent.com", "bob@example.com")), ok, "", "bob@example.com"},
+		{"google, audience array all allowed", bearer(w.google(claim("aud", []string{googleClient, "second.apps.googleusercontent.com"}))), ok, "", "alice@example.com"},
+		{"google, email_verified as string", bearer(w.google(claim("email_verified", "true"))), ok, "", "alice@example.com"},
+		{"google, caller of another domain", bearer(w.fake.GoogleIDToken(googleClient, "someone@elsewhere.net")), ok, "", "someone@elsewhere.net"},
+		{"microsoft v1.0", bearer(w.ms("1.0")), ok, "", "bob@example.com"},
+		{"microsoft v2.0", bearer(w.ms("2.0")), ok, "", "bob@example.com"},
+		{"microsoft, email ignored", bearer(w.ms("2.0", claim("email", "alice@example.com"))), ok, "", "bob@example.com"},
+		{"microsoft, known user of another domain", bearer(w.fake.MicrosoftIDToken("2.0", tenant, appID, "mallory@partner.org")), ok, "", "mallory@partner.org"},
+		{"security code header", "securityCode " + aliceCode, ok, "", "alice@example.com"},
+		{"security code admin", "securityCode " + adminCode, ok, "", "admin:example.com"},
+
+		// alg none, in any case.
+		{"alg none", bearer(noneToken("none")), unauth, auth.ReasonSignature, ""},
+		{"alg None", bearer(noneToken("None")), unauth, auth.ReasonSignature, ""},
+		{"alg NONE", bearer(noneToken("NONE")), unauth, auth.ReasonSignature, ""},
+		{"alg nOnE", bearer(noneToken("nOnE")), unauth, auth.ReasonSignature, ""},
+		// Algorithm confusion and algorithms off the list.
+		{"HS256 with google public key", bearer(hs256WithPublicKey(t, w.fake.GooglePublicKeyPEM(), w.googleClaims())), unauth, auth.ReasonSignature, ""},
+		{"HS256 with microsoft public key", bearer(hs256WithPublicKey(t, w.fake.MicrosoftPublicKeyPEM(), jwt.MapClaims{"iss": v2Issuer(tenant), "tid": tenant, "aud": appID, "ver": "2.0", "oid": "x", "upn": "bob@example.com", "exp": rel(time.Hour)})), unauth, auth.ReasonSignature, ""},
+		{"header says RS512", bearer(withHeader(fresh, map[string]any{"alg": "RS512", "kid": kid})), unauth, auth.ReasonSignature, ""},
+		{"header says PS256", bearer(withHeader(fresh, map[string]any{"alg": "PS256", "kid": kid})), unauth, auth.ReasonSignature, ""},
+		{"header says ES256", bearer(withHeader(fresh, map[string]any{"alg": "ES256", "kid": kid})), unauth, auth.ReasonSignature, ""},
+		{"header says HS256", bearer(withHeader(fresh, map[string]any{"alg": "HS256", "kid": kid})), unauth, auth.ReasonSignature, ""},
+		// Header URLs and embedded keys are never followed.
+		{"jku to attacker", bearer(w.forge(map[string]any{"jku": w.attacker.URL, "kid": "evil"}, w.googleClaims())), unauth, auth.ReasonSignature, ""},
+		{"x5u to attacker", bearer(w.forge(map[string]any{"x5u": w.attacker.URL, "kid": "evil"}, w.googleClaims())), unauth, auth.ReasonSignature, ""},
+		{"embedded jwk", bearer(w.forge(map[string]any{"jwk": map[string]any{"kty": "RSA", "n": base64.RawURLEncoding.EncodeToString(w.evilKey.N.Bytes()), "e": "AQAB"}}, w.googleClaims())), unauth, auth.ReasonSignature, ""},
+		{"kid of google's key, attacker's signature", bearer(w.forge(map[string]any{"kid": kid}, w.googleClaims())), unauth, auth.ReasonSignature, ""},
+		{"kid path traversal", bearer(w.forge(map[string]any{"kid": "../../../../etc/passwd"}, w.googleClaims())), unauth, auth.ReasonSignature, ""},
+		{"no kid, attacker's signature", bearer(w.forge(map[string]any{}, w.googleClaims())), unauth, auth.ReasonSignature, ""},
+		{"kid not a string", bearer(withHeader(fresh, map[string]any{"alg": "RS256", "kid": 42})), unauth, auth.ReasonSignature, ""},
+		// Tampering and crossed authorities.
+		{"tampered email", bearer(tamper(fresh, "email", "bob@example.com")), unauth, auth.ReasonSignature, ""},
+		{"tampered exp", bearer(tamper(w.google(googlefake.WithTTL(-time.Hour)), "exp", rel(time.Hour))), unauth, auth.ReasonSignature, ""},
+		{"google-signed, microsoft issuer", bearer(w.google(claim("iss", v2Issuer(tenant)), claim("tid", tenant), claim("ver", "2.0"), claim("oid", "o"), claim("upn", "bob@example.com"), claim("aud", appID))), unauth, auth.ReasonSignature, ""},
+		{"microsoft-signed, google issuer", bearer(w.ms("2.0", claim("iss", "https://accounts.google.com"), claim("aud", googleClient), claim("email", "alice@example.com"), claim("email_verified", true))), unauth, auth.ReasonSignature, ""},
+		// Issuer variants.
+		{"google issuer trailing slash", bearer(w.google(claim("iss", "https://accounts.google.com/"))), unauth, auth.ReasonIssuer, ""},
+		{"google issuer http", bearer(w.google(claim("iss", "http://accounts.google.com"))), unauth, auth.ReasonIssuer, ""},
+		{"google issuer other host", bearer(w.google(claim("iss", "https://accounts.google.com.evil.example"))), unauth, auth.ReasonIssuer, ""},
+		{"issuer missing", bearer(w.google(claim("iss", nil))), unauth, auth.ReasonIssuer, ""},
+		{"issuer not a string", bearer(w.google(claim("iss", 7))), unauth, auth.ReasonIssuer, ""},
+		{"v1 issuer without trailing slash", bearer(w.ms("1.0", claim("iss", strings.TrimSuffix(v1Issuer(tenant), "/")))), unauth, auth.ReasonIssuer, ""},
+		{"v1 issuer http", bearer(w.ms("1.0", claim("iss", strings.Replace(v1Issuer(tenant), "https", "http", 1)))), unauth, auth.ReasonIssuer, ""},
+		{"v2 issuer trailing slash", bearer(w.ms("2.0", claim("iss", v2Issuer(tenant)+"/"))), unauth, auth.ReasonIssuer, ""},
+		{"v2 issuer other host", bearer(w.ms("2.0", claim("iss", "https://login.microsoftonline.evil/"+tenant+"/v2.0"))), unauth, auth.ReasonIssuer, ""},
+		{"tid in issuer not a GUID", bearer(w.ms("2.0", claim("iss", v2Issuer("contoso")), claim("tid", "contoso"))), unauth, auth.ReasonIssuer, ""},
+		// Tenant and version.
+		{"tid differs from issuer", bearer(w.ms("2.0", claim("tid", otherTenant))), unauth, auth.ReasonTenant, ""},
+		{"tid missing", bearer(w.ms("2.0", claim("tid", nil))), unauth, auth.ReasonTenant, ""},
+		{"tenant not configured", bearer(w.fake.MicrosoftIDToken("2.0", otherTenant, appID, "bob@example.com")), unauth, auth.ReasonTenant, ""},
+		{"v1 issuer, ver 2.0", bearer(w.ms("1.0", claim("ver", "2.0"))), unauth, auth.ReasonVersion, ""},
+		{"v2 issuer, ver 1.0", bearer(w.ms("2.0", claim("ver", "1.0"))), unauth, auth.ReasonVersion, ""},
+		{"ver missing", bearer(w.ms("2.0", claim("ver", nil))), unauth, auth.ReasonVersion, ""},
+		// Audiences.
+		{"google aud missing", bearer(w.google(claim("aud", nil))), unauth, auth.ReasonAudience, ""},
+		{"google aud foreign", bearer(w.fake.GoogleIDToken("evil.apps.googleusercontent.com", "alice@example.com")), unauth, auth.ReasonAudience, ""},
+		{"google aud array with a foreign value", bearer(w.google(claim("aud", []string{googleClient, "evil"}))), unauth, auth.ReasonAudience, ""},
+		{"google aud empty array", bearer(w.google(claim("aud", []string{}))), unauth, auth.ReasonAudience, ""},
+		{"microsoft aud missing", bearer(w.ms("2.0", claim("aud", nil))), unauth, auth.ReasonAudience, ""},
+		{"microsoft aud foreign", bearer(w.ms("2.0", claim("aud", "00000003-0000-0000-c000-000000000000"))), unauth, auth.ReasonAudience, ""},
+		{"microsoft aud array with a foreign value", bearer(w.ms("1.0", claim("aud", []string{appID, "evil"}))), unauth, auth.ReasonAudience, ""},
+		// Time, at the edges of the 30 s leeway.
+		{"exp just inside the leeway", bearer(w.google(claim("exp", rel(-20*time.Second)))), ok, "", "alice@example.com"},
+		{"exp just outside the leeway", bearer(w.google(claim("exp", rel(-40*time.Second)))), unauth, auth.ReasonExpired, ""},
+		{"exp missing", bearer(w.google(claim("exp", nil))), unauth, auth.ReasonClaims, ""},
+		{"nbf just inside the leeway", bearer(w.ms("2.0", claim("nbf", rel(20*time.Second)))), ok, "", "bob@example.com"},
+		{"nbf just outside the leeway", bearer(w.ms("2.0", claim("nbf", rel(40*time.Second)))), unauth, auth.ReasonNotYetValid, ""},
+		{"iat just inside the leeway", bearer(w.google(claim("iat", rel(20*time.Second)))), ok, "", "alice@example.com"},
+		{"iat just outside the leeway", bearer(w.google(claim("iat", rel(40*time.Second)))), unauth, auth.ReasonNotYetValid, ""},
+		{"microsoft expired", bearer(w.ms("1.0", claim("exp", rel(-time.Hour)))), unauth, auth.ReasonExpired, ""},
+		// Claims.
+		{"microsoft access token (scp)", bearer(w.ms("2.0", claim("scp", "User.Read"))), unauth, auth.ReasonClaims, ""},
+		{"email_verified false", bearer(w.google(claim("email_verified", false))), unauth, auth.ReasonClaims, ""},
+		{"email_verified \"false\"", bearer(w.google(claim("email_verified", "false"))), unauth, auth.ReasonClaims, ""},
+		{"email_verified missing", bearer(w.google(claim("email_verified", nil))), unauth, auth.ReasonClaims, ""},
+		{"email missing", bearer(w.google(claim("email", nil))), unauth, auth.ReasonClaims, ""},
+		{"oid missing", bearer(w.ms("2.0", claim("oid", nil))), unauth, auth.ReasonClaims, ""},
+		{"upn missing", bearer(w.ms("2.0", claim("upn", nil))), unauth, auth.ReasonClaims, ""},
+		{"upn empty", bearer(w.ms("1.0", claim("upn", ""))), unauth, auth.ReasonClaims, ""},
+		{"upn unknown", bearer(w.ms("2.0", claim("upn", "eve@example.com"))), unauth, auth.ReasonUnknownUser, ""},
+		{"upn of an unconfigured domain", bearer(w.ms("2.0", claim("upn", "someone@elsewhere.net"))), unauth, auth.ReasonUnknownUser, ""},
+		{"google caller unknown in its domain", bearer(w.fake.GoogleIDToken(googleClient, "eve@example.com")), unauth, auth.ReasonUnknownUser, ""},
+		// Shapes.
+		{"oversized token", bearer(strings.Repeat("a", 16<<10) + "." + w.google()), unauth, auth.ReasonMalformed, ""},
+		{"many dots", bearer("a.b.c.d.e.f"), unauth, auth.ReasonInvalid, ""},
+		{"spaces in token", "Bearer abc def", unauth, auth.ReasonMalformed, ""},
+		{"non-base64 JWT-ish", bearer("e30.e30.!!"), unauth, auth.ReasonMalformed, ""},
+		{"payload not JSON", bearer("e30.bm90IGpzb24.c2ln"), unauth, auth.ReasonMalformed, ""},
+		{"empty bearer", "Bearer ", unauth, auth.ReasonMalformed, ""},
+		{"basic scheme", "Basic YWxpY2U6c2VjcmV0", unauth, auth.ReasonMalformed, ""},
+		{"no credentials", "", fm.ENOCREDENTIALS, "", ""},
+		// Security codes that do not work.
+		{"wrong security code", "securityCode nope", fm.EFORBIDDEN, auth.ReasonBadCode, ""},
+		{"expired security code", "securityCode " + expiredCode, fm.EFORBIDDEN, auth.ReasonBadCode, ""},
+		{"security code as a Bearer token", bearer(adminCode), unauth, auth.ReasonInvalid, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := w.try(tc.header, "", fmt.Sprintf("192.0.2.%d:1234", len(tc.name)))
+			want := outcome{email: tc.email, code: tc.code, reason: tc.reason}
+			if got.email != want.email || got.code != want.code || got.reason != want.reason {
+				t.Errorf("got %+v, want %+v", got, want)
+			}
+		})
+	}
+	if n := w.hits.Load(); n != 0 {
+		t.Errorf("the attacker's key server was asked %d times", n)
+	}
+}

@@ -1,0 +1,153 @@
+package auth_test
+
+import (
+	"crypto/rand"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/httpapi/auth"
+)
+
+const emailScope = "https://www.googleapis.com/auth/userinfo.email"
+
+func TestAccessTokens(t *testing.T) {
+	w := newWorld(t)
+	w.fake.AddUser("carol@example.com")
+	w.fake.AddUser("dave@example.com")
+	w.fake.SetEmailVerified("carol@example.com", false)
+	for _, tc := range []struct {
+		name, token, code, reason, email string
+	}{
+		{"valid", w.fake.GoogleAccessToken(googleClient, "alice@example.com", time.Hour, emailScope, "openid"), "", "", "alice@example.com"},
+		{"short email scope", w.fake.GoogleAccessToken(googleClient, "bob@example.com", time.Hour, "email"), "", "", "bob@example.com"},
+		{"expired", w.fake.GoogleAccessToken(googleClient, "alice@example.com", -time.Minute, emailScope), fm.EUNAUTHENTICATED, auth.ReasonInvalid, ""},
+		{"foreign client", w.fake.GoogleAccessToken("evil.apps.googleusercontent.com", "alice@example.com", time.Hour, emailScope), fm.EUNAUTHENTICATED, auth.ReasonAudience, ""},
+		{"no email scope", w.fake.GoogleAccessToken(googleClient, "alice@example.com", time.Hour, "https://www.googleapis.com/auth/drive"), fm.EUNAUTHENTICATED, auth.ReasonScope, ""},
+		{"unverified e-mail", w.fake.GoogleAccessToken(googleClient, "carol@example.com", time.Hour, emailScope), fm.EUNAUTHENTICATED, auth.ReasonClaims, ""},
+		{"unknown user of the domain", w.fake.GoogleAccessToken(googleClient, "dave@example.com", time.Hour, emailScope), fm.EUNAUTHENTICATED, auth.ReasonUnknownUser, ""},
+		{"made up", "ya29.not-a-real-token", fm.EUNAUTHENTICATED, auth.ReasonInvalid, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := w.try("Bearer "+tc.token, "", "")
+			if got.email != tc.email || got.code != tc.code || got.reason != tc.reason {
+				t.Errorf("got %+v, want %s %s %s", got, tc.email, tc.code, tc.reason)
+			}
+		})
+	}
+}
+
+// A checked access token costs one tokeninfo call for its whole life; when
+// tokeninfo cannot be reached, callers get 503 with Retry-After, not 401.
+func TestAccessTokenCacheAndOutage(t *testing.T) {
+	w := newWorld(t)
+	token := w.fake.GoogleAccessToken(googleClient, "alice@example.com", time.Hour, emailScope)
+	for range 5 {
+		if got := w.try("Bearer "+token, "", ""); got.email != "alice@example.com" {
+			t.Fatalf("got %+v", got)
+		}
+	}
+	if n := w.fake.CallCount("oauth2.tokeninfo"); n != 1 {
+		t.Errorf("%d tokeninfo calls for 5 requests with one token", n)
+	}
+	w.fake.SetTokeninfoDown(true)
+	if got := w.try("Bearer "+token, "", ""); got.email != "alice@example.com" {
+		t.Errorf("cached token refused while tokeninfo is down: %+v", got)
+	}
+	other := w.fake.GoogleAccessToken(googleClient, "bob@example.com", time.Hour, emailScope)
+	got := w.try("Bearer "+other, "", "")
+	if got.code != fm.EUNAVAILABLE || got.retryAfter <= 0 {
+		t.Errorf("tokeninfo down: %+v, want EUNAVAILABLE with a Retry-After", got)
+	}
+	w.fake.SetTokeninfoDown(false)
+	if got := w.try("Bearer "+other, "", ""); got.email != "bob@example.com" {
+		t.Errorf("after the outage: %+v (an outage must not be cached)", got)
+	}
+}
+
+func TestSecurityCodes(t *testing.T) {
+	w := newWorld(t)
+	for _, tc := range []struct{ name, header, query, want string }{
+		{"header", "securityCode " + aliceCode, "", "alice@example.com"},
+		{"query", "", "?securityCode=" + url.QueryEscape(adminCode), "admin:example.com"},
+		{"scheme case", "SecurityCode " + aliceCode, "", "alice@example.com"},
+	} {
+		if got := w.try(tc.header, tc.query, ""); got.email != tc.want {
+			t.Errorf("%s: %+v, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// From the 21st failed code within a minute, every security-code request of
+// that address is refused with 429, valid codes too; other addresses and
+// Bearer tokens are not slowed.
+func TestSecurityCodeThrottle(t *testing.T) {
+	w := newWorld(t)
+	const attacker, bystander = "198.51.100.7:4000", "198.51.100.8:4000"
+	for i := range 20 {
+		if got := w.try(fmt.Sprintf("securityCode guess-%d", i), "", attacker); got.code != fm.EFORBIDDEN {
+			t.Fatalf("guess %d: %+v, want EFORBIDDEN", i+1, got)
+		}
+	}
+	for _, h := range []string{"securityCode guess-21", "securityCode " + aliceCode} {
+		got := w.try(h, "", attacker)
+		if got.code != fm.ERATELIMITED || got.reason != auth.ReasonThrottled || got.retryAfter <= 0 || got.retryAfter > time.Minute {
+			t.Errorf("%s after 20 failures: %+v, want ERATELIMITED with Retry-After up to a minute", h, got)
+		}
+	}
+	if got := w.try("", "?securityCode="+aliceCode, attacker); got.code != fm.ERATELIMITED {
+		t.Errorf("query code after 20 failures: %+v", got)
+	}
+	if got := w.try("securityCode "+aliceCode, "", bystander); got.email != "alice@example.com" {
+		t.Errorf("another address: %+v", got)
+	}
+	if got := w.try("Bearer "+w.google(), "", attacker); got.email != "alice@example.com" {
+		t.Errorf("a Bearer token from the throttled address: %+v", got)
+	}
+}
+
+// 10,000 forged tokens with random key IDs make the key set be fetched
+// again at most once (a minute), for Google's keys and Microsoft's.
+func TestUnknownKeyIDsRefetchAtMostOncePerMinute(t *testing.T) {
+	w := newWorld(t)
+	for name, genuine := range map[string]string{"oauth2.certs": w.google(), "microsoft.keys": w.ms("2.0")} {
+		if got := w.try("Bearer "+genuine, "", ""); got.email == "" {
+			t.Fatalf("genuine token refused: %+v", got)
+		}
+		before := w.fake.CallCount(name)
+		for range 10_000 {
+			tok := withHeader(genuine, map[string]any{"alg": "RS256", "kid": fmt.Sprintf("%x", rand.Text())})
+			if got := w.try("Bearer "+tok, "", ""); got.code != fm.EUNAUTHENTICATED {
+				t.Fatalf("forged token: %+v", got)
+			}
+		}
+		fetches := w.fake.CallCount(name) - before
+		t.Logf("%s: 10,000 forged key IDs caused %d key set fetches", name, fetches)
+		if max := map[string]int{"oauth2.certs": 1, "microsoft.keys": 2}[name]; fetches > max {
+			t.Errorf("%s: 10,000 forged key IDs caused %d key set fetches, want at most %d (one per key URL)", name, fetches, max)
+		}
+	}
+}
+
+// A rotated key is picked up: the first token signed with the new key
+// refetches the set (the minute's one refetch).
+func TestKeyRotation(t *testing.T) {
+	w := newWorld(t)
+	if got := w.try("Bearer "+w.google(), "", ""); got.email == "" {
+		t.Fatalf("genuine token refused: %+v", got)
+	}
+	w.fake.RotateSigningKey()
+	if got := w.try("Bearer "+w.google(), "", ""); got.email != "alice@example.com" {
+		t.Errorf("token signed with the rotated key: %+v", got)
+	}
+	w.fake.RotateMicrosoftSigningKey()
+	if got := w.try("Bearer "+w.ms("2.0"), "", ""); got.email != "bob@example.com" {
+		t.Errorf("microsoft token signed with the rotated key: %+v", got)
+	}
+	if !strings.Contains(fmt.Sprint(w.fake.Calls()), "microsoft.keys") {
+		t.Error("the Microsoft key set was never fetched")
+	}
+}

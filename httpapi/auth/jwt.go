@@ -1,0 +1,133 @@
+package auth
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/MicahParks/keyfunc/v3"
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/time/rate"
+)
+
+// unknownKeyRefetchEvery bounds how often a token signed with a key the set
+// does not hold makes the set be fetched again.
+const unknownKeyRefetchEvery = time.Minute
+
+// unknownKeyWaitMax bounds how long a request waits for a refetch of the keys.
+const unknownKeyWaitMax = 5 * time.Second
+
+// keySetRefreshEvery is how often signing keys are fetched in the background,
+// so that rotations are picked up.
+const keySetRefreshEvery = 15 * time.Minute
+
+// isJWT reports whether token has the shape of a JWS compact serialization:
+// three dot-separated base64url parts, the first two non-empty.
+func isJWT(token string) bool {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" {
+		return false
+	}
+	for _, p := range parts {
+		if strings.TrimLeft(p, base64url) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+const base64url = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+// unverifiedIssuer reads the iss claim of a JWT without checking anything,
+// only to pick the authority whose keys must then verify it.
+func unverifiedIssuer(token string) (string, error) {
+	_, payload, _ := strings.Cut(token, ".")
+	payload, _, _ = strings.Cut(payload, ".")
+	data, err := base64.RawURLEncoding.DecodeString(payload)
+	if err != nil {
+		return "", refuse(ReasonMalformed, "the token is malformed")
+	}
+	var claims struct {
+		Iss any `json:"iss"`
+	}
+	if err := json.Unmarshal(data, &claims); err != nil {
+		return "", refuse(ReasonMalformed, "the token is malformed")
+	}
+	iss, ok := claims.Iss.(string)
+	if !ok {
+		return "", refuse(ReasonIssuer, "the token's issuer is not accepted")
+	}
+	return iss, nil
+}
+
+// newKeySet returns the signing keys published at urls, fetched once, cached,
+// refreshed in the background and at most once a minute on an unknown key
+// ID. Token headers (jku, x5u, jwk) are never followed: keys come from urls
+// only.
+func newKeySet(ctx context.Context, urls []string, opts Options) (keyfunc.Keyfunc, error) {
+	kf, err := keyfunc.NewDefaultOverrideCtx(ctx, urls, keyfunc.Override{
+		Client:            opts.HTTPClient,
+		HTTPTimeout:       10 * time.Second,
+		RefreshInterval:   keySetRefreshEvery,
+		RefreshUnknownKID: rate.NewLimiter(rate.Every(unknownKeyRefetchEvery), 1),
+		// Bounds both the wait for the limiter and the refetch itself: a
+		// token with an unknown key ID is refused at once unless a refetch
+		// is allowed within this time.
+		RateLimitWaitMax: unknownKeyWaitMax,
+		RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
+			return func(ctx context.Context, err error) {
+				opts.Logger.WarnContext(ctx, "could not fetch signing keys", "url", u, "err", err)
+			}
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("signing keys at %v: %w", urls, err)
+	}
+	return kf, nil
+}
+
+// newParser returns a JWT parser for RS256 tokens that must carry exp, and
+// whose exp, nbf and iat are checked with the configured leeway.
+func newParser(leeway time.Duration, now func() time.Time) *jwt.Parser {
+	return jwt.NewParser(
+		jwt.WithValidMethods([]string{"RS256"}),
+		jwt.WithLeeway(leeway),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
+		jwt.WithTimeFunc(now),
+	)
+}
+
+// audienceAllowed: at least one audience, and every one allow-listed.
+func audienceAllowed(aud jwt.ClaimStrings, allowed []string) bool {
+	if len(aud) == 0 {
+		return false
+	}
+	for _, a := range aud {
+		if !slices.Contains(allowed, a) {
+			return false
+		}
+	}
+	return true
+}
+
+// tokenError maps a JWT parsing or validation error to a refusal.
+func tokenError(err error) error {
+	switch {
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return refuse(ReasonExpired, "the token has expired")
+	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+		return refuse(ReasonNotYetValid, "the token is not valid yet")
+	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
+		return refuse(ReasonClaims, "the token lacks a required claim")
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		return refuse(ReasonMalformed, "the token is malformed")
+	default:
+		return refuse(ReasonSignature, "the token's signature cannot be verified")
+	}
+}
