@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/googlefake"
 )
 
@@ -22,6 +21,12 @@ const ClientID = "demo.apps.googleusercontent.com"
 // StorageAccount is the user the syncer reads Drive as.
 const StorageAccount = "storage@" + Domain
 
+// Admin is the domain admin the directory is read as.
+const Admin = "admin@" + Domain
+
+// LeadsGroup is a group of the domain, shared a folder of its own.
+const LeadsGroup = "leads@" + Domain
+
 // ServiceAccount is the e-mail of the demo's service-account key.
 const ServiceAccount = "foldermirror@demo-project.iam.gserviceaccount.com"
 
@@ -33,7 +38,7 @@ type Persona struct {
 
 // Personas are the users the demo prints tokens for; each sees other things.
 var Personas = []Persona{
-	{"alice@" + Domain, "engineering lead: writer on all of Engineering, reader on Sales"},
+	{"alice@" + Domain, "engineering lead: writer on all of Engineering (file organizer of Leadership only, through the leads group), reader on Sales"},
 	{"bob@" + Domain, "sales organizer: all of the Sales shared drive, a few Engineering projects"},
 	{"carol@" + Domain, "new hire: only what is shared with the whole domain (the Handbook)"},
 	{"pat@partner.org", "partner, outside the domain: the Partner exchange folder only"},
@@ -49,7 +54,6 @@ type Library struct {
 // World is a generated domain inside a fake.
 type World struct {
 	Fake      *googlefake.Server
-	Users     []string // users of Domain
 	Libraries []Library
 }
 
@@ -69,12 +73,11 @@ func Build(fake *googlefake.Server, spec Spec) *World {
 	w := &World{Fake: fake}
 	for _, p := range Personas {
 		fake.AddUser(p.Email)
-		if fm.EmailDomain(p.Email) == Domain {
-			w.Users = append(w.Users, p.Email)
-		}
 	}
 	fake.AddUser(StorageAccount)
-	w.Users = append(w.Users, StorageAccount)
+	fake.AddUser(Admin)
+	fake.MakeAdmin(Admin)
+	fake.AddGroup(LeadsGroup, Personas[0].Email)
 	w.Libraries = []Library{g.engineering(), g.sales(), g.partners()}
 	return w
 }
@@ -116,7 +119,8 @@ func (g *generator) engineering() Library {
 		}
 		g.grow(StorageAccount, p, 3)
 	}
-	g.fake.CreateFolder(StorageAccount, root, "Leadership only")
+	leads := g.fake.CreateFolder(StorageAccount, root, "Leadership only")
+	g.fake.Share(leads, googlefake.Permission{Type: "group", Role: "fileOrganizer", EmailAddress: LeadsGroup, DisplayName: "Leads"})
 	return Library{ID: "lib-eng", Name: "Engineering", RootFolderID: root}
 }
 

@@ -40,9 +40,10 @@ func sha(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToSt
 // fixture is an API server over a hand-built index, with a Google fake
 // issuing the callers' ID tokens.
 type fixture struct {
-	t    *testing.T
-	fake *googlefake.Server
-	srv  *httptest.Server
+	t       testing.TB
+	fake    *googlefake.Server
+	handler http.Handler
+	srv     *httptest.Server
 }
 
 const configYAML = `
@@ -74,7 +75,7 @@ libraries:
   - {id: lib-never, name: Never synced, domain: example.com, storageAccount: storage@example.com, rootFolderId: nope}
 `
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	fake := googlefake.New()
 	fake.Start()
@@ -102,12 +103,13 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(authn.Close)
-	srv := httptest.NewServer(httpapi.New(cfg, db, authn, logger).Handler())
+	handler := httpapi.New(cfg, db, authn, logger).Handler()
+	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
-	return &fixture{t: t, fake: fake, srv: srv}
+	return &fixture{t: t, fake: fake, handler: handler, srv: srv}
 }
 
-func writeTree(t *testing.T, db *index.DB, lib string, state fm.LibraryState, folders []fm.SyncedFolder) {
+func writeTree(t testing.TB, db *index.DB, lib string, state fm.LibraryState, folders []fm.SyncedFolder) {
 	t.Helper()
 	w, err := db.BeginFullSync(context.Background(), lib)
 	if err != nil {

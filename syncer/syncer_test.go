@@ -24,6 +24,7 @@ import (
 )
 
 const (
+	admin   = "admin@example.com"
 	storage = "storage@example.com"
 	saEmail = "sa@project.iam.gserviceaccount.com"
 )
@@ -48,8 +49,8 @@ func newEnv(t testing.TB, fake *googlefake.Server, libraries ...string) *env {
 	if err := os.WriteFile(keyFile, fake.ServiceAccountKey(saEmail), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	yaml := fmt.Sprintf("storage: {credentialsFile: sa.json, endpoint: %q, requestsPerSecond: 10000, concurrency: 8}\n"+
-		"domains: [{name: example.com}]\nlibraries:\n", fake.DriveEndpoint())
+	yaml := fmt.Sprintf("storage: {credentialsFile: sa.json, endpoint: %q, directoryEndpoint: %q, requestsPerSecond: 10000, concurrency: 8}\n"+
+		"domains: [{name: example.com, adminEmail: %s}]\nlibraries:\n", fake.DriveEndpoint(), fake.DirectoryEndpoint(), admin)
 	for _, l := range libraries {
 		yaml += fmt.Sprintf("  - {%s, domain: example.com, storageAccount: %s}\n", l, storage)
 	}

@@ -94,6 +94,11 @@ func (c *demoCommand) syncAll(ctx context.Context, cfg *config.Config) error {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "foldermirror demo: a generated domain, %s, in an in-process Google Drive fake.\n\n", demo.Domain)
+	dir, err := s.SyncDirectory(ctx, demo.Domain)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "  synced the directory of %s: %d users, %d groups\n", dir.Domain, dir.Users, dir.Groups)
 	for _, lib := range cfg.Libraries {
 		res, err := s.Sync(ctx, lib.ID, syncer.Full, nil)
 		if err != nil {

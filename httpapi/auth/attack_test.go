@@ -40,7 +40,7 @@ func sha(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToSt
 // world is a Google fake, an Authenticator configured against it, and an
 // attacker's key server that must never be asked anything.
 type world struct {
-	t        *testing.T
+	t        testing.TB
 	fake     *googlefake.Server
 	a        *auth.Authenticator
 	attacker *httptest.Server
@@ -48,24 +48,24 @@ type world struct {
 	evilKey  *rsa.PrivateKey
 }
 
-func newWorld(t *testing.T) *world {
-	t.Helper()
-	w := &world{t: t, fake: googlefake.New()}
+func newWorld(tb testing.TB) *world {
+	tb.Helper()
+	w := &world{t: tb, fake: googlefake.New()}
 	w.fake.Start()
-	t.Cleanup(w.fake.Close)
+	tb.Cleanup(w.fake.Close)
 	w.attacker = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w.hits.Add(1)
 		io.WriteString(rw, `{"keys":[]}`)
 	}))
-	t.Cleanup(w.attacker.Close)
+	tb.Cleanup(w.attacker.Close)
 	var err error
 	if w.evilKey, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	for _, u := range []string{"alice@example.com", "bob@example.com"} {
 		w.fake.AddUser(u)
 	}
-	dir := t.TempDir()
+	dir := tb.TempDir()
 	yaml := fmt.Sprintf(`
 auth:
   clockSkew: 30s
@@ -86,12 +86,12 @@ domains:
 		tenant, appID, sha(adminCode), sha(aliceCode), sha(expiredCode))
 	cfg, err := config.Parse([]byte(yaml), filepath.Join(dir, "config.yaml"), nil)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if w.a, err = auth.New(cfg, auth.Directory{Config: cfg}, auth.Options{}); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(w.a.Close)
+	tb.Cleanup(w.a.Close)
 	return w
 }
 
@@ -156,7 +156,7 @@ func (w *world) googleClaims() jwt.MapClaims {
 
 // hs256WithPublicKey: the classic confusion attack, HMAC keyed with the PEM
 // of the issuer's RSA public key.
-func hs256WithPublicKey(t *testing.T, pem []byte, claims jwt.MapClaims) string {
+func hs256WithPublicKey(t testing.TB, pem []byte, claims jwt.MapClaims) string {
 	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(pem)
 	if err != nil {
 		t.Fatal(err)

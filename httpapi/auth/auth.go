@@ -80,7 +80,11 @@ type Authenticator struct {
 	microsoft *microsoftVerifier
 	tokeninfo *tokeninfoChecker
 	codes     *codeChecker
-	cancel    context.CancelFunc
+	// verified remembers verified ID tokens until they expire, so that a
+	// caller's next request costs a hash instead of a signature check.
+	verified *tokenCache
+	leeway   time.Duration
+	cancel   context.CancelFunc
 }
 
 // New returns an Authenticator for cfg's auth section, with dir as the
@@ -101,6 +105,8 @@ func New(cfg *config.Config, dir fm.Directory, opts Options) (*Authenticator, er
 		dir:       dir,
 		tokeninfo: newTokeninfoChecker(cfg, opts),
 		codes:     newCodeChecker(cfg, opts.Now),
+		verified:  newTokenCache(opts.Now),
+		leeway:    cfg.Auth.ClockSkew,
 		cancel:    cancel,
 	}
 	var err error
@@ -155,25 +161,41 @@ func (a *Authenticator) bearer(ctx context.Context, token string) (*Identity, er
 		}
 		return a.identify(ctx, email, MethodGoogleAccessToken)
 	}
+	key := keyOf(token)
+	got, ok := a.verified.get(key)
+	if !ok {
+		var err error
+		if got, err = a.verifyJWT(token); err != nil {
+			return nil, err
+		}
+		a.verified.put(key, got)
+	}
+	if got.method == MethodMicrosoftIDToken {
+		return a.identifyKnown(ctx, got.email, got.method)
+	}
+	return a.identify(ctx, got.email, got.method)
+}
+
+// verifyJWT verifies an ID token with the keys of the authority its issuer
+// names. The answer holds until the token expires (leeway included).
+func (a *Authenticator) verifyJWT(token string) (checked, error) {
 	iss, err := unverifiedIssuer(token)
 	if err != nil {
-		return nil, err
+		return checked{}, err
 	}
+	got := checked{method: MethodGoogleIDToken}
+	var exp time.Time
 	switch {
 	case isGoogleIssuer(iss):
-		email, err := a.google.verify(token)
-		if err != nil {
-			return nil, err
-		}
-		return a.identify(ctx, email, MethodGoogleIDToken)
+		got.email, exp, err = a.google.verify(token)
 	case isMicrosoftIssuer(iss):
-		upn, err := a.microsoft.verify(token)
-		if err != nil {
-			return nil, err
-		}
-		return a.identifyKnown(ctx, upn, MethodMicrosoftIDToken)
+		got.method = MethodMicrosoftIDToken
+		got.email, exp, err = a.microsoft.verify(token)
+	default:
+		err = refuse(ReasonIssuer, "the token's issuer is not accepted")
 	}
-	return nil, refuse(ReasonIssuer, "the token's issuer is not accepted")
+	got.until = exp.Add(a.leeway)
+	return got, err
 }
 
 // securityCode authenticates a domain's security code.

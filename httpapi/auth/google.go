@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/foldermirror/foldermirror/config"
@@ -37,8 +38,13 @@ type googleClaims struct {
 	EmailVerified any `json:"email_verified"`
 }
 
-// verify checks a Google ID token and returns its e-mail.
-func (v *googleVerifier) verify(token string) (string, error) {
+// verify checks a Google ID token and returns its e-mail and expiry.
+func (v *googleVerifier) verify(token string) (string, time.Time, error) {
+	email, err := v.check(token)
+	return email, expiry(token), err
+}
+
+func (v *googleVerifier) check(token string) (string, error) {
 	var claims googleClaims
 	if _, err := v.parser.ParseWithClaims(token, &claims, v.keys.Keyfunc); err != nil {
 		return "", tokenError(err)

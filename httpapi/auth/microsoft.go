@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/foldermirror/foldermirror/config"
@@ -67,8 +68,13 @@ type microsoftClaims struct {
 	Scope json.RawMessage `json:"scp"`
 }
 
-// verify checks a Microsoft ID token and returns its upn.
-func (v *microsoftVerifier) verify(token string) (string, error) {
+// verify checks a Microsoft ID token and returns its upn and expiry.
+func (v *microsoftVerifier) verify(token string) (string, time.Time, error) {
+	upn, err := v.check(token)
+	return upn, expiry(token), err
+}
+
+func (v *microsoftVerifier) check(token string) (string, error) {
 	if v.keys == nil {
 		return "", refuse(ReasonTenant, "no Microsoft tenant is configured")
 	}

@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -22,10 +20,9 @@ import (
 // emailScopes: an access token needs one of them to say who its user is.
 var emailScopes = []string{"https://www.googleapis.com/auth/userinfo.email", "email"}
 
-// Cache bounds. Refusals are remembered briefly, so that a bad token
-// repeated does not reach tokeninfo each time.
+// Refusals are remembered briefly, so that a bad token repeated does not
+// reach tokeninfo each time.
 const (
-	maxCachedTokens   = 100_000
 	refusalCacheFor   = time.Minute
 	tokeninfoRetryIn  = 5 * time.Second
 	maxTokeninfoBytes = 64 << 10
@@ -39,22 +36,13 @@ type tokeninfoChecker struct {
 	clientIDs []string
 	now       func() time.Time
 	flight    singleflight.Group
-
-	mu    sync.Mutex
-	cache map[[sha256.Size]byte]checkedToken
-}
-
-// checkedToken is a cached answer: an e-mail, or a refusal.
-type checkedToken struct {
-	email   string
-	refusal error
-	until   time.Time
+	cache     *tokenCache
 }
 
 func newTokeninfoChecker(cfg *config.Config, opts Options) *tokeninfoChecker {
 	return &tokeninfoChecker{
 		url: cfg.Auth.Google.TokeninfoURL, client: opts.HTTPClient, clientIDs: cfg.Auth.Google.ClientIDs,
-		now: opts.Now, cache: map[[sha256.Size]byte]checkedToken{},
+		now: opts.Now, cache: newTokenCache(opts.Now),
 	}
 }
 
@@ -63,8 +51,8 @@ func (c *tokeninfoChecker) check(ctx context.Context, token string) (string, err
 	if !isB64Token(token) {
 		return "", refuse(ReasonMalformed, "the token is malformed")
 	}
-	key := sha256.Sum256([]byte(token))
-	if got, ok := c.cached(key); ok {
+	key := keyOf(token)
+	if got, ok := c.cache.get(key); ok {
 		return got.email, got.refusal
 	}
 	v, err, _ := c.flight.Do(string(key[:]), func() (any, error) {
@@ -72,13 +60,13 @@ func (c *tokeninfoChecker) check(ctx context.Context, token string) (string, err
 		if err != nil {
 			return nil, err // unreachable: not cached
 		}
-		c.remember(key, got)
+		c.cache.put(key, got)
 		return got, nil
 	})
 	if err != nil {
 		return "", err
 	}
-	got := v.(checkedToken)
+	got := v.(checked)
 	return got.email, got.refusal
 }
 
@@ -87,43 +75,6 @@ func (c *tokeninfoChecker) check(ctx context.Context, token string) (string, err
 func isB64Token(t string) bool {
 	body := strings.TrimRight(t, "=")
 	return body != "" && strings.Trim(body, base64url+"._~+/") == ""
-}
-
-func (c *tokeninfoChecker) cached(key [sha256.Size]byte) (checkedToken, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	got, ok := c.cache[key]
-	if ok && !c.now().Before(got.until) {
-		delete(c.cache, key)
-		return checkedToken{}, false
-	}
-	return got, ok
-}
-
-func (c *tokeninfoChecker) remember(key [sha256.Size]byte, got checkedToken) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.cache) >= maxCachedTokens {
-		c.evict()
-	}
-	c.cache[key] = got
-}
-
-// evict drops expired answers, and if that is not enough, a tenth of the
-// others (map order is random enough for a bounded cache).
-func (c *tokeninfoChecker) evict() {
-	now := c.now()
-	for k, v := range c.cache {
-		if !now.Before(v.until) {
-			delete(c.cache, k)
-		}
-	}
-	for k := range c.cache {
-		if len(c.cache) < maxCachedTokens*9/10 {
-			return
-		}
-		delete(c.cache, k)
-	}
 }
 
 // tokeninfoAnswer is tokeninfo's JSON; numbers and booleans come as strings.
@@ -138,39 +89,39 @@ type tokeninfoAnswer struct {
 
 // ask asks tokeninfo about a token. The error is for an unreachable or
 // misbehaving tokeninfo; a refused token is an answer.
-func (c *tokeninfoChecker) ask(ctx context.Context, token string) (checkedToken, error) {
+func (c *tokeninfoChecker) ask(ctx context.Context, token string) (checked, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, strings.NewReader(url.Values{"access_token": {token}}.Encode()))
 	if err != nil {
-		return checkedToken{}, err
+		return checked{}, err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err := c.client.Do(req)
 	if err != nil {
-		return checkedToken{}, unreachable(err)
+		return checked{}, unreachable(err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxTokeninfoBytes))
 	switch {
 	case err != nil:
-		return checkedToken{}, unreachable(err)
+		return checked{}, unreachable(err)
 	case resp.StatusCode == http.StatusBadRequest:
 		return c.refused(refuse(ReasonInvalid, "the access token is invalid or has expired")), nil
 	case resp.StatusCode != http.StatusOK:
-		return checkedToken{}, unreachable(errors.New(resp.Status))
+		return checked{}, unreachable(errors.New(resp.Status))
 	}
 	var a tokeninfoAnswer
 	if err := json.Unmarshal(body, &a); err != nil {
-		return checkedToken{}, unreachable(err)
+		return checked{}, unreachable(err)
 	}
 	return c.judge(&a), nil
 }
 
-func (c *tokeninfoChecker) refused(err error) checkedToken {
-	return checkedToken{refusal: err, until: c.now().Add(refusalCacheFor)}
+func (c *tokeninfoChecker) refused(err error) checked {
+	return checked{refusal: err, until: c.now().Add(refusalCacheFor)}
 }
 
 // judge applies the rules to tokeninfo's answer.
-func (c *tokeninfoChecker) judge(a *tokeninfoAnswer) checkedToken {
+func (c *tokeninfoChecker) judge(a *tokeninfoAnswer) checked {
 	exp, err := strconv.ParseInt(a.Exp, 10, 64)
 	expires := time.Unix(exp, 0)
 	switch {
@@ -186,7 +137,7 @@ func (c *tokeninfoChecker) judge(a *tokeninfoAnswer) checkedToken {
 	case a.EmailVerified != "true" && a.EmailVerified != true:
 		return c.refused(refuse(ReasonClaims, "the access token's e-mail is not verified"))
 	}
-	return checkedToken{email: a.Email, until: expires}
+	return checked{email: a.Email, until: expires}
 }
 
 func unreachable(err error) error {

@@ -1,0 +1,72 @@
+package auth
+
+import (
+	"crypto/sha256"
+	"sync"
+	"time"
+)
+
+// maxCachedTokens bounds a token cache.
+const maxCachedTokens = 100_000
+
+// tokenKey is a cached token's key: its SHA-256, so that no token is kept.
+type tokenKey [sha256.Size]byte
+
+func keyOf(token string) tokenKey { return sha256.Sum256([]byte(token)) }
+
+// checked is what checking a token gave: an e-mail (and the way in), or a
+// refusal.
+type checked struct {
+	email   string
+	method  string
+	refusal error
+	until   time.Time
+}
+
+// tokenCache remembers checked tokens until their answer expires.
+type tokenCache struct {
+	now     func() time.Time
+	mu      sync.Mutex
+	entries map[tokenKey]checked
+}
+
+func newTokenCache(now func() time.Time) *tokenCache {
+	return &tokenCache{now: now, entries: map[tokenKey]checked{}}
+}
+
+func (c *tokenCache) get(key tokenKey) (checked, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	got, ok := c.entries[key]
+	if ok && !c.now().Before(got.until) {
+		delete(c.entries, key)
+		return checked{}, false
+	}
+	return got, ok
+}
+
+func (c *tokenCache) put(key tokenKey, got checked) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) >= maxCachedTokens {
+		c.evict()
+	}
+	c.entries[key] = got
+}
+
+// evict drops expired answers, and if that is not enough, a tenth of the
+// others (map order is random enough for a bounded cache).
+func (c *tokenCache) evict() {
+	now := c.now()
+	for k, v := range c.entries {
+		if !now.Before(v.until) {
+			delete(c.entries, k)
+		}
+	}
+	for k := range c.entries {
+		if len(c.entries) < maxCachedTokens*9/10 {
+			return
+		}
+		delete(c.entries, k)
+	}
+}

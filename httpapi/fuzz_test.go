@@ -1,0 +1,74 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// FuzzQueryParameters: any path under the API and any query string get a
+// JSON answer with a documented status, never a 5xx (the fixture has no
+// never-synced library in these paths), and never a folder the caller may
+// not see.
+func FuzzQueryParameters(f *testing.F) {
+	fx := newFixture(f)
+	token := fx.token("bob@example.com")
+	visible := map[string]bool{"handbook": true, "policies": true, "apollo": true, "designs": true, "locked": true,
+		"drive1": true, "plans": true, "zeus": true, "zeus-sub": true}
+	for _, seed := range [][2]string{
+		{"libraries/lib-eng/folders/children", "onlyDirectChildren=true&nameFilter=a"},
+		{"libraries/lib-eng/folders/children", "folderServiceId=apollo&onlyDirectChildren=TRUE"},
+		{"libraries/lib-eng/folders", "domain=other.org"},
+		{"folders/apollo/permissions", ""},
+		{"files/zeus/children", "onlyDirectChildren=0&nameFilter=%00"},
+		{"files/..%2Fsecret", ""},
+		{"libraries/lib-drive/folders/children", "folderServiceId=secret"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	allowed := map[int]bool{200: true, 400: true, 403: true, 404: true}
+	f.Fuzz(func(t *testing.T, path, query string) {
+		if strings.ContainsAny(path, "?#") {
+			return
+		}
+		req, err := http.NewRequest(http.MethodGet, "/folder/v1/"+path+"?"+query, nil)
+		if err != nil {
+			return // not a URL a client could send
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		fx.handler.ServeHTTP(rec, req)
+		if !allowed[rec.Code] {
+			t.Fatalf("GET %s: status %d: %s", req.URL, rec.Code, rec.Body)
+		}
+		var v any
+		if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+			t.Fatalf("GET %s: not JSON: %s", req.URL, rec.Body)
+		}
+		for _, id := range fileIDs(v) {
+			if !visible[id] {
+				t.Fatalf("GET %s names %s, which bob may not see", req.URL, id)
+			}
+		}
+	})
+}
+
+func fileIDs(v any) []string {
+	var out []string
+	switch x := v.(type) {
+	case map[string]any:
+		if id, ok := x["fileId"].(string); ok {
+			out = append(out, id)
+		}
+		for _, e := range x {
+			out = append(out, fileIDs(e)...)
+		}
+	case []any:
+		for _, e := range x {
+			out = append(out, fileIDs(e)...)
+		}
+	}
+	return out
+}
