@@ -179,7 +179,17 @@ type LibraryState struct {
 	LastIncrementalSync time.Time
 	Folders             int
 	Permissions         int
+	// Revision grows with every sync that changed what readers see.
+	Revision uint64
 }
+
+// Drift counts what a full sync found different from the tree it replaced.
+type Drift struct {
+	Added, Removed, Changed int
+}
+
+// Total is the number of folders that differed.
+func (d Drift) Total() int { return d.Added + d.Removed + d.Changed }
 
 // LastSynced returns the time of the library's latest sync of any kind.
 func (s *LibraryState) LastSynced() time.Time {
@@ -220,16 +230,43 @@ type IndexWriter interface {
 	// BeginFullSync starts writing a new tree for a library; readers keep
 	// seeing the old one until Commit.
 	BeginFullSync(ctx context.Context, libraryID string) (FullSyncWriter, error)
+	// UpdateLibrary changes a synced library's tree in one transaction:
+	// readers see all of fn's changes or none. ENOTFOUND if never synced.
+	UpdateLibrary(ctx context.Context, libraryID string, fn func(LibraryTx) error) error
 }
 
 // FullSyncWriter writes one library's new tree in batches.
 type FullSyncWriter interface {
 	// Put adds a batch of folders to the new tree.
 	Put(folders []SyncedFolder) error
-	// Commit makes the new tree, with its state, the one readers see, at once.
-	Commit(state LibraryState) error
+	// Commit makes the new tree, with its state, the one readers see, at
+	// once, and says how much it differs from the tree it replaces (nothing
+	// for a first sync). Folder and permission counts and the revision are
+	// the writer's to set.
+	Commit(state LibraryState) (Drift, error)
 	// Abort drops the new tree. It is safe after Commit, where it does nothing.
 	Abort() error
+}
+
+// LibraryTx reads and changes one library's tree within a transaction.
+// Counts of folders and permissions, and the principals index, follow its
+// changes.
+type LibraryTx interface {
+	State() LibraryState
+	// SetState replaces the state (its counts are kept).
+	SetState(LibraryState)
+	// Folder returns a folder; ENOTFOUND if the tree has none such.
+	Folder(id string) (*Folder, error)
+	// Children returns the IDs of a folder's children, in no set order.
+	Children(id string) ([]string, error)
+	// Put adds a folder or replaces one (moved, renamed, reshared...),
+	// its grants derived from its permissions.
+	Put(f SyncedFolder) error
+	// Replace rewrites a folder's record (its grants as given) without
+	// touching its permissions.
+	Replace(f *Folder) error
+	// Delete removes one folder (not its children).
+	Delete(id string) error
 }
 
 // Directory knows the users and groups of the configured domains.

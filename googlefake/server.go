@@ -137,6 +137,14 @@ func New() *Server {
 	}
 }
 
+// Seed makes the IDs and tokens the fake makes from now on a function of
+// seed, so that a test or a demo builds the same world every time.
+func (s *Server) Seed(seed uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+}
+
 // Start serves the fake on a new httptest server bound to 127.0.0.1 and
 // returns its base URL, without a trailing slash. It panics if called twice.
 func (s *Server) Start() string {

@@ -118,7 +118,7 @@ func writeTree(t testing.TB, db *index.DB, lib string, state fm.LibraryState, fo
 	if err := w.Put(folders); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Commit(state); err != nil {
+	if _, err := w.Commit(state); err != nil {
 		t.Fatal(err)
 	}
 }

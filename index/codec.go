@@ -186,6 +186,13 @@ func encodePermissions(perms []fm.Permission) []byte {
 	return e.buf
 }
 
+// permissionCount reads only the number of permissions of an encoded list.
+func permissionCount(b []byte) int {
+	d := decoder{buf: b}
+	d.header()
+	return int(d.uint())
+}
+
 func decodePermissions(b []byte) ([]fm.Permission, error) {
 	d := decoder{buf: b}
 	d.header()
@@ -226,6 +233,7 @@ func encodeLibrary(r *libraryRecord) []byte {
 	e.time(r.LastIncrementalSync)
 	e.uint(uint64(r.Folders))
 	e.uint(uint64(r.Permissions))
+	e.uint(r.Revision)
 	return e.buf
 }
 
@@ -242,6 +250,7 @@ func decodeLibrary(b []byte) (*libraryRecord, error) {
 	r.LastIncrementalSync = d.time()
 	r.Folders = int(d.uint())
 	r.Permissions = int(d.uint())
+	r.Revision = d.uint()
 	if err := d.done(); err != nil {
 		return nil, err
 	}

@@ -50,7 +50,7 @@ func sync(t *testing.T, db *index.DB, lib string, batch int, folders ...fm.Synce
 		}
 		folders = folders[n:]
 	}
-	if err := w.Commit(fm.LibraryState{RootID: "root", StartPageToken: "7"}); err != nil {
+	if _, err := w.Commit(fm.LibraryState{RootID: "root", StartPageToken: "7"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -213,7 +213,7 @@ func TestReadersSeeOldTreeUntilCommit(t *testing.T) {
 	if ok, _ := db.HasAnyPrincipal(ctx, "lib", []string{fm.UserPrincipal("bob@example.com")}); ok {
 		t.Error("before commit: bob's grant visible")
 	}
-	if err := w.Commit(fm.LibraryState{RootID: "root", StartPageToken: "9"}); err != nil {
+	if _, err := w.Commit(fm.LibraryState{RootID: "root", StartPageToken: "9"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := walkAll(t, db, "lib", "root", nil); !slices.Equal(got, []visit{{"new", 0}}) {
@@ -369,13 +369,13 @@ func TestFinishedWriterRefusesMore(t *testing.T) {
 	db := openTemp(t, t.TempDir())
 	w, _ := db.BeginFullSync(context.Background(), "lib")
 	_ = w.Put([]fm.SyncedFolder{folder("root", "", "r")})
-	if err := w.Commit(fm.LibraryState{RootID: "root"}); err != nil {
+	if _, err := w.Commit(fm.LibraryState{RootID: "root"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Put([]fm.SyncedFolder{folder("x", "root", "x")}); err == nil {
 		t.Error("Put after Commit succeeded")
 	}
-	if err := w.Commit(fm.LibraryState{}); err == nil {
+	if _, err := w.Commit(fm.LibraryState{}); err == nil {
 		t.Error("second Commit succeeded")
 	}
 	if err := w.Abort(); err != nil {

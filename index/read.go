@@ -224,3 +224,29 @@ func (t *tree) orderRun(c *bolt.Cursor, fr *frame, part []byte, firstID string, 
 	fr.run = ids[1:]
 	return ids[0], true, nil
 }
+
+// Snapshot returns every folder of a library with its permissions, sorted by
+// ID, read in one transaction. It is meant for checks and tests: a large
+// library holds a read transaction open while it is read.
+func (db *DB) Snapshot(_ context.Context, libraryID string) ([]fm.SyncedFolder, error) {
+	var out []fm.SyncedFolder
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		t, err := currentTree(tx, libraryID)
+		if err != nil {
+			return err
+		}
+		return t.folders.ForEach(func(k, v []byte) error {
+			f, err := decodeFolder(string(k), v)
+			if err != nil {
+				return err
+			}
+			perms, err := decodePermissions(t.perms.Get(k))
+			if err != nil {
+				return err
+			}
+			out = append(out, fm.SyncedFolder{Folder: *f, Permissions: perms})
+			return nil
+		})
+	})
+	return out, err
+}

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -18,9 +19,12 @@ type fullSync struct {
 	db         *DB
 	libraryID  string
 	generation uint64
+	prev       *libraryRecord    // the record of the tree being replaced, nil if none
 	principals map[string]uint64 // principal → folders granting it
 	folders    int
 	perms      int
+	drift      fm.Drift
+	matched    int // folders of the new tree found in the old one
 	done       bool
 }
 
@@ -30,6 +34,9 @@ func (db *DB) BeginFullSync(_ context.Context, libraryID string) (fm.FullSyncWri
 	err := db.bolt.Update(func(tx *bolt.Tx) error {
 		lib, err := tx.Bucket(bucketLibraries).CreateBucketIfNotExists([]byte(libraryID))
 		if err != nil {
+			return err
+		}
+		if fs.prev, err = readLibraryRecord(lib); err != nil {
 			return err
 		}
 		fs.generation = nextGeneration(lib)
@@ -60,13 +67,25 @@ func nextGeneration(lib *bolt.Bucket) uint64 {
 }
 
 func (fs *fullSync) tree(tx *bolt.Tx) (*tree, error) {
+	return fs.generationTree(tx, fs.generation)
+}
+
+// oldTree is the tree being replaced, nil if none.
+func (fs *fullSync) oldTree(tx *bolt.Tx) (*tree, error) {
+	if fs.prev == nil {
+		return nil, nil
+	}
+	return fs.generationTree(tx, fs.prev.Generation)
+}
+
+func (fs *fullSync) generationTree(tx *bolt.Tx, generation uint64) (*tree, error) {
 	lib := tx.Bucket(bucketLibraries).Bucket([]byte(fs.libraryID))
 	if lib == nil {
 		return nil, errors.New("library bucket vanished")
 	}
-	gen := lib.Bucket(generationKey(fs.generation))
+	gen := lib.Bucket(generationKey(generation))
 	if gen == nil {
-		return nil, errors.New("generation bucket vanished")
+		return nil, fmt.Errorf("generation %d vanished", generation)
 	}
 	return openTree(gen)
 }
@@ -77,9 +96,14 @@ func (fs *fullSync) Put(folders []fm.SyncedFolder) error {
 		return errors.New("full sync already finished")
 	}
 	counted := map[string]uint64{}
+	var drift fm.Drift
+	var matched int
 	err := fs.db.bolt.Update(func(tx *bolt.Tx) error {
-		clear(counted) // bbolt may run the function again
 		t, err := fs.tree(tx)
+		if err != nil {
+			return err
+		}
+		old, err := fs.oldTree(tx)
 		if err != nil {
 			return err
 		}
@@ -91,6 +115,9 @@ func (fs *fullSync) Put(folders []fm.SyncedFolder) error {
 			for _, p := range distinctPrincipals(grants) {
 				counted[p]++
 			}
+			if old != nil && compareFolder(t, old, folders[i].ID, &drift) {
+				matched++
+			}
 		}
 		return nil
 	})
@@ -100,11 +127,29 @@ func (fs *fullSync) Put(folders []fm.SyncedFolder) error {
 	for p, n := range counted {
 		fs.principals[p] += n
 	}
+	fs.drift.Added += drift.Added
+	fs.drift.Changed += drift.Changed
+	fs.matched += matched
 	for i := range folders {
 		fs.perms += len(folders[i].Permissions)
 	}
 	fs.folders += len(folders)
 	return nil
+}
+
+// compareFolder counts a folder of the new tree as added or changed against
+// the old tree, and reports whether the old tree has it.
+func compareFolder(t, old *tree, id string, drift *fm.Drift) bool {
+	key := []byte(id)
+	was := old.folders.Get(key)
+	switch {
+	case was == nil:
+		drift.Added++
+		return false
+	case !bytes.Equal(was, t.folders.Get(key)) || !bytes.Equal(old.perms.Get(key), t.perms.Get(key)):
+		drift.Changed++
+	}
+	return true
 }
 
 // putFolder writes a folder, its children entry and its permissions, and
@@ -143,13 +188,22 @@ func distinctPrincipals(grants []fm.Grant) []string {
 
 // Commit writes the principal counts and the state, and switches readers to
 // the new tree in the same transaction. The old tree is dropped afterwards.
-func (fs *fullSync) Commit(state fm.LibraryState) error {
+func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
 	if fs.done {
-		return errors.New("full sync already finished")
+		return fm.Drift{}, errors.New("full sync already finished")
 	}
 	state.ID = fs.libraryID
 	state.Folders = fs.folders
 	state.Permissions = fs.perms
+	drift := fs.drift
+	state.Revision = 1
+	if fs.prev != nil {
+		drift.Removed = fs.prev.Folders - fs.matched
+		state.Revision = fs.prev.Revision
+		if drift.Total() > 0 {
+			state.Revision++
+		}
+	}
 	rec := &libraryRecord{LibraryState: state, Generation: fs.generation}
 	var old []byte
 	err := fs.db.bolt.Update(func(tx *bolt.Tx) error {
@@ -171,14 +225,14 @@ func (fs *fullSync) Commit(state fm.LibraryState) error {
 		return lib.Put(keyState, encodeLibrary(rec))
 	})
 	if err != nil {
-		return fmt.Errorf("commit full sync of %s: %w", fs.libraryID, err)
+		return fm.Drift{}, fmt.Errorf("commit full sync of %s: %w", fs.libraryID, err)
 	}
 	fs.done = true
 	fs.db.setLibrary(rec)
 	if old != nil {
 		fs.db.dropGeneration(fs.libraryID, old)
 	}
-	return nil
+	return drift, nil
 }
 
 // Abort drops the unfinished tree; after Commit it does nothing.

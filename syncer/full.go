@@ -30,15 +30,15 @@ const (
 	writeBatchSize  = 2000
 )
 
-// fullSync reads a library's whole tree and replaces the indexed one with it.
-func (s *Syncer) fullSync(ctx context.Context, lib *config.Library, progress ProgressFunc) (*Result, error) {
-	svc, err := s.driveFor(lib.StorageAccount)
+// fullSync reads a library's whole tree and replaces the indexed one (prev's,
+// nil if none) with it.
+func (s *Syncer) fullSync(ctx context.Context, lib *config.Library, prev *fm.LibraryState, progress ProgressFunc) (*Result, error) {
+	r, err := s.newReader(lib, progress)
 	if err != nil {
 		return nil, err
 	}
-	r := &reader{logger: s.logger, svc: svc, lib: lib, progress: progress, concurrency: s.cfg.Storage.Concurrency}
 	state := fm.LibraryState{LastFullSync: s.opts.Now().UTC()}
-	if prev, err := s.index.Library(ctx, lib.ID); err == nil {
+	if prev != nil {
 		state.LastIncrementalSync = prev.LastIncrementalSync
 	}
 	folders, err := r.readTree(ctx, &state)
@@ -46,21 +46,33 @@ func (s *Syncer) fullSync(ctx context.Context, lib *config.Library, progress Pro
 		return nil, describe(err, lib)
 	}
 	progress(Progress{Library: lib.ID, Phase: "writing", Total: len(folders)})
-	if err := s.write(ctx, lib.ID, folders, state, progress); err != nil {
+	drift, err := s.write(ctx, lib.ID, folders, state, progress)
+	if err != nil {
 		return nil, err
 	}
-	res := &Result{Library: lib.ID, Full: true, Folders: len(folders)}
+	res := &Result{Library: lib.ID, Full: true, Folders: len(folders), Drift: drift}
 	for _, f := range folders {
 		res.Permissions += len(f.Permissions)
+	}
+	if drift.Total() > 0 && prev != nil {
+		s.logger.Warn("full sync corrected drift", "library", lib.ID, "added", drift.Added, "removed", drift.Removed, "changed", drift.Changed)
 	}
 	return res, nil
 }
 
+func (s *Syncer) newReader(lib *config.Library, progress ProgressFunc) (*reader, error) {
+	svc, err := s.driveFor(lib.StorageAccount)
+	if err != nil {
+		return nil, err
+	}
+	return &reader{logger: s.logger, svc: svc, lib: lib, progress: progress, concurrency: s.cfg.Storage.Concurrency}, nil
+}
+
 // write replaces the library's tree in batches; readers switch at Commit.
-func (s *Syncer) write(ctx context.Context, libraryID string, folders []*node, state fm.LibraryState, progress ProgressFunc) error {
+func (s *Syncer) write(ctx context.Context, libraryID string, folders []*node, state fm.LibraryState, progress ProgressFunc) (fm.Drift, error) {
 	w, err := s.index.BeginFullSync(ctx, libraryID)
 	if err != nil {
-		return err
+		return fm.Drift{}, err
 	}
 	defer w.Abort()
 	batch := make([]fm.SyncedFolder, 0, writeBatchSize)
@@ -68,10 +80,10 @@ func (s *Syncer) write(ctx context.Context, libraryID string, folders []*node, s
 		batch = append(batch, n.SyncedFolder)
 		if len(batch) == cap(batch) || i == len(folders)-1 {
 			if err := ctx.Err(); err != nil {
-				return err
+				return fm.Drift{}, err
 			}
 			if err := w.Put(batch); err != nil {
-				return err
+				return fm.Drift{}, err
 			}
 			batch = batch[:0]
 			progress(Progress{Library: libraryID, Phase: "writing", Done: i + 1, Total: len(folders)})
@@ -119,7 +131,7 @@ func (r *reader) readTree(ctx context.Context, state *fm.LibraryState) ([]*node,
 	}
 	state.RootID = root.ID
 	folders := placeInTree(root, listed)
-	if err := r.readPermissions(ctx, folders); err != nil {
+	if err := r.readPermissions(ctx, folders, root.ID); err != nil {
 		return nil, err
 	}
 	return folders, nil
@@ -200,8 +212,10 @@ func (r *reader) myDriveRoot(ctx context.Context, listed map[string]*node) (*nod
 }
 
 // readPermissions lists the permissions of the folders whose permissions did
-// not come with the listing, storage.concurrency calls at a time.
-func (r *reader) readPermissions(ctx context.Context, folders []*node) error {
+// not come with the listing, storage.concurrency calls at a time. A folder
+// gone meanwhile (but the root) is kept with none, shown to nobody, until
+// the next sync reads its removal.
+func (r *reader) readPermissions(ctx context.Context, folders []*node, rootID string) error {
 	var todo []*node
 	for _, n := range folders {
 		if !n.permsKnown {
@@ -217,9 +231,7 @@ func (r *reader) readPermissions(ctx context.Context, folders []*node) error {
 	for _, n := range todo {
 		g.Go(func() error {
 			perms, err := r.listPermissions(ctx, n.ID)
-			if isNotFound(err) && n != folders[0] {
-				// Gone since it was listed: kept without permissions (so
-				// shown to nobody) until the next sync reads its removal.
+			if isNotFound(err) && n.ID != rootID {
 				r.logger.Warn("folder vanished during sync; it is hidden until the next sync", "library", r.lib.ID, "folder", n.ID)
 				err = nil
 			}

@@ -184,10 +184,16 @@ type ProgressFunc func(Progress)
 
 // Result tells what a sync did.
 type Result struct {
-	Library     string
-	Full        bool
+	Library string
+	Full    bool
+	// Folders and Permissions are the library's, after the sync.
 	Folders     int
 	Permissions int
+	// Drift is what a full sync found different from the index.
+	Drift fm.Drift
+	// Changes is the number of changes an incremental sync read, Applied
+	// the number of folders it wrote or removed.
+	Changes, Applied int
 	// Calls is the number of Drive requests sent, retries included.
 	Calls    int64
 	Duration time.Duration
@@ -217,7 +223,20 @@ func (s *Syncer) Sync(ctx context.Context, libraryID string, mode Mode, progress
 	var calls atomic.Int64
 	ctx = withCallCounter(ctx, &calls)
 	start := s.opts.Now()
-	res, err := s.fullSync(ctx, lib, progress)
+	prev, err := s.index.Library(ctx, lib.ID)
+	if err != nil && fm.ErrorCode(err) != fm.ENOTFOUND {
+		return nil, err
+	}
+	var res *Result
+	if mode == Auto && prev != nil && prev.StartPageToken != "" {
+		res, err = s.incrementalSync(ctx, lib, prev, progress)
+		if errors.Is(err, errTokenRefused) {
+			s.logger.Warn("Drive refused the saved changes token; syncing the whole library", "library", lib.ID, "err", err)
+			res, err = s.fullSync(ctx, lib, prev, progress)
+		}
+	} else {
+		res, err = s.fullSync(ctx, lib, prev, progress)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sync library %s: %w", libraryID, err)
 	}
@@ -225,7 +244,8 @@ func (s *Syncer) Sync(ctx context.Context, libraryID string, mode Mode, progress
 	res.Duration = s.opts.Now().Sub(start)
 	progress(Progress{Library: libraryID, Phase: "done", Done: res.Folders, Total: res.Folders})
 	s.logger.Info("library synced", "library", libraryID, "full", res.Full, "folders", res.Folders,
-		"permissions", res.Permissions, "driveCalls", res.Calls, "duration", res.Duration)
+		"permissions", res.Permissions, "drift", res.Drift.Total(), "changes", res.Changes, "applied", res.Applied,
+		"driveCalls", res.Calls, "duration", res.Duration)
 	return res, nil
 }
 

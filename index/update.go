@@ -1,0 +1,153 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	fm "github.com/foldermirror/foldermirror"
+	bolt "go.etcd.io/bbolt"
+)
+
+// UpdateLibrary runs fn on the library's current tree in one write
+// transaction: all of fn's changes and its new state are written together,
+// or, when fn fails, none.
+func (db *DB) UpdateLibrary(_ context.Context, libraryID string, fn func(fm.LibraryTx) error) error {
+	var rec *libraryRecord
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		t, err := currentTree(tx, libraryID)
+		if err != nil {
+			return err
+		}
+		lib := tx.Bucket(bucketLibraries).Bucket([]byte(libraryID))
+		old, err := readLibraryRecord(lib)
+		if err != nil {
+			return err
+		}
+		ltx := &libraryTx{tree: t, rec: *old}
+		if err := fn(ltx); err != nil {
+			return err
+		}
+		rec = &ltx.rec
+		return lib.Put(keyState, encodeLibrary(rec))
+	})
+	if err != nil {
+		return fmt.Errorf("update library %s: %w", libraryID, err)
+	}
+	db.setLibrary(rec)
+	return nil
+}
+
+// libraryTx implements fm.LibraryTx on a tree within a write transaction.
+type libraryTx struct {
+	*tree
+	rec libraryRecord
+}
+
+func (l *libraryTx) State() fm.LibraryState { return l.rec.LibraryState }
+
+func (l *libraryTx) SetState(s fm.LibraryState) {
+	s.ID, s.Folders, s.Permissions = l.rec.ID, l.rec.Folders, l.rec.Permissions
+	l.rec.LibraryState = s
+}
+
+func (l *libraryTx) Folder(id string) (*fm.Folder, error) { return l.folder(id) }
+
+func (l *libraryTx) Children(id string) ([]string, error) {
+	var ids []string
+	prefix := childrenPrefix(id)
+	c := l.children.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		ids = append(ids, string(v))
+	}
+	return ids, nil
+}
+
+func (l *libraryTx) Put(sf fm.SyncedFolder) error {
+	old, err := l.unlink(sf.ID)
+	if err != nil {
+		return err
+	}
+	grants, err := l.putFolder(&sf)
+	if err != nil {
+		return err
+	}
+	if old == nil {
+		l.rec.Folders++
+	}
+	l.rec.Permissions += len(sf.Permissions)
+	return l.countPrincipals(distinctPrincipals(grants), +1)
+}
+
+func (l *libraryTx) Replace(f *fm.Folder) error {
+	old, err := l.folder(f.ID)
+	if err != nil {
+		return err
+	}
+	if old.ParentID != "" {
+		if err := l.children.Delete(childKey(old.ParentID, old.Name, old.ID)); err != nil {
+			return err
+		}
+	}
+	if err := l.folders.Put([]byte(f.ID), encodeFolder(f)); err != nil {
+		return err
+	}
+	if f.ParentID == "" {
+		return nil
+	}
+	return l.children.Put(childKey(f.ParentID, f.Name, f.ID), []byte(f.ID))
+}
+
+func (l *libraryTx) Delete(id string) error {
+	old, err := l.unlink(id)
+	if err != nil || old == nil {
+		return err
+	}
+	l.rec.Folders--
+	return nil
+}
+
+// unlink removes a folder's record, children entry and permissions, and
+// takes them out of the counts; it returns the removed folder, nil if none.
+func (l *libraryTx) unlink(id string) (*fm.Folder, error) {
+	key := []byte(id)
+	v := l.folders.Get(key)
+	if v == nil {
+		return nil, nil
+	}
+	old, err := decodeFolder(id, v)
+	if err != nil {
+		return nil, err
+	}
+	if old.ParentID != "" {
+		if err := l.children.Delete(childKey(old.ParentID, old.Name, id)); err != nil {
+			return nil, err
+		}
+	}
+	l.rec.Permissions -= permissionCount(l.perms.Get(key))
+	for _, b := range []*bolt.Bucket{l.folders, l.perms} {
+		if err := b.Delete(key); err != nil {
+			return nil, err
+		}
+	}
+	return old, l.countPrincipals(distinctPrincipals(old.Grants), -1)
+}
+
+// countPrincipals adds delta to the folder counts of principals, dropping
+// those that reach zero.
+func (l *libraryTx) countPrincipals(principals []string, delta int64) error {
+	for _, p := range principals {
+		n := int64(l.principalCount(p)) + delta
+		var err error
+		if n <= 0 {
+			err = l.principals.Delete([]byte(p))
+		} else {
+			err = l.principals.Put([]byte(p), binary.AppendUvarint(nil, uint64(n)))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

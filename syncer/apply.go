@@ -1,0 +1,131 @@
+package syncer
+
+import (
+	"time"
+
+	fm "github.com/foldermirror/foldermirror"
+)
+
+// apply writes the plan in tx: staged folders first (so that a folder moving
+// away from a leaving folder is not taken with it), then the leaving
+// subtrees; then restrictedDownload is made right wherever it may have
+// changed, and the new token is saved. It returns the folders written or
+// removed.
+func (p *plan) apply(tx fm.LibraryTx, token string, now time.Time) (int, error) {
+	applied := 0
+	for _, n := range p.order {
+		n.RestrictedDownload = n.OwnRestrictedDownload // fixed below
+		if err := tx.Put(n.SyncedFolder); err != nil {
+			return 0, err
+		}
+		applied++
+	}
+	for id := range p.removed {
+		n, err := deleteSubtree(tx, id)
+		if err != nil {
+			return 0, err
+		}
+		applied += n
+	}
+	for _, n := range p.order {
+		if err := fixRestricted(tx, n.ID); err != nil {
+			return 0, err
+		}
+	}
+	st := tx.State()
+	st.StartPageToken = token
+	st.LastIncrementalSync = now
+	if d := p.driveChanged; d != nil {
+		st.SharingRequiresOrganizer = d.Restrictions != nil && d.Restrictions.SharingFoldersRequiresOrganizerPermission
+	}
+	if applied > 0 {
+		st.Revision++
+	}
+	tx.SetState(st)
+	return applied, nil
+}
+
+// deleteSubtree removes a folder and everything under it; it returns how
+// many folders went.
+func deleteSubtree(tx fm.LibraryTx, id string) (int, error) {
+	if _, err := tx.Folder(id); fm.ErrorCode(err) == fm.ENOTFOUND {
+		return 0, nil
+	} else if err != nil {
+		return 0, err
+	}
+	n := 0
+	for stack := []string{id}; len(stack) > 0; n++ {
+		cur := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		kids, err := tx.Children(cur)
+		if err != nil {
+			return 0, err
+		}
+		stack = append(stack, kids...)
+		if err := tx.Delete(cur); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// fixRestricted sets a folder's restrictedDownload from its own flag and its
+// ancestors', and carries the change down its subtree.
+func fixRestricted(tx fm.LibraryTx, id string) error {
+	f, err := tx.Folder(id)
+	if err != nil {
+		return err
+	}
+	restricted, err := inheritedRestriction(tx, f)
+	if err != nil {
+		return err
+	}
+	if f.RestrictedDownload != restricted {
+		f.RestrictedDownload = restricted
+		if err := tx.Replace(f); err != nil {
+			return err
+		}
+	}
+	return propagateRestriction(tx, id, restricted)
+}
+
+func inheritedRestriction(tx fm.LibraryTx, f *fm.Folder) (bool, error) {
+	restricted := f.OwnRestrictedDownload
+	for id, steps := f.ParentID, 0; id != "" && !restricted && steps < maxDepth; steps++ {
+		a, err := tx.Folder(id)
+		if fm.ErrorCode(err) == fm.ENOTFOUND {
+			break
+		} else if err != nil {
+			return false, err
+		}
+		restricted, id = a.OwnRestrictedDownload, a.ParentID
+	}
+	return restricted, nil
+}
+
+// propagateRestriction updates the children of a folder whose effective
+// restriction is restricted, and theirs, down to the ones already right.
+func propagateRestriction(tx fm.LibraryTx, id string, restricted bool) error {
+	kids, err := tx.Children(id)
+	if err != nil {
+		return err
+	}
+	for _, k := range kids {
+		c, err := tx.Folder(k)
+		if err != nil {
+			return err
+		}
+		want := c.OwnRestrictedDownload || restricted
+		if c.RestrictedDownload == want {
+			continue
+		}
+		c.RestrictedDownload = want
+		if err := tx.Replace(c); err != nil {
+			return err
+		}
+		if err := propagateRestriction(tx, k, want); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,408 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
+	drive "google.golang.org/api/drive/v3"
+	"google.golang.org/api/googleapi"
+)
+
+// errTokenRefused: Drive no longer accepts the saved changes token.
+var errTokenRefused = errors.New("changes token refused")
+
+const (
+	changesPageSize = 1000
+	changeFields    = "nextPageToken,newStartPageToken,changes(changeType,removed,fileId,driveId,file(" + fileFields + "),drive(" + driveFields + "))"
+	// parentsPerQuery bounds the "'id' in parents" terms of one listing of
+	// a moved-in subtree.
+	parentsPerQuery = 100
+	// maxDepth bounds walks up a tree, against cycles in Drive data.
+	maxDepth = 10_000
+)
+
+// incrementalSync reads the changes since the library's token and applies
+// them, with the new token, in one transaction.
+func (s *Syncer) incrementalSync(ctx context.Context, lib *config.Library, prev *fm.LibraryState, progress ProgressFunc) (*Result, error) {
+	r, err := s.newReader(lib, progress)
+	if err != nil {
+		return nil, err
+	}
+	changes, token, err := r.readChanges(ctx, prev.StartPageToken)
+	if err != nil {
+		return nil, describe(err, lib)
+	}
+	p := &plan{reader: r, index: s.index, root: prev.RootID, staged: map[string]*node{}, removed: map[string]bool{}}
+	if err := p.make(ctx, changes); err != nil {
+		return nil, describe(err, lib)
+	}
+	if err := r.readPermissions(ctx, p.order, prev.RootID); err != nil {
+		return nil, describe(err, lib)
+	}
+	progress(Progress{Library: lib.ID, Phase: "writing", Total: len(p.order) + len(p.removed)})
+	res := &Result{Library: lib.ID, Changes: len(changes)}
+	now := s.opts.Now().UTC()
+	err = s.index.UpdateLibrary(ctx, lib.ID, func(tx fm.LibraryTx) error {
+		var err error
+		res.Applied, err = p.apply(tx, token, now)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if st, err := s.index.Library(ctx, lib.ID); err == nil {
+		res.Folders, res.Permissions = st.Folders, st.Permissions
+	}
+	return res, nil
+}
+
+// readChanges reads every change since token, and the token to read from
+// next time.
+func (r *reader) readChanges(ctx context.Context, token string) ([]*drive.Change, string, error) {
+	var changes []*drive.Change
+	for {
+		call := r.svc.Changes.List(token).PageSize(changesPageSize).IncludeRemoved(true).SupportsAllDrives(true).
+			Fields(changeFields).Context(ctx)
+		if r.lib.IsSharedDrive() {
+			call = call.DriveId(r.lib.SharedDriveID).IncludeItemsFromAllDrives(true)
+		}
+		page, err := call.Do()
+		if tokenRefused(err) {
+			return nil, "", fmt.Errorf("%w: %v", errTokenRefused, err)
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("list changes: %w", err)
+		}
+		changes = append(changes, page.Changes...)
+		r.progress(Progress{Library: r.lib.ID, Phase: "changes", Done: len(changes)})
+		if page.NewStartPageToken != "" {
+			return changes, page.NewStartPageToken, nil
+		}
+		if page.NextPageToken == "" {
+			return nil, "", errors.New("list changes: Drive gave neither a next page nor a new start token")
+		}
+		token = page.NextPageToken
+	}
+}
+
+// tokenRefused: Drive answers a token it no longer knows with 400 (invalid
+// page token), 404 or 410.
+func tokenRefused(err error) bool {
+	var ge *googleapi.Error
+	if !errors.As(err, &ge) {
+		return false
+	}
+	switch ge.Code {
+	case http.StatusNotFound, http.StatusGone:
+		return true
+	case http.StatusBadRequest:
+		for _, e := range ge.Errors {
+			if e.Reason == "invalid" || e.Reason == "badRequest" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// plan is what a batch of changes does to the library: folders to write
+// (each with its parent in the library) and folders leaving it, with their
+// subtrees. It is made reading Drive and the index, and applied in one
+// transaction.
+type plan struct {
+	*reader
+	index fm.IndexReader
+	root  string
+
+	staged  map[string]*node
+	order   []*node // staged folders, in the order met
+	removed map[string]bool
+	moveIns []string // staged folders new to the library: their subtrees come too
+	// driveChanged is a shared drive's new self (name, restrictions).
+	driveChanged *drive.Drive
+}
+
+// make builds the plan from the changes.
+func (p *plan) make(ctx context.Context, changes []*drive.Change) error {
+	var pending []*drive.File
+	for _, c := range latestPerFile(changes) {
+		switch {
+		case c.ChangeType == "drive":
+			if err := p.stageDriveRoot(ctx, c.Drive); err != nil {
+				return err
+			}
+		case c.FileId == p.root:
+			if err := p.stageRoot(c); err != nil {
+				return err
+			}
+		case c.Removed || c.File == nil || c.File.Trashed || c.File.MimeType != fm.FolderMimeType:
+			p.remove(c.FileId)
+		default:
+			pending = append(pending, c.File)
+		}
+	}
+	// A folder can be placed once its parent is: place until nothing moves.
+	for progress := true; progress && len(pending) > 0; {
+		progress = false
+		var rest []*drive.File
+		for _, f := range pending {
+			placed, err := p.place(ctx, f)
+			if err != nil {
+				return err
+			}
+			if placed {
+				progress = true
+			} else {
+				rest = append(rest, f)
+			}
+		}
+		pending = rest
+	}
+	for _, f := range pending { // outside the library now
+		p.remove(f.Id)
+	}
+	if err := p.dropStrays(ctx); err != nil {
+		return err
+	}
+	return p.fetchSubtrees(ctx)
+}
+
+// dropStrays removes staged folders that a later change took out of the
+// library (an ancestor moved out or trashed after they were placed).
+func (p *plan) dropStrays(ctx context.Context) error {
+	for changed := true; changed; {
+		changed = false
+		for _, n := range slices.Clone(p.order) {
+			if n.ParentID == "" {
+				continue // the root
+			}
+			in, err := p.inLibrary(ctx, n.ParentID)
+			if err != nil {
+				return err
+			}
+			if !in {
+				p.remove(n.ID)
+				changed = true
+			}
+		}
+	}
+	p.moveIns = slices.DeleteFunc(p.moveIns, func(id string) bool { return p.staged[id] == nil })
+	return nil
+}
+
+// latestPerFile keeps the last change of each file, in the order of those.
+func latestPerFile(changes []*drive.Change) []*drive.Change {
+	last := map[string]int{}
+	for i, c := range changes {
+		last[changeKey(c)] = i
+	}
+	out := make([]*drive.Change, 0, len(last))
+	for i, c := range changes {
+		if last[changeKey(c)] == i {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func changeKey(c *drive.Change) string {
+	if c.ChangeType == "drive" {
+		return "drive:" + c.DriveId
+	}
+	return c.FileId
+}
+
+func (p *plan) stage(n *node) {
+	if p.lib.IsSharedDrive() {
+		n.WritersCanShare = true // the drive's restriction decides instead
+	}
+	if _, ok := p.staged[n.ID]; !ok {
+		p.order = append(p.order, n)
+	} else {
+		for i, o := range p.order {
+			if o.ID == n.ID {
+				p.order[i] = n
+			}
+		}
+	}
+	p.staged[n.ID] = n
+	delete(p.removed, n.ID)
+}
+
+func (p *plan) remove(id string) {
+	if _, ok := p.staged[id]; ok {
+		delete(p.staged, id)
+		p.order = deleteNode(p.order, id)
+	}
+	p.removed[id] = true
+}
+
+func deleteNode(nodes []*node, id string) []*node {
+	out := nodes[:0]
+	for _, n := range nodes {
+		if n.ID != id {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (p *plan) stageRoot(c *drive.Change) error {
+	if c.Removed || c.File == nil || c.File.Trashed {
+		return fmt.Errorf("the library's root folder %s was removed or trashed", p.root)
+	}
+	n := newNode(c.File)
+	n.ParentID = ""
+	p.stage(n)
+	return nil
+}
+
+// stageDriveRoot stages a shared drive's root after a change to the drive
+// (its name, restrictions or members): read again, permissions included.
+func (p *plan) stageDriveRoot(ctx context.Context, d *drive.Drive) error {
+	if d == nil || d.Restrictions == nil {
+		var err error
+		if d, err = p.svc.Drives.Get(p.root).Fields(driveFields).Context(ctx).Do(); err != nil {
+			return fmt.Errorf("read shared drive %s: %w", p.root, err)
+		}
+	}
+	p.driveChanged = d
+	p.stage(sharedDriveRoot(d))
+	return nil
+}
+
+// place stages a changed folder under a parent in the library, if it has
+// one; a folder new to the library brings its subtree.
+func (p *plan) place(ctx context.Context, f *drive.File) (bool, error) {
+	for _, parent := range f.Parents {
+		if parent == f.Id {
+			continue
+		}
+		in, err := p.inLibrary(ctx, parent)
+		if err != nil || !in {
+			if err != nil {
+				return false, err
+			}
+			continue
+		}
+		_, err = p.index.Folder(ctx, p.lib.ID, f.Id)
+		indexed := err == nil
+		if err != nil && fm.ErrorCode(err) != fm.ENOTFOUND {
+			return false, err
+		}
+		n := newNode(f)
+		n.ParentID = parent
+		p.stage(n)
+		if !indexed {
+			p.moveIns = append(p.moveIns, f.Id)
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// inLibrary tells whether a folder is in the library once the plan is
+// applied: its parents, staged or indexed, lead to the root without passing
+// a folder that leaves.
+func (p *plan) inLibrary(ctx context.Context, id string) (bool, error) {
+	for range maxDepth {
+		if id == p.root {
+			return true, nil
+		}
+		if p.removed[id] {
+			return false, nil
+		}
+		parent := ""
+		if n, ok := p.staged[id]; ok {
+			parent = n.ParentID
+		} else {
+			f, err := p.index.Folder(ctx, p.lib.ID, id)
+			if fm.ErrorCode(err) == fm.ENOTFOUND {
+				return false, nil
+			} else if err != nil {
+				return false, err
+			}
+			parent = f.ParentID
+		}
+		if parent == "" {
+			return false, nil
+		}
+		id = parent
+	}
+	return false, nil
+}
+
+// fetchSubtrees lists the folders under the folders new to the library,
+// level by level, many parents a query.
+func (p *plan) fetchSubtrees(ctx context.Context) error {
+	seen := map[string]bool{}
+	frontier := p.moveIns
+	for len(frontier) > 0 {
+		var next []string
+		for start := 0; start < len(frontier); start += parentsPerQuery {
+			batch := frontier[start:min(start+parentsPerQuery, len(frontier))]
+			children, err := p.listChildren(ctx, batch)
+			if err != nil {
+				return err
+			}
+			for _, c := range children {
+				// The listing is as fresh as the changes: what it finds
+				// under a folder of the library is in it, whatever an
+				// unplaced change of that folder said.
+				if seen[c.Id] {
+					continue
+				}
+				seen[c.Id] = true
+				if _, ok := p.staged[c.Id]; !ok {
+					n := newNode(c)
+					n.ParentID = firstStaged(c.Parents, p.staged)
+					p.stage(n)
+				}
+				next = append(next, c.Id)
+			}
+		}
+		frontier = next
+	}
+	return nil
+}
+
+func firstStaged(parents []string, staged map[string]*node) string {
+	for _, id := range parents {
+		if _, ok := staged[id]; ok {
+			return id
+		}
+	}
+	return ""
+}
+
+// listChildren lists the folders (not trashed) with any of parents.
+func (p *plan) listChildren(ctx context.Context, parents []string) ([]*drive.File, error) {
+	terms := make([]string, len(parents))
+	for i, id := range parents {
+		terms[i] = "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(id) + "' in parents"
+	}
+	q := "(" + strings.Join(terms, " or ") + ") and " + foldersQuery
+	call := p.svc.Files.List().Q(q).PageSize(listPageSize).Fields(listFields).SupportsAllDrives(true).Context(ctx)
+	if p.lib.IsSharedDrive() {
+		call = call.Corpora("drive").DriveId(p.lib.SharedDriveID).IncludeItemsFromAllDrives(true)
+	}
+	var out []*drive.File
+	err := call.Pages(ctx, func(page *drive.FileList) error {
+		for _, f := range page.Files {
+			if f.MimeType == fm.FolderMimeType && !f.Trashed {
+				out = append(out, f)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list folders moved into the library: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,147 @@
+package syncer_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/syncer"
+)
+
+func (e *env) incremental(lib string) *syncer.Result {
+	e.t.Helper()
+	e.fake.ResetCalls()
+	res, err := e.s.Sync(context.Background(), lib, syncer.Auto, nil)
+	if err != nil {
+		e.t.Fatalf("incremental sync of %s: %v", lib, err)
+	}
+	if res.Full {
+		e.t.Fatalf("%s: a full sync ran where an incremental one was due", lib)
+	}
+	return res
+}
+
+func totalCalls(calls map[string]int) int {
+	n := 0
+	for method, c := range calls {
+		if method != "oauth2.token" {
+			n += c
+		}
+	}
+	return n
+}
+
+func TestIncrementalSync(t *testing.T) {
+	fake := startFake(t)
+	root := fake.CreateFolder(storage, "", "Root")
+	a := fake.CreateFolder(storage, root, "A")
+	a1 := fake.CreateFolder(storage, a, "A1")
+	b := fake.CreateFolder(storage, root, "B")
+	outside := fake.CreateFolder(storage, "", "Outside")
+	big := fake.CreateFolder(storage, outside, "Big")
+	for i := range 30 {
+		fake.CreateFolder(storage, fake.CreateFolder(storage, big, fmt.Sprint("big ", i)), "leaf")
+	}
+	e := newEnv(t, fake, "id: lib, rootFolderId: "+root)
+	e.sync("lib")
+
+	steps := []struct {
+		name   string
+		change func()
+		tree   []string
+		calls  int
+	}{
+		{"no change", func() {}, []string{"Root", "A1<A", "A<Root", "B<Root"}, 1},
+		{"rename", func() { fake.Rename(a1, "A one") }, []string{"Root", "A one<A", "A<Root", "B<Root"}, 1},
+		{"move within", func() { fake.Move(a1, b) }, []string{"Root", "A one<B", "A<Root", "B<Root"}, 1},
+		{"trash", func() { fake.Trash(b) }, []string{"Root", "A<Root"}, 1},
+		// Back from the trash, B is new to the library: its subtree is
+		// listed level by level (B's children, then A one's).
+		{"untrash", func() { fake.Untrash(b) }, []string{"Root", "A one<B", "A<Root", "B<Root"}, 3},
+		{"delete", func() { fake.Delete(b) }, []string{"Root", "A<Root"}, 1},
+	}
+	for _, st := range steps {
+		st.change()
+		res := e.incremental("lib")
+		if got := e.tree("lib"); !slices.Equal(got, st.tree) {
+			t.Errorf("%s: tree %v, want %v", st.name, got, st.tree)
+		}
+		if n := totalCalls(fake.Calls()); n != st.calls || res.Calls != int64(st.calls) {
+			t.Errorf("%s: %d Drive calls (%d counted), want %d: %v", st.name, n, res.Calls, st.calls, fake.Calls())
+		}
+	}
+
+	// A subtree moved in comes whole, in a few listings; moved out, it goes.
+	fake.Move(big, a)
+	res := e.incremental("lib")
+	if res.Folders != 2+1+60 {
+		t.Errorf("after moving Big in: %d folders, want 63", res.Folders)
+	}
+	if n := fake.CallCount("drive.files.list"); n > 3 {
+		t.Errorf("moving a 61-folder subtree in took %d listings", n)
+	}
+	fake.Move(big, outside)
+	if res := e.incremental("lib"); res.Folders != 2 {
+		t.Errorf("after moving Big out: %d folders", res.Folders)
+	}
+
+	// Sharing an ancestor reaches its descendants.
+	fake.Move(big, a)
+	e.incremental("lib")
+	fake.Share(root, googlefake.Permission{Type: "user", Role: "reader", EmailAddress: "zed@example.com"})
+	e.incremental("lib")
+	snap, _ := e.db.Snapshot(context.Background(), "lib")
+	for _, f := range snap {
+		if !slices.ContainsFunc(f.Grants, func(g fm.Grant) bool { return g.Principal == "user:zed@example.com" }) {
+			t.Errorf("%s (%s) lacks the grant its ancestor was given", f.Name, f.ID)
+		}
+	}
+}
+
+// A token Drive no longer accepts makes the sync read the whole library.
+func TestExpiredTokenFallsBackToFullSync(t *testing.T) {
+	fake := startFake(t)
+	root := fake.CreateFolder(storage, "", "Root")
+	e := newEnv(t, fake, "id: lib, rootFolderId: "+root)
+	e.sync("lib")
+	fake.CreateFolder(storage, root, "New")
+	fake.ExpireChangeTokens()
+	res, err := e.s.Sync(context.Background(), "lib", syncer.Auto, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Full || res.Folders != 2 {
+		t.Errorf("result %+v, want a full sync of 2 folders", res)
+	}
+	if res := e.incremental("lib"); res.Changes != 0 {
+		t.Errorf("after the fallback: %+v", res)
+	}
+}
+
+func TestSharedDriveIncremental(t *testing.T) {
+	fake := startFake(t)
+	d := fake.CreateSharedDrive("Team", storage)
+	plans := fake.CreateFolder(storage, d, "Plans")
+	e := newEnv(t, fake, "id: team, sharedDriveId: "+d)
+	e.sync("team")
+
+	fake.Rename(plans, "Plans 2026")
+	e.incremental("team")
+	if calls := fake.Calls(); totalCalls(calls) != 2 || calls["drive.permissions.list"] != 1 {
+		t.Errorf("a rename in a shared drive: %v, want changes.list and the folder's permissions", calls)
+	}
+	fake.Share(d, googlefake.Permission{Type: "user", Role: "reader", EmailAddress: "new@example.com"})
+	fake.Rename(d, "Team 2026")
+	e.incremental("team")
+	if got := e.tree("team"); !slices.Equal(got, []string{"Team 2026", "Plans 2026<Team 2026"}) {
+		t.Errorf("tree %v", got)
+	}
+	for _, id := range []string{d, plans} {
+		if !slices.ContainsFunc(e.folder("team", id).Grants, func(g fm.Grant) bool { return g.Principal == "user:new@example.com" }) {
+			t.Errorf("%s lacks the new member", id)
+		}
+	}
+}

@@ -1,0 +1,252 @@
+package syncer_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/syncer"
+	drive "google.golang.org/api/drive/v3"
+)
+
+var modelSeeds = flag.Int("model-seeds", 3, "random mutation sequences the model-based test runs")
+
+// TestIncrementalMatchesFullSync: seeded random sequences of hundreds of
+// mutations in the fake; after each batch an incremental sync, and then the
+// index must equal a fresh full sync of the same state, folder by folder and
+// permission by permission.
+func TestIncrementalMatchesFullSync(t *testing.T) {
+	for seed := range *modelSeeds {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			m := newMutator(t, uint64(seed))
+			libs := []string{"id: mydrive, rootFolderId: " + m.root, "id: shared, sharedDriveId: " + m.drive}
+			inc := newEnv(t, m.fake, libs...)
+			inc.sync("mydrive")
+			inc.sync("shared")
+			for batch := range 15 {
+				for range 20 {
+					m.mutate()
+				}
+				for _, lib := range []string{"mydrive", "shared"} {
+					res, err := inc.s.Sync(context.Background(), lib, syncer.Auto, nil)
+					if err != nil {
+						t.Fatalf("batch %d: incremental sync of %s: %v", batch, lib, err)
+					}
+					if res.Full {
+						t.Fatalf("batch %d: %s fell back to a full sync", batch, lib)
+					}
+					fresh := newEnv(t, m.fake, libs...)
+					fresh.sync(lib)
+					compareIndexes(t, fmt.Sprintf("batch %d, %s", batch, lib), inc, fresh, lib)
+				}
+				if t.Failed() {
+					t.Fatalf("after batch %d; mutations so far:\n%s", batch, m.log)
+				}
+			}
+		})
+	}
+}
+
+func compareIndexes(t *testing.T, when string, got, want *env, lib string) {
+	t.Helper()
+	g, err := got.db.Snapshot(context.Background(), lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := want.db.Snapshot(context.Background(), lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gm, wm := byID(g), byID(w)
+	diffs := 0
+	for id, wf := range wm {
+		gf, ok := gm[id]
+		switch {
+		case !ok:
+			t.Errorf("%s: folder %s (%q) missing after the incremental sync", when, id, wf.Name)
+		case !reflect.DeepEqual(gf.Folder, wf.Folder):
+			t.Errorf("%s: folder %s:\n incremental %+v\n full        %+v", when, id, gf.Folder, wf.Folder)
+		case !reflect.DeepEqual(gf.Permissions, wf.Permissions):
+			t.Errorf("%s: permissions of %s:\n incremental %+v\n full        %+v", when, id, gf.Permissions, wf.Permissions)
+		default:
+			continue
+		}
+		if diffs++; diffs > 5 {
+			return
+		}
+	}
+	for id, gf := range gm {
+		if _, ok := wm[id]; !ok {
+			t.Errorf("%s: folder %s (%q) kept by the incremental sync, not in a full sync", when, id, gf.Name)
+		}
+	}
+	gs, _ := got.db.Library(context.Background(), lib)
+	ws, _ := want.db.Library(context.Background(), lib)
+	if gs.Folders != ws.Folders || gs.Permissions != ws.Permissions || gs.SharingRequiresOrganizer != ws.SharingRequiresOrganizer {
+		t.Errorf("%s: state %+v, full sync's %+v", when, gs, ws)
+	}
+}
+
+func byID(folders []fm.SyncedFolder) map[string]fm.SyncedFolder {
+	out := map[string]fm.SyncedFolder{}
+	for _, f := range folders {
+		if f.Permissions == nil {
+			f.Permissions = []fm.Permission{}
+		}
+		out[f.ID] = f
+	}
+	return out
+}
+
+// mutator changes a fake's world at random.
+type mutator struct {
+	t       *testing.T
+	rng     *rand.Rand
+	fake    *googlefake.Server
+	root    string   // a My Drive library
+	outside string   // My Drive folders outside it
+	drive   string   // a shared-drive library
+	mine    []string // My Drive folders ever made
+	shared  []string // shared-drive folders ever made
+	perms   map[string][]string
+	log     string
+}
+
+var users = []string{"ann@example.com", "ben@example.com", "cat@example.com", "dov@partner.org"}
+
+func newMutator(t *testing.T, seed uint64) *mutator {
+	fake := startFake(t)
+	fake.Seed(seed)
+	for _, u := range users {
+		fake.AddUser(u)
+	}
+	fake.AddGroup("team@example.com", "ann@example.com", "dov@partner.org")
+	m := &mutator{t: t, rng: rand.New(rand.NewPCG(seed, 3)), fake: fake, perms: map[string][]string{}}
+	m.root = fake.CreateFolder(storage, "", "Library")
+	m.outside = fake.CreateFolder(storage, "", "Outside")
+	m.drive = fake.CreateSharedDrive("Team", storage)
+	m.mine = []string{m.root, m.outside}
+	m.shared = []string{m.drive}
+	for range 60 {
+		m.create()
+	}
+	return m
+}
+
+func (m *mutator) pick(ids []string) string { return ids[m.rng.IntN(len(ids))] }
+
+func (m *mutator) create() {
+	if m.rng.IntN(3) == 0 {
+		parent := m.pick(m.shared)
+		m.shared = append(m.shared, m.fake.CreateFolder(storage, parent, m.name()))
+		return
+	}
+	parent := m.pick(m.mine)
+	m.mine = append(m.mine, m.fake.CreateFolder(storage, parent, m.name()))
+}
+
+func (m *mutator) name() string {
+	return []string{"a", "B", "c", "Ä", "projects", "Projects", "x y"}[m.rng.IntN(7)] + fmt.Sprint(m.rng.IntN(5))
+}
+
+func (m *mutator) grant() googlefake.Permission {
+	p := googlefake.Permission{Role: []string{"reader", "commenter", "writer"}[m.rng.IntN(3)], AllowFileDiscovery: m.rng.IntN(2) == 0}
+	switch m.rng.IntN(4) {
+	case 0:
+		p.Type, p.EmailAddress = "user", users[m.rng.IntN(len(users))]
+	case 1:
+		p.Type, p.EmailAddress = "group", "team@example.com"
+	case 2:
+		p.Type, p.Domain = "domain", "example.com"
+	default:
+		p.Type = "anyone"
+	}
+	return p
+}
+
+// mutate applies one random change. Changes the fake refuses (moving a
+// folder into itself, touching a deleted one) are skipped.
+func (m *mutator) mutate() {
+	defer func() {
+		if r := recover(); r != nil {
+			m.log += fmt.Sprintf("  (skipped: %v)\n", r)
+		}
+	}()
+	pool := m.mine
+	if m.rng.IntN(3) == 0 {
+		pool = m.shared
+	}
+	id := m.pick(pool)
+	movable := !slices.Contains([]string{m.root, m.outside, m.drive}, id) // roots stay
+	switch op := m.rng.IntN(12); op {
+	case 0, 1:
+		m.create()
+		m.log += "create\n"
+	case 2:
+		m.fake.Rename(id, m.name())
+		m.log += "rename " + id + "\n"
+	case 3, 4:
+		if !movable {
+			return
+		}
+		to := m.pick(pool)
+		m.log += "move " + id + " to " + to + "\n"
+		m.fake.Move(id, to)
+	case 5:
+		if !movable {
+			return
+		}
+		m.log += "trash " + id + "\n"
+		m.fake.Trash(id)
+	case 6:
+		m.log += "untrash " + id + "\n"
+		m.fake.Untrash(id)
+	case 7:
+		if movable && m.rng.IntN(3) == 0 {
+			m.log += "delete " + id + "\n"
+			m.fake.Delete(id)
+		}
+	case 8, 9:
+		m.log += "share " + id + "\n"
+		m.perms[id] = append(m.perms[id], m.fake.Share(id, m.grant()))
+	case 10:
+		if ps := m.perms[id]; len(ps) > 0 {
+			m.log += "unshare " + id + "\n"
+			m.perms[id] = ps[1:]
+			m.fake.Unshare(id, ps[0])
+		}
+	case 11:
+		m.log += "modify " + id + "\n"
+		m.modify(id)
+	}
+}
+
+func (m *mutator) modify(id string) {
+	if id == m.drive {
+		m.fake.ModifyDrive(id, func(d *drive.Drive) {
+			d.Restrictions = &drive.DriveRestrictions{
+				SharingFoldersRequiresOrganizerPermission: m.rng.IntN(2) == 0,
+				CopyRequiresWriterPermission:              m.rng.IntN(3) == 0,
+			}
+		})
+		return
+	}
+	m.fake.Modify(id, func(f *googlefake.File) {
+		switch m.rng.IntN(4) {
+		case 0:
+			f.CopyRequiresWriterPermission = !f.CopyRequiresWriterPermission
+		case 1:
+			f.DownloadRestrictedForReaders = !f.DownloadRestrictedForReaders
+		case 2:
+			f.WritersCanShare = !f.WritersCanShare
+		default:
+			f.AppProperties = map[string]string{"folderDefinitionId": m.name()}
+		}
+	})
+}
