@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
@@ -22,6 +23,7 @@ import (
 	"github.com/foldermirror/foldermirror/httpapi"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/foldermirror/foldermirror/index"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -42,6 +44,8 @@ func sha(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToSt
 type fixture struct {
 	t       testing.TB
 	fake    *googlefake.Server
+	db      *index.DB
+	metrics *prometheus.Registry
 	handler http.Handler
 	srv     *httptest.Server
 }
@@ -95,7 +99,7 @@ func newFixture(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	writeTree(t, db, "lib-eng", fm.LibraryState{RootID: "root"}, engineeringTree())
+	writeTree(t, db, "lib-eng", fm.LibraryState{RootID: "root", LastFullSync: syncedAt}, engineeringTree())
 	writeTree(t, db, "lib-drive", fm.LibraryState{RootID: "drive1", DriveID: "drive1", SharingRequiresOrganizer: true}, driveTree())
 
 	authn, err := auth.New(cfg, auth.Directory{Config: cfg}, auth.Options{})
@@ -103,10 +107,11 @@ func newFixture(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(authn.Close)
-	handler := httpapi.New(cfg, db, authn, logger).Handler()
+	reg := prometheus.NewRegistry()
+	handler := httpapi.New(cfg, db, authn, httpapi.Options{Logger: logger, Metrics: httpapi.NewMetrics(reg)}).Handler()
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
-	return &fixture{t: t, fake: fake, handler: handler, srv: srv}
+	return &fixture{t: t, fake: fake, db: db, metrics: reg, handler: handler, srv: srv}
 }
 
 func writeTree(t testing.TB, db *index.DB, lib string, state fm.LibraryState, folders []fm.SyncedFolder) {
@@ -122,6 +127,9 @@ func writeTree(t testing.TB, db *index.DB, lib string, state fm.LibraryState, fo
 		t.Fatal(err)
 	}
 }
+
+// syncedAt is when the fixture's Engineering library was synced.
+var syncedAt = time.Date(2026, time.November, 20, 9, 30, 0, 0, time.UTC)
 
 // Permissions as Drive lists them.
 var (

@@ -119,7 +119,9 @@ func (s *Server) listChildrenDeprecated(c *gin.Context) {
 	}
 	setDeprecated(c)
 	c.Header("Link", fmt.Sprintf(`</folder/v1/files/%s/children>; rel="successor-version"`, url.PathEscape(parent)))
-	s.streamChildren(c, lv, cl, parent, q)
+	if !s.validate(c, lv, cl) {
+		s.streamChildren(c, lv, cl, parent, q)
+	}
 }
 
 // listChildren is operation 6.
@@ -135,7 +137,9 @@ func (s *Server) listChildren(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	s.streamChildren(c, lv, cl, f.ID, q)
+	if !s.validate(c, lv, cl) {
+		s.streamChildren(c, lv, cl, f.ID, q)
+	}
 }
 
 // streamChildren writes the children of parent the caller may list, sorted,
@@ -173,6 +177,9 @@ func (s *Server) listLibraryFolders(c *gin.Context) {
 	}
 	pick := func(f *fm.Folder, _ int) (bool, bool) { return cl.access(lv.cfg, f).listable, true }
 	setDeprecated(c)
+	if s.validate(c, lv, cl) {
+		return
+	}
 	s.stream(c, lv, cl, lv.state.RootID, root, pick, func(int) int { return 0 })
 }
 
@@ -217,6 +224,9 @@ func (s *Server) getFolder(c *gin.Context) {
 	lv, f, a, err := s.locateFolder(ctx, cl, c.Param("folderId"))
 	if err != nil {
 		s.writeError(c, err)
+		return
+	}
+	if s.validate(c, lv, cl) {
 		return
 	}
 	c.JSON(http.StatusOK, folderWithSubfolders{folderJSON: lv.folderJSON(f, a.role), Subfolders: []folderJSON{}})

@@ -33,6 +33,9 @@ func (s *Server) getPermissions(c *gin.Context) {
 		out.StoragePermissions[i] = storagePermission(p, dom)
 	}
 	setDeprecated(c)
+	if s.validate(c, lv, cl) {
+		return
+	}
 	c.JSON(http.StatusOK, out)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Authenticator tells who a request's caller is.
@@ -25,12 +26,20 @@ type Authenticator interface {
 
 // Server is the API server.
 type Server struct {
-	cfg    *config.Config
-	index  fm.IndexReader
-	auth   Authenticator
-	logger *slog.Logger
-	engine *gin.Engine
-	http   *http.Server
+	cfg     *config.Config
+	index   fm.IndexReader
+	auth    Authenticator
+	logger  *slog.Logger
+	metrics *Metrics
+	engine  *gin.Engine
+	http    *http.Server
+}
+
+// Options tune a Server; the zero value is usable.
+type Options struct {
+	Logger *slog.Logger
+	// Metrics records requests; unregistered ones by default.
+	Metrics *Metrics
 }
 
 // Server limits. Streams extend their own write deadline as they go.
@@ -45,8 +54,14 @@ const (
 func init() { gin.SetMode(gin.ReleaseMode) }
 
 // New returns a server of cfg's libraries, read from idx.
-func New(cfg *config.Config, idx fm.IndexReader, authn Authenticator, logger *slog.Logger) *Server {
-	s := &Server{cfg: cfg, index: idx, auth: authn, logger: logger}
+func New(cfg *config.Config, idx fm.IndexReader, authn Authenticator, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = NewMetrics(prometheus.NewRegistry())
+	}
+	s := &Server{cfg: cfg, index: idx, auth: authn, logger: opts.Logger, metrics: opts.Metrics}
 	s.engine = s.routes()
 	s.http = &http.Server{
 		Handler:           s.engine,
@@ -55,7 +70,7 @@ func New(cfg *config.Config, idx fm.IndexReader, authn Authenticator, logger *sl
 		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}
 	return s
 }
@@ -63,7 +78,7 @@ func New(cfg *config.Config, idx fm.IndexReader, authn Authenticator, logger *sl
 func (s *Server) routes() *gin.Engine {
 	r := gin.New()
 	_ = r.SetTrustedProxies(nil) // the client address is the peer's
-	r.Use(s.recoverPanics(), s.logRequests())
+	r.Use(s.recoverPanics(), s.metrics.observe(), s.logRequests())
 	r.NoRoute(func(c *gin.Context) { s.writeError(c, fm.Errorf(fm.ENOTFOUND, "Not found.")) })
 	api := r.Group("/", s.authenticate())
 	api.GET("/domain/v1beta1/configurationFlags", s.getConfigurationFlags)
@@ -99,6 +114,7 @@ func (s *Server) authenticate() gin.HandlerFunc {
 			err = checkCodeDomain(c.Query("domain"), id.CodeDomain)
 		}
 		if err != nil {
+			s.countAuthFailure(err)
 			s.writeError(c, err)
 			return
 		}
@@ -147,4 +163,16 @@ func checkCodeDomain(asked, codeDomain string) error {
 		return fm.Errorf(fm.EFORBIDDEN, "A security code of %s cannot act for %s.", codeDomain, asked)
 	}
 	return nil
+}
+
+// countAuthFailure records why credentials were missing or refused.
+func (s *Server) countAuthFailure(err error) {
+	reason := auth.FailureReason(err)
+	switch {
+	case fm.ErrorCode(err) == fm.ENOCREDENTIALS:
+		reason = "missing"
+	case reason == "":
+		return // not a refusal: a domain mismatch, an internal error
+	}
+	s.metrics.authFailures.WithLabelValues(reason).Inc()
 }

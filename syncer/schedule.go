@@ -2,31 +2,93 @@ package syncer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
+	"strings"
 	"sync"
+	"time"
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/robfig/cron/v3"
 )
 
-// Scheduler runs syncs: at start for libraries never synced, then on the
-// configured cron schedules. A library has at most one run at a time (a run
-// due while one is going is skipped), and at most storage.concurrency
-// libraries sync at once.
+// Scheduler runs syncs: at start the directories and the libraries never
+// synced, then on the configured cron schedules, and on request. A library
+// has at most one run at a time (a run due while one is going is skipped;
+// a request joins it), and at most storage.concurrency run at once.
 type Scheduler struct {
 	syncer *Syncer
 	logger *slog.Logger
 	cron   *cron.Cron
 	slots  chan struct{}
+	// entries are the cron entries of the incremental and full schedules.
+	incremental, full cron.EntryID
 
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
 	mu      sync.Mutex
-	running map[string]bool
+	running map[string]*job
+	status  map[string]*JobStatus
 }
+
+// Event is what a sync reports to those following it: progress, then, last,
+// its result or its error.
+type Event struct {
+	Job       string           `json:"job"`
+	Progress  *Progress        `json:"progress,omitempty"`
+	Result    *Result          `json:"result,omitempty"`
+	Directory *DirectoryResult `json:"directory,omitempty"`
+	Error     string           `json:"error,omitempty"`
+}
+
+// Final tells whether the event is a job's last.
+func (e *Event) Final() bool { return e.Progress == nil }
+
+// job is a sync under way and who follows it.
+type job struct {
+	name      string
+	mode      Mode
+	run       func(ctx context.Context, progress ProgressFunc) (Event, error)
+	followers []follower
+}
+
+type follower struct {
+	ctx    context.Context
+	events chan<- Event
+}
+
+// JobStatus is what the scheduler knows of a library's (or a directory's)
+// syncs.
+type JobStatus struct {
+	Name            string     `json:"name"`
+	Running         bool       `json:"running"`
+	LastFull        *RunStatus `json:"lastFull,omitempty"`
+	LastIncremental *RunStatus `json:"lastIncremental,omitempty"`
+	LastError       string     `json:"lastError,omitempty"`
+	LastErrorAt     time.Time  `json:"lastErrorAt,omitzero"`
+	NextRun         time.Time  `json:"nextRun,omitzero"`
+}
+
+// RunStatus is one finished sync.
+type RunStatus struct {
+	Started     time.Time     `json:"started"`
+	Duration    time.Duration `json:"durationNanos"`
+	Folders     int           `json:"folders,omitempty"`
+	Permissions int           `json:"permissions,omitempty"`
+	Users       int           `json:"users,omitempty"`
+	Groups      int           `json:"groups,omitempty"`
+	Calls       int64         `json:"calls"`
+	Drift       int           `json:"drift"`
+	Changes     int           `json:"changes,omitempty"`
+}
+
+// directoryJob prefixes the job names of directory syncs (library IDs
+// cannot contain ':').
+const directoryJob = "directory:"
 
 // NewScheduler returns a scheduler of s's libraries; Start starts it.
 func NewScheduler(s *Syncer) (*Scheduler, error) {
@@ -38,18 +100,24 @@ func NewScheduler(s *Syncer) (*Scheduler, error) {
 		slots:   make(chan struct{}, max(1, s.cfg.Storage.Concurrency)),
 		ctx:     ctx,
 		cancel:  cancel,
-		running: map[string]bool{},
+		running: map[string]*job{},
+		status:  map[string]*JobStatus{},
 	}
-	for _, job := range []struct {
-		key, spec string
-		mode      Mode
-	}{
-		{"schedule.incremental", s.cfg.Schedule.Incremental, Auto},
-		{"schedule.full", s.cfg.Schedule.Full, Full},
-	} {
-		if _, err := sc.cron.AddFunc(job.spec, func() { sc.triggerAll(job.mode) }); err != nil {
-			cancel()
-			return nil, fmt.Errorf("%s %q: %w", job.key, job.spec, err)
+	var err error
+	if sc.incremental, err = sc.cron.AddFunc(s.cfg.Schedule.Incremental, func() { sc.triggerAll(Auto) }); err != nil {
+		cancel()
+		return nil, fmt.Errorf("schedule.incremental %q: %w", s.cfg.Schedule.Incremental, err)
+	}
+	if sc.full, err = sc.cron.AddFunc(s.cfg.Schedule.Full, func() { sc.triggerAll(Full) }); err != nil {
+		cancel()
+		return nil, fmt.Errorf("schedule.full %q: %w", s.cfg.Schedule.Full, err)
+	}
+	for _, lib := range s.cfg.Libraries {
+		sc.status[lib.ID] = &JobStatus{Name: lib.ID}
+	}
+	for _, d := range s.cfg.Domains {
+		if d.AdminEmail != "" {
+			sc.status[directoryJob+d.Name] = &JobStatus{Name: directoryJob + d.Name}
 		}
 	}
 	return sc, nil
@@ -77,60 +145,190 @@ func (sc *Scheduler) triggerAll(mode Mode) {
 	}
 }
 
-// triggerDirectories syncs the directory of every domain with an adminEmail.
 func (sc *Scheduler) triggerDirectories() {
-	for _, dom := range sc.syncer.cfg.Domains {
-		if dom.AdminEmail != "" {
-			sc.start(directoryJob+dom.Name, func(ctx context.Context) error {
-				_, err := sc.syncer.SyncDirectory(ctx, dom.Name)
-				return err
-			})
+	for _, d := range sc.syncer.cfg.Domains {
+		if d.AdminEmail != "" {
+			sc.Follow(context.Background(), directoryJob+d.Name, Full, nil)
 		}
 	}
 }
 
-// directoryJob prefixes the job names of directory syncs (library IDs
-// cannot contain ':').
-const directoryJob = "directory:"
-
 // Trigger starts a sync of one library unless one is running; it reports
 // whether it started one.
 func (sc *Scheduler) Trigger(libraryID string, mode Mode) bool {
-	return sc.start(libraryID, func(ctx context.Context) error {
-		_, err := sc.syncer.Sync(ctx, libraryID, mode, nil)
-		return err
-	})
+	started, _ := sc.Follow(context.Background(), libraryID, mode, nil)
+	return started
 }
 
-// start runs job in the background unless a job of that name is running.
-func (sc *Scheduler) start(name string, job func(context.Context) error) bool {
+// Follow starts a sync of a library (or, for "directory:DOMAIN", of a
+// domain's directory) in mode, or joins the one running, and sends its
+// events to events (if not nil) until it ends, then closes events. Progress
+// events are dropped when events is full; the final one waits for room
+// while ctx lasts. It reports whether it started a sync, and an error if
+// there is nothing of that name to sync or the scheduler stopped.
+func (sc *Scheduler) Follow(ctx context.Context, name string, mode Mode, events chan<- Event) (started bool, err error) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	if sc.running[name] || sc.ctx.Err() != nil {
-		return false
+	if _, ok := sc.status[name]; !ok {
+		return false, fm.Errorf(fm.ENOTFOUND, "Nothing to sync is named %s.", name)
 	}
-	sc.running[name] = true
-	sc.wg.Add(1)
-	go sc.run(name, job)
-	return true
+	if sc.ctx.Err() != nil {
+		return false, fm.Errorf(fm.EUNAVAILABLE, "The daemon is shutting down.")
+	}
+	j, running := sc.running[name]
+	if !running {
+		j = &job{name: name, mode: mode, run: sc.runFunc(name, mode)}
+		sc.running[name] = j
+		sc.status[name].Running = true
+		sc.wg.Add(1)
+		go sc.execute(j)
+	}
+	if events != nil {
+		j.followers = append(j.followers, follower{ctx: ctx, events: events})
+	}
+	return !running, nil
 }
 
-func (sc *Scheduler) run(name string, job func(context.Context) error) {
+// runFunc returns what a job of that name does.
+func (sc *Scheduler) runFunc(name string, mode Mode) func(context.Context, ProgressFunc) (Event, error) {
+	if domain, ok := strings.CutPrefix(name, directoryJob); ok {
+		return func(ctx context.Context, _ ProgressFunc) (Event, error) {
+			res, err := sc.syncer.SyncDirectory(ctx, domain)
+			return Event{Job: name, Directory: res}, err
+		}
+	}
+	return func(ctx context.Context, progress ProgressFunc) (Event, error) {
+		res, err := sc.syncer.Sync(ctx, name, mode, progress)
+		return Event{Job: name, Result: res}, err
+	}
+}
+
+// execute runs a job in a slot and tells its followers how it went.
+func (sc *Scheduler) execute(j *job) {
 	defer sc.wg.Done()
-	defer func() {
-		sc.mu.Lock()
-		delete(sc.running, name)
-		sc.mu.Unlock()
-	}()
+	final, err := sc.inSlot(j)
+	if err != nil {
+		final = Event{Job: j.name, Error: err.Error()}
+		if !errors.Is(err, context.Canceled) {
+			sc.logger.Error("sync failed; the last good data is still served", "job", j.name, "err", err)
+		}
+	}
+	sc.mu.Lock()
+	delete(sc.running, j.name)
+	sc.record(j, final, err)
+	followers := j.followers
+	j.followers = nil
+	sc.mu.Unlock()
+	for _, f := range followers {
+		select {
+		case f.events <- final:
+		case <-f.ctx.Done():
+		}
+		close(f.events)
+	}
+}
+
+func (sc *Scheduler) inSlot(j *job) (Event, error) {
 	select {
 	case sc.slots <- struct{}{}:
 		defer func() { <-sc.slots }()
 	case <-sc.ctx.Done():
+		return Event{}, sc.ctx.Err()
+	}
+	started := time.Now()
+	ev, err := j.run(sc.ctx, func(p Progress) { sc.broadcast(j, p) })
+	sc.observe(j, ev, err, started)
+	return ev, err
+}
+
+// observe records a finished job in the metrics.
+func (sc *Scheduler) observe(j *job, ev Event, err error, started time.Time) {
+	m := sc.syncer.opts.Metrics
+	kind := jobKind(j, ev)
+	if err != nil {
+		m.failures.WithLabelValues(j.name, kind).Inc()
 		return
 	}
-	if err := job(sc.ctx); err != nil && sc.ctx.Err() == nil {
-		sc.logger.Error("sync failed; the last good data is still served", "job", name, "err", err)
+	m.duration.WithLabelValues(j.name, kind).Observe(time.Since(started).Seconds())
+	m.lastSuccess.WithLabelValues(j.name, kind).SetToCurrentTime()
+	if r := ev.Result; r != nil {
+		m.folders.WithLabelValues(j.name).Set(float64(r.Folders))
+		m.permissions.WithLabelValues(j.name).Set(float64(r.Permissions))
+		if r.Full {
+			m.drift.WithLabelValues(j.name).Set(float64(r.Drift.Total()))
+		}
 	}
+}
+
+// jobKind is "directory", "full" or "incremental" (an Auto sync that
+// failed counts as incremental).
+func jobKind(j *job, ev Event) string {
+	switch {
+	case strings.HasPrefix(j.name, directoryJob):
+		return "directory"
+	case ev.Result != nil && ev.Result.Full, ev.Result == nil && j.mode == Full:
+		return "full"
+	}
+	return "incremental"
+}
+
+// broadcast sends progress to a job's followers, dropping it for those
+// whose channel is full: a slow follower never holds a sync up.
+func (sc *Scheduler) broadcast(j *job, p Progress) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for _, f := range j.followers {
+		select {
+		case f.events <- Event{Job: j.name, Progress: &p}:
+		default:
+		}
+	}
+}
+
+// record keeps the outcome of a job in its status. Call with sc.mu held.
+func (sc *Scheduler) record(j *job, final Event, err error) {
+	st := sc.status[j.name]
+	st.Running = false
+	if err != nil {
+		st.LastError, st.LastErrorAt = err.Error(), time.Now().UTC()
+		return
+	}
+	st.LastError, st.LastErrorAt = "", time.Time{}
+	switch {
+	case final.Directory != nil:
+		d := final.Directory
+		st.LastFull = &RunStatus{Started: time.Now().Add(-d.Duration).UTC(), Duration: d.Duration, Users: d.Users, Groups: d.Groups, Calls: d.Calls}
+	case final.Result != nil:
+		r := final.Result
+		run := &RunStatus{Started: time.Now().Add(-r.Duration).UTC(), Duration: r.Duration, Folders: r.Folders,
+			Permissions: r.Permissions, Calls: r.Calls, Drift: r.Drift.Total(), Changes: r.Changes}
+		if r.Full {
+			st.LastFull = run
+		} else {
+			st.LastIncremental = run
+		}
+	}
+}
+
+// Status returns the status of every library and directory, by name.
+func (sc *Scheduler) Status() []JobStatus {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	next := sc.cron.Entry(sc.incremental).Next
+	if full := sc.cron.Entry(sc.full).Next; next.IsZero() || (!full.IsZero() && full.Before(next)) {
+		next = full
+	}
+	out := make([]JobStatus, 0, len(sc.status))
+	for _, st := range sc.status {
+		s := *st
+		s.NextRun = next
+		if _, ok := strings.CutPrefix(s.Name, directoryJob); ok {
+			s.NextRun = sc.cron.Entry(sc.full).Next
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, k int) bool { return out[i].Name < out[k].Name })
+	return out
 }
 
 // Stop stops the schedules, cancels running syncs (which leave the index as

@@ -15,6 +15,7 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/oauth2"
 	"golang.org/x/time/rate"
 	admin "google.golang.org/api/admin/directory/v1"
@@ -37,6 +38,8 @@ type Options struct {
 	TryTimeout time.Duration
 	// Now is the clock; time.Now by default.
 	Now func() time.Time
+	// Metrics records what the syncer does; unregistered ones by default.
+	Metrics *Metrics
 }
 
 // Syncer syncs the configured libraries. It is safe for concurrent use; a
@@ -70,6 +73,9 @@ func New(cfg *config.Config, idx Index, opts Options) (*Syncer, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Metrics == nil {
+		opts.Metrics = NewMetrics(prometheus.NewRegistry())
+	}
 	s := &Syncer{cfg: cfg, index: idx, opts: opts, logger: opts.Logger,
 		limiters: map[string]*rate.Limiter{}, clients: map[string]*http.Client{}, drives: map[string]*drive.Service{}, directories: map[string]*admin.Service{}}
 	s.base = &timeoutTransport{base: http.DefaultTransport, timeout: opts.TryTimeout}
@@ -85,7 +91,7 @@ func New(cfg *config.Config, idx Index, opts Options) (*Syncer, error) {
 }
 
 func (s *Syncer) newTransport(limiter *rate.Limiter) *transport {
-	return &transport{base: s.base, limiter: limiter, policy: s.opts.Retry}
+	return &transport{base: s.base, limiter: limiter, policy: s.opts.Retry, metrics: s.opts.Metrics}
 }
 
 // limiterFor returns the rate limit of an acting user, shared by all its

@@ -42,6 +42,7 @@ type transport struct {
 	base    http.RoundTripper
 	limiter *rate.Limiter
 	policy  RetryPolicy
+	metrics *Metrics
 	// retries counts retried attempts over the transport's life.
 	retries atomic.Int64
 }
@@ -63,6 +64,7 @@ func countCall(ctx context.Context) {
 // with a replayable one (GetBody), are retried.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	method := apiMethod(req)
 	for attempt := 1; ; attempt++ {
 		if err := t.limiter.Wait(ctx); err != nil {
 			return nil, err
@@ -76,6 +78,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err == nil {
 			err = bufferBody(resp)
 		}
+		t.count(method, resp, err)
 		wait, retry := t.shouldRetry(ctx, resp, err, attempt)
 		if !retry && err != nil {
 			return nil, err
@@ -87,10 +90,20 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			resp.Body.Close()
 		}
 		t.retries.Add(1)
+		t.metrics.retries.WithLabelValues(method).Inc()
 		if err := sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// count records one try in the metrics.
+func (t *transport) count(method string, resp *http.Response, err error) {
+	code := "error"
+	if err == nil {
+		code = strconv.Itoa(resp.StatusCode)
+	}
+	t.metrics.requests.WithLabelValues(method, code).Inc()
 }
 
 func cloneRequest(req *http.Request) (*http.Request, error) {

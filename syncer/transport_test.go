@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 )
+
+var testMetrics = NewMetrics(prometheus.NewRegistry())
 
 // scripted answers each request with the next of its replies.
 type scripted struct {
@@ -88,7 +91,7 @@ func TestTransportRetries(t *testing.T) {
 			ts := httptest.NewServer(srv)
 			defer ts.Close()
 			tr := &transport{base: http.DefaultTransport, limiter: rate.NewLimiter(rate.Inf, 1),
-				policy: RetryPolicy{Attempts: 4, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Second}}
+				policy: RetryPolicy{Attempts: 4, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Second}, metrics: testMetrics}
 			var calls atomic.Int64
 			req, _ := http.NewRequestWithContext(withCallCounter(context.Background(), &calls), "GET", ts.URL, nil)
 			start := time.Now()
@@ -117,7 +120,7 @@ func TestTransportRetries(t *testing.T) {
 func TestTransportGivesUpWithContext(t *testing.T) {
 	ts := httptest.NewServer(&scripted{replies: []func(http.ResponseWriter){status(503, "Retry-After", "30")}})
 	defer ts.Close()
-	tr := &transport{base: http.DefaultTransport, limiter: rate.NewLimiter(rate.Inf, 1), policy: DefaultRetryPolicy}
+	tr := &transport{base: http.DefaultTransport, limiter: rate.NewLimiter(rate.Inf, 1), policy: DefaultRetryPolicy, metrics: testMetrics}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL, nil)

@@ -94,7 +94,7 @@ func startDaemon(cfg *config.Config, logger *slog.Logger) (d *daemonParts, err e
 		return d, fmt.Errorf("listen: %w", err)
 	}
 	d.apiAddr = ln.Addr()
-	d.api = httpapi.New(cfg, d.db, d.auth, logger)
+	d.api = httpapi.New(cfg, d.db, d.auth, httpapi.Options{Logger: logger})
 	go func() { d.served <- d.api.Serve(ln) }()
 	d.scheduler.Start()
 	logger.Info("serving", "listen", d.apiAddr.String(), "libraries", len(cfg.Libraries))

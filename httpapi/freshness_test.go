@@ -1,0 +1,67 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	fm "github.com/foldermirror/foldermirror"
+)
+
+func (f *fixture) conditional(path, token, etag string) *http.Response {
+	f.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, f.srv.URL+path, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("If-None-Match", etag)
+	resp, err := f.srv.Client().Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+func TestConditionalRequests(t *testing.T) {
+	f := newFixture(t)
+	alice, bob := f.token("alice@example.com"), f.token("bob@example.com")
+	for _, path := range []string{
+		"/folder/v1/files/apollo",
+		"/folder/v1/files/apollo/children",
+		"/folder/v1/libraries/lib-eng/folders",
+		"/folder/v1/libraries/lib-eng/folders/children?onlyDirectChildren=true",
+		"/folder/v1/folders/apollo/permissions",
+	} {
+		t.Run(path, func(t *testing.T) {
+			resp, _ := f.get(path, alice)
+			tag := resp.Header.Get("ETag")
+			if tag == "" || resp.Header.Get("Last-Modified") != "Fri, 20 Nov 2026 09:30:00 GMT" {
+				t.Fatalf("ETag %q, Last-Modified %q", tag, resp.Header.Get("Last-Modified"))
+			}
+			again := f.conditional(path, alice, tag)
+			if again.StatusCode != http.StatusNotModified || again.ContentLength > 0 || again.Header.Get("ETag") != tag {
+				t.Errorf("same caller, same tag: %d, length %d", again.StatusCode, again.ContentLength)
+			}
+			if other := f.conditional(path, alice, `W/`+tag+`, "other"`); other.StatusCode != http.StatusNotModified {
+				t.Errorf("a list holding the tag (weak form): %d", other.StatusCode)
+			}
+			if r := f.conditional(path, bob, tag); r.StatusCode == http.StatusNotModified {
+				t.Error("another caller's answer may differ, but its tag matched")
+			}
+		})
+	}
+	// A sync that changes the library changes every tag.
+	resp, _ := f.get("/folder/v1/files/apollo", alice)
+	tag := resp.Header.Get("ETag")
+	err := f.db.UpdateLibrary(context.Background(), "lib-eng", func(tx fm.LibraryTx) error {
+		st := tx.State()
+		st.Revision++
+		tx.SetState(st)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := f.conditional("/folder/v1/files/apollo", alice, tag); r.StatusCode != http.StatusOK {
+		t.Errorf("after a sync changed the library: %d, want 200", r.StatusCode)
+	}
+}

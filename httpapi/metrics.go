@@ -1,0 +1,51 @@
+package httpapi
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the API's Prometheus metrics.
+type Metrics struct {
+	requests     *prometheus.CounterVec
+	duration     *prometheus.HistogramVec
+	authFailures *prometheus.CounterVec
+}
+
+// NewMetrics registers the API's metrics with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "foldermirror_api_requests_total",
+			Help: "API requests answered, by route and HTTP status.",
+		}, []string{"route", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "foldermirror_api_request_duration_seconds",
+			Help:    "Time to answer API requests (whole body written), by route.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, []string{"route"}),
+		authFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "foldermirror_auth_failures_total",
+			Help: "Requests whose credentials were missing or refused, by reason.",
+		}, []string{"reason"}),
+	}
+	reg.MustRegister(m.requests, m.duration, m.authFailures)
+	return m
+}
+
+// observe records each request's route, status and duration.
+func (m *Metrics) observe() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		route := c.FullPath()
+		if route == "" {
+			route = "unmatched"
+		}
+		m.requests.WithLabelValues(route, strconv.Itoa(c.Writer.Status())).Inc()
+		m.duration.WithLabelValues(route).Observe(time.Since(start).Seconds())
+	}
+}

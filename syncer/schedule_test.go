@@ -1,0 +1,172 @@
+package syncer_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/syncer"
+)
+
+func newScheduler(t *testing.T, e *env) *syncer.Scheduler {
+	t.Helper()
+	sc, err := syncer.NewScheduler(e.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sc.Stop)
+	return sc
+}
+
+func statusOf(sc *syncer.Scheduler, name string) syncer.JobStatus {
+	for _, st := range sc.Status() {
+		if st.Name == name {
+			return st
+		}
+	}
+	return syncer.JobStatus{}
+}
+
+func drain(events <-chan syncer.Event) (progress int, final syncer.Event) {
+	for ev := range events {
+		if ev.Final() {
+			final = ev
+		} else {
+			progress++
+		}
+	}
+	return progress, final
+}
+
+func TestFollowAndJoin(t *testing.T) {
+	fake := startFake(t)
+	root := fake.CreateFolder(storage, "", "Root")
+	for range 50 {
+		fake.CreateFolder(storage, root, "x")
+	}
+	e := newEnv(t, fake, "id: lib, rootFolderId: "+root)
+	sc := newScheduler(t, e)
+	fake.SetLatency(100 * time.Millisecond)
+
+	first, second := make(chan syncer.Event, 100), make(chan syncer.Event, 100)
+	started, err := sc.Follow(context.Background(), "lib", syncer.Full, first)
+	if err != nil || !started {
+		t.Fatalf("first Follow: %v %v", started, err)
+	}
+	if started, _ := sc.Follow(context.Background(), "lib", syncer.Full, second); started {
+		t.Error("a second sync of the library started while one was running")
+	}
+	if sc.Trigger("lib", syncer.Auto) {
+		t.Error("Trigger doubled a running sync")
+	}
+	n, final := drain(first)
+	_, joined := drain(second)
+	if final.Result == nil || !final.Result.Full || final.Result.Folders != 51 || n == 0 {
+		t.Errorf("first follower: %d progress events, final %+v", n, final)
+	}
+	if joined.Result == nil || joined.Result.Folders != 51 {
+		t.Errorf("joined follower's final event %+v", joined)
+	}
+	st := statusOf(sc, "lib")
+	if st.Running || st.LastFull == nil || st.LastFull.Folders != 51 || st.LastFull.Calls == 0 {
+		t.Errorf("status %+v", st)
+	}
+	if _, err := sc.Follow(context.Background(), "nope", syncer.Full, nil); fm.ErrorCode(err) != fm.ENOTFOUND {
+		t.Errorf("unknown library: %v", err)
+	}
+}
+
+// storage.concurrency bounds the syncs running at once, all libraries
+// together: with 1, Drive sees one request at a time.
+func TestConcurrencyBound(t *testing.T) {
+	fake := startFake(t)
+	var libs []string
+	for _, name := range []string{"a", "b", "c"} {
+		d := fake.CreateSharedDrive(name, storage)
+		for range 5 {
+			fake.CreateFolder(storage, d, "x")
+		}
+		libs = append(libs, "id: "+name+", sharedDriveId: "+d)
+	}
+	var inFlight, most atomic.Int32
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(2 * time.Millisecond)
+		fake.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	e := newEnv(t, fake, libs...)
+	e.cfg.Storage.Endpoint = proxy.URL + "/drive/v3/"
+	e.cfg.Storage.Concurrency = 1
+	e.restartSyncer()
+	sc := newScheduler(t, e)
+	var chans []chan syncer.Event
+	for _, name := range []string{"a", "b", "c"} {
+		ch := make(chan syncer.Event, 100)
+		chans = append(chans, ch)
+		if _, err := sc.Follow(context.Background(), name, syncer.Full, ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ch := range chans {
+		if _, final := drain(ch); final.Error != "" {
+			t.Fatal(final.Error)
+		}
+	}
+	if m := most.Load(); m != 1 {
+		t.Errorf("%d Drive requests at once with storage.concurrency 1", m)
+	}
+}
+
+// Stop cancels a running sync; the index keeps what it had.
+func TestStopCancelsRunningSync(t *testing.T) {
+	fake := startFake(t)
+	d := fake.CreateSharedDrive("Team", storage)
+	for range 40 {
+		fake.CreateFolder(storage, d, "x")
+	}
+	e := newEnv(t, fake, "id: team, sharedDriveId: "+d)
+	sc, err := syncer.NewScheduler(e.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake.SetLatency(200 * time.Millisecond)
+	events := make(chan syncer.Event, 100)
+	if _, err := sc.Follow(context.Background(), "team", syncer.Full, events); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	start := time.Now()
+	sc.Stop()
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Stop took %v", d)
+	}
+	if _, final := drain(events); final.Error == "" {
+		t.Errorf("final event %+v, want the cancellation", final)
+	}
+	if _, err := e.db.Library(context.Background(), "team"); fm.ErrorCode(err) != fm.ENOTFOUND {
+		t.Errorf("a cancelled first sync left a library behind: %v", err)
+	}
+}
+
+func TestStatusRecordsFailures(t *testing.T) {
+	fake := startFake(t)
+	e := newEnv(t, fake, "id: gone, rootFolderId: missing-folder")
+	sc := newScheduler(t, e)
+	events := make(chan syncer.Event, 10)
+	_, _ = sc.Follow(context.Background(), "gone", syncer.Full, events)
+	if _, final := drain(events); final.Error == "" {
+		t.Fatal("no error")
+	}
+	st := statusOf(sc, "gone")
+	if st.LastError == "" || st.LastErrorAt.IsZero() || st.LastFull != nil {
+		t.Errorf("status %+v", st)
+	}
+}
