@@ -90,6 +90,9 @@ type RunStatus struct {
 // cannot contain ':').
 const directoryJob = "directory:"
 
+// DirectoryJob is the name Follow knows a domain's directory sync by.
+func DirectoryJob(domain string) string { return directoryJob + domain }
+
 // NewScheduler returns a scheduler of s's libraries; Start starts it.
 func NewScheduler(s *Syncer) (*Scheduler, error) {
 	ctx, cancel := context.WithCancel(context.Background())

@@ -104,14 +104,14 @@ func (c *demoCommand) syncAll(ctx context.Context, cfg *config.Config) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.stdout, "  synced %-12s %-11s %5d folders %6d permissions  %3d Drive calls  %s\n",
+		fmt.Fprintf(c.stdout, "  synced %-12s %-11s %5d folders %6d permissions  %4d Drive calls  %s\n",
 			lib.ID, lib.Name, res.Folders, res.Permissions, res.Calls, res.Duration.Round(time.Millisecond))
 	}
 	return nil
 }
 
 func (c *demoCommand) printTryThis(world *demo.World, cfg *config.Config) {
-	base := "http://" + c.daemon.apiAddr.String()
+	base := "http://" + c.daemon.api.addr.String()
 	fmt.Fprintf(c.stdout, "\nThe API serves on %s (config: %s).\nTokens for four users, valid for a day:\n\n", base, cfg.Path)
 	vars := []string{"ALICE", "BOB", "CAROL", "PAT"}
 	for i, p := range demo.Personas {

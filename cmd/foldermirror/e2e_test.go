@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -221,7 +222,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer serve.Close()
-	base := "http://" + serve.daemon.apiAddr.String()
+	base := "http://" + serve.daemon.api.addr.String()
 
 	for _, user := range []string{"alice@example.com", "bob@example.com", "carol@example.com", "pat@partner.org"} {
 		t.Run(user, func(t *testing.T) {
@@ -284,5 +285,76 @@ func getJSON(t *testing.T, url, token string, status int, into any) {
 		if err := json.Unmarshal(body, into); err != nil {
 			t.Fatalf("GET %s: %v", url, err)
 		}
+	}
+}
+
+// freePort returns a loopback address nothing listens on now.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// While a daemon runs, `foldermirror sync` asks it (the daemon holds the
+// index) and shows the daemon's progress; a failure is a non-zero exit.
+func TestSyncThroughTheDaemon(t *testing.T) {
+	fake := googlefake.New()
+	fake.Start()
+	defer fake.Close()
+	m := buildE2EWorld(fake)
+	path := writeE2EConfig(t, fake, m)
+	adminAddr := freePort(t)
+	data, _ := os.ReadFile(path)
+	os.WriteFile(path, []byte(strings.Replace(string(data), "adminListen: 127.0.0.1:0", "adminListen: "+adminAddr, 1)), 0o600)
+
+	serve := &serveCommand{stderr: io.Discard}
+	if err := serve.ParseFlags([]string{"--config", path}); err != nil {
+		t.Fatal(err)
+	}
+	if err := serve.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer serve.Close()
+
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"sync", "--config", path, "--full"}, &out, &errOut); code != 0 {
+		t.Fatalf("sync: %d\n%s", code, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "asking it") || !strings.Contains(out.String(), "eng: full sync: ") {
+		t.Errorf("sync through the daemon said:\n%s\n%s", out.String(), errOut.String())
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := run(context.Background(), []string{"sync", "--config", path}, &out, &errOut); code != 0 ||
+		!strings.Contains(out.String(), "eng: incremental sync: 0 changes") {
+		t.Errorf("incremental sync through the daemon: %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+	// A failing sync exits non-zero with the reason.
+	fake.Delete(m.root)
+	errOut.Reset()
+	if code := run(context.Background(), []string{"sync", "--config", path, "--full"}, io.Discard, &errOut); code == 0 ||
+		!strings.Contains(errOut.String(), "eng: failed") {
+		t.Errorf("failing sync: exit %d, said %q", code, errOut.String())
+	}
+	resp, err := http.Get("http://" + adminAddr + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var status struct {
+		Libraries []struct {
+			Name      string
+			LastError string
+			Synced    bool
+			Folders   int
+		}
+	}
+	json.NewDecoder(resp.Body).Decode(&status)
+	resp.Body.Close()
+	if len(status.Libraries) != 1 || status.Libraries[0].LastError == "" || !status.Libraries[0].Synced || status.Libraries[0].Folders != len(m.folders) {
+		t.Errorf("status after the failure: %+v (the last good tree must still be there)", status)
 	}
 }

@@ -222,6 +222,7 @@ func (w *propertyWorld) serve(t *testing.T) string {
 		t.Fatal(err)
 	}
 	cfg := fmt.Sprintf(`listen: 127.0.0.1:0
+adminListen: 127.0.0.1:0
 dataDir: data
 storage: {credentialsFile: key.json, endpoint: %q, directoryEndpoint: %q, requestsPerSecond: 10000}
 auth:
@@ -252,7 +253,7 @@ libraries:
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { serve.Close() })
-	return "http://" + serve.daemon.apiAddr.String()
+	return "http://" + serve.daemon.api.addr.String()
 }
 
 // The oracle.

@@ -7,13 +7,17 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"time"
 
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi"
+	"github.com/foldermirror/foldermirror/httpapi/admin"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/foldermirror/foldermirror/index"
 	"github.com/foldermirror/foldermirror/syncer"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // serveCommand runs the daemon until interrupted.
@@ -51,25 +55,56 @@ func (c *serveCommand) Close() error {
 	return c.daemon.Close()
 }
 
-// shutdownTimeout bounds the wait for in-flight requests at shutdown.
-const shutdownTimeout = 8 * time.Second
+// Shutdown budget, within the 10 s a supervisor usually grants: in-flight
+// API requests first, then the admin listener once syncs are stopped.
+const (
+	apiShutdownTimeout   = 7 * time.Second
+	adminShutdownTimeout = 2 * time.Second
+)
 
 // daemonParts are the running parts of a daemon, closed in order: the API
-// first (in-flight requests finish), then the syncs, then the index.
+// (in-flight requests finish), the syncs (cancelled, leaving the index as it
+// was), the admin listener, the index.
 type daemonParts struct {
 	logger    *slog.Logger
 	db        *index.DB
 	scheduler *syncer.Scheduler
 	auth      *auth.Authenticator
-	api       *httpapi.Server
-	apiAddr   net.Addr
-	served    chan error
+	api       *server
+	admin     *server
 }
 
-// startDaemon opens the index, starts the scheduler and serves the API on
-// cfg.Listen. On error, what was started is closed again.
+// server is a listener and what serves it.
+type server struct {
+	addr     net.Addr
+	shutdown func(context.Context) error
+	served   chan error
+}
+
+func startServer(addr string, serve func(net.Listener) error, shutdown func(context.Context) error) (*server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	s := &server{addr: ln.Addr(), shutdown: shutdown, served: make(chan error, 1)}
+	go func() { s.served <- serve(ln) }()
+	return s, nil
+}
+
+func (s *server) stop(timeout time.Duration) error {
+	if s == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return errors.Join(s.shutdown(ctx), <-s.served)
+}
+
+// startDaemon opens the index, starts the scheduler, and serves the API on
+// cfg.Listen and the admin listener on cfg.AdminListen. On error, what was
+// started is closed again.
 func startDaemon(cfg *config.Config, logger *slog.Logger) (d *daemonParts, err error) {
-	d = &daemonParts{logger: logger, served: make(chan error, 1)}
+	d = &daemonParts{logger: logger}
 	defer func() {
 		if err != nil {
 			d.Close()
@@ -79,40 +114,58 @@ func startDaemon(cfg *config.Config, logger *slog.Logger) (d *daemonParts, err e
 	if d.db, err = index.Open(cfg.DataDir, logger); err != nil {
 		return d, err
 	}
-	s, err := syncer.New(cfg, d.db, syncer.Options{Logger: logger})
+	reg := newRegistry(d.db)
+	s, err := syncer.New(cfg, d.db, syncer.Options{Logger: logger, Metrics: syncer.NewMetrics(reg)})
 	if err != nil {
 		return d, err
 	}
 	if d.scheduler, err = syncer.NewScheduler(s); err != nil {
 		return d, err
 	}
-	if d.auth, err = auth.New(cfg, auth.Directory{Config: cfg, Synced: d.db}, auth.Options{}); err != nil {
+	if d.auth, err = auth.New(cfg, auth.Directory{Config: cfg, Synced: d.db}, auth.Options{Logger: logger}); err != nil {
 		return d, err
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
+	api := httpapi.New(cfg, d.db, d.auth, httpapi.Options{Logger: logger, Metrics: httpapi.NewMetrics(reg)})
+	if d.api, err = startServer(cfg.Listen, api.Serve, api.Shutdown); err != nil {
 		return d, fmt.Errorf("listen: %w", err)
 	}
-	d.apiAddr = ln.Addr()
-	d.api = httpapi.New(cfg, d.db, d.auth, httpapi.Options{Logger: logger})
-	go func() { d.served <- d.api.Serve(ln) }()
+	adm := admin.New(cfg, d.scheduler, d.db, reg, logger)
+	if d.admin, err = startServer(cfg.AdminListen, adm.Serve, adm.Shutdown); err != nil {
+		return d, fmt.Errorf("adminListen: %w", err)
+	}
 	d.scheduler.Start()
-	logger.Info("serving", "listen", d.apiAddr.String(), "libraries", len(cfg.Libraries))
+	logger.Info("serving", "listen", d.api.addr.String(), "adminListen", d.admin.addr.String(), "libraries", len(cfg.Libraries))
 	return d, nil
+}
+
+// newRegistry returns the daemon's Prometheus registry, with Go's and the
+// process's collectors and the index's size.
+func newRegistry(db *index.DB) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "foldermirror_index_size_bytes",
+			Help: "Size of the index file.",
+		}, func() float64 {
+			fi, err := os.Stat(db.Path())
+			if err != nil {
+				return 0
+			}
+			return float64(fi.Size())
+		}),
+	)
+	return reg
 }
 
 // Close shuts the daemon down in order.
 func (d *daemonParts) Close() error {
-	var errs []error
-	if d.api != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-		errs = append(errs, d.api.Shutdown(ctx))
-		cancel()
-		errs = append(errs, <-d.served)
-	}
+	errs := []error{d.api.stop(apiShutdownTimeout)}
 	if d.scheduler != nil {
 		d.scheduler.Stop()
 	}
+	errs = append(errs, d.admin.stop(adminShutdownTimeout))
 	if d.auth != nil {
 		d.auth.Close()
 	}

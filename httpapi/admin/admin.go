@@ -1,0 +1,157 @@
+// Package admin serves the daemon's admin listener: resyncs with their
+// progress streamed, status, Prometheus metrics, health and readiness. It
+// has no authentication of its own: bind it to loopback (the default) or to
+// a network only operators reach.
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/syncer"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Scheduler is what the admin listener needs of the scheduler.
+type Scheduler interface {
+	Follow(ctx context.Context, name string, mode syncer.Mode, events chan<- syncer.Event) (bool, error)
+	Status() []syncer.JobStatus
+}
+
+// Index is what the admin listener reads of the index.
+type Index interface {
+	Library(ctx context.Context, libraryID string) (*fm.LibraryState, error)
+	Path() string
+}
+
+// Server is the admin listener.
+type Server struct {
+	cfg       *config.Config
+	scheduler Scheduler
+	index     Index
+	gatherer  prometheus.Gatherer
+	logger    *slog.Logger
+	http      *http.Server
+}
+
+// Service is what /healthz says, so that a client knows it reached a
+// foldermirror daemon.
+const Service = "foldermirror"
+
+// New returns the admin listener of a daemon.
+func New(cfg *config.Config, sc Scheduler, idx Index, gatherer prometheus.Gatherer, logger *slog.Logger) *Server {
+	s := &Server{cfg: cfg, scheduler: sc, index: idx, gatherer: gatherer, logger: logger}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /sync", s.sync)
+	mux.HandleFunc("GET /status", s.status)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}))
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /readyz", s.readyz)
+	s.http = &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		// No WriteTimeout: a resync's progress streams as long as it runs.
+	}
+	return s
+}
+
+// Handler returns the admin listener's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.http.Handler }
+
+// Serve serves on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	if err := s.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Shutdown stops the listener; streams of running syncs end when the
+// scheduler stops them.
+func (s *Server) Shutdown(ctx context.Context) error { return s.http.Shutdown(ctx) }
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "service": Service})
+}
+
+// readyz: ready when every library has a synced tree to serve.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	var waiting []string
+	for _, lib := range s.cfg.Libraries {
+		if _, err := s.index.Library(r.Context(), lib.ID); err != nil {
+			waiting = append(waiting, lib.ID)
+		}
+	}
+	if len(waiting) > 0 {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "waiting for a first sync", "libraries": waiting})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// libraryStatus is a library's line in /status.
+type libraryStatus struct {
+	syncer.JobStatus
+	Synced          bool      `json:"synced"`
+	Folders         int       `json:"folders"`
+	Permissions     int       `json:"permissions"`
+	Revision        uint64    `json:"revision"`
+	LastFullSync    time.Time `json:"lastFullSync,omitzero"`
+	LastIncremental time.Time `json:"lastIncrementalSync,omitzero"`
+}
+
+type statusJSON struct {
+	Libraries   []libraryStatus    `json:"libraries"`
+	Directories []syncer.JobStatus `json:"directories"`
+	Index       struct {
+		Path      string `json:"path"`
+		SizeBytes int64  `json:"sizeBytes"`
+	} `json:"index"`
+}
+
+func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+	var out statusJSON
+	out.Libraries, out.Directories = []libraryStatus{}, []syncer.JobStatus{}
+	for _, st := range s.scheduler.Status() {
+		if s.cfg.Library(st.Name) == nil {
+			out.Directories = append(out.Directories, st)
+			continue
+		}
+		ls := libraryStatus{JobStatus: st}
+		if state, err := s.index.Library(r.Context(), st.Name); err == nil {
+			ls.Synced, ls.Folders, ls.Permissions, ls.Revision = true, state.Folders, state.Permissions, state.Revision
+			ls.LastFullSync, ls.LastIncremental = state.LastFullSync, state.LastIncrementalSync
+		}
+		out.Libraries = append(out.Libraries, ls)
+	}
+	out.Index.Path = s.index.Path()
+	if fi, err := os.Stat(out.Index.Path); err == nil {
+		out.Index.SizeBytes = fi.Size()
+	}
+	writeJSON(w, http.StatusOK, out)
+}

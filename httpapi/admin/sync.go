@@ -1,0 +1,81 @@
+package admin
+
+import (
+	"encoding/json"
+	"net/http"
+	"sync"
+
+	"github.com/foldermirror/foldermirror/syncer"
+)
+
+// sync starts a resync, or joins the one running, and streams its events
+// as JSON lines until it ends: POST /sync?library=ID (default: every
+// directory and library) &mode=full|incremental (default incremental, which
+// reads everything when a library has no changes token).
+func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
+	mode := syncer.Auto
+	switch r.URL.Query().Get("mode") {
+	case "", "incremental":
+	case "full":
+		mode = syncer.Full
+	default:
+		writeError(w, http.StatusBadRequest, "mode must be full or incremental")
+		return
+	}
+	names := s.jobNames(r.URL.Query().Get("library"))
+	if names == nil {
+		writeError(w, http.StatusNotFound, "no library "+r.URL.Query().Get("library"))
+		return
+	}
+	events := make(chan syncer.Event, 64)
+	var streams sync.WaitGroup
+	for _, name := range names {
+		ch := make(chan syncer.Event, 64)
+		if _, err := s.scheduler.Follow(r.Context(), name, mode, ch); err != nil {
+			writeError(w, http.StatusServiceUnavailable, err.Error())
+			return
+		}
+		streams.Add(1)
+		go func() {
+			defer streams.Done()
+			for ev := range ch {
+				events <- ev
+			}
+		}()
+	}
+	go func() { streams.Wait(); close(events) }()
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	enc := json.NewEncoder(w)
+	rc := http.NewResponseController(w)
+	for ev := range events {
+		if enc.Encode(ev) != nil || rc.Flush() != nil {
+			go func() {
+				for range events { // the client left: let the syncs go on
+				}
+			}()
+			return
+		}
+	}
+}
+
+// jobNames returns what to sync: one library, or (for "") every directory
+// then every library; nil for an unknown library.
+func (s *Server) jobNames(library string) []string {
+	if library != "" {
+		if s.cfg.Library(library) == nil {
+			return nil
+		}
+		return []string{library}
+	}
+	var names []string
+	for _, d := range s.cfg.Domains {
+		if d.AdminEmail != "" {
+			names = append(names, syncer.DirectoryJob(d.Name))
+		}
+	}
+	for _, l := range s.cfg.Libraries {
+		names = append(names, l.ID)
+	}
+	return names
+}
