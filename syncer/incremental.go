@@ -10,6 +10,7 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
+	"golang.org/x/sync/errgroup"
 	drive "google.golang.org/api/drive/v3"
 	"google.golang.org/api/googleapi"
 )
@@ -192,7 +193,15 @@ func (p *plan) dropStrays(ctx context.Context) error {
 			}
 		}
 	}
-	p.moveIns = slices.DeleteFunc(p.moveIns, func(id string) bool { return p.staged[id] == nil })
+	// Listing from the topmost new folders reaches the others.
+	isNew := map[string]bool{}
+	for _, id := range p.moveIns {
+		isNew[id] = true
+	}
+	p.moveIns = slices.DeleteFunc(p.moveIns, func(id string) bool {
+		n := p.staged[id]
+		return n == nil || isNew[n.ParentID]
+	})
 	return nil
 }
 
@@ -339,37 +348,52 @@ func (p *plan) inLibrary(ctx context.Context, id string) (bool, error) {
 }
 
 // fetchSubtrees lists the folders under the folders new to the library,
-// level by level, many parents a query.
+// level by level, many parents a query, storage.concurrency queries at once.
 func (p *plan) fetchSubtrees(ctx context.Context) error {
 	seen := map[string]bool{}
-	frontier := p.moveIns
-	for len(frontier) > 0 {
+	for frontier := p.moveIns; len(frontier) > 0; {
+		children, err := p.listLevel(ctx, frontier)
+		if err != nil {
+			return err
+		}
 		var next []string
-		for start := 0; start < len(frontier); start += parentsPerQuery {
-			batch := frontier[start:min(start+parentsPerQuery, len(frontier))]
-			children, err := p.listChildren(ctx, batch)
-			if err != nil {
-				return err
+		for _, c := range children {
+			// The listing is as fresh as the changes: what it finds under
+			// a folder of the library is in it, whatever an unplaced change
+			// of that folder said.
+			if seen[c.Id] {
+				continue
 			}
-			for _, c := range children {
-				// The listing is as fresh as the changes: what it finds
-				// under a folder of the library is in it, whatever an
-				// unplaced change of that folder said.
-				if seen[c.Id] {
-					continue
-				}
-				seen[c.Id] = true
-				if _, ok := p.staged[c.Id]; !ok {
-					n := newNode(c)
-					n.ParentID = firstStaged(c.Parents, p.staged)
-					p.stage(n)
-				}
-				next = append(next, c.Id)
+			seen[c.Id] = true
+			if _, ok := p.staged[c.Id]; !ok {
+				n := newNode(c)
+				n.ParentID = firstStaged(c.Parents, p.staged)
+				p.stage(n)
 			}
+			next = append(next, c.Id)
 		}
 		frontier = next
 	}
 	return nil
+}
+
+// listLevel lists the children of parents, in batches of parentsPerQuery.
+func (p *plan) listLevel(ctx context.Context, parents []string) ([]*drive.File, error) {
+	batches := make([][]*drive.File, (len(parents)+parentsPerQuery-1)/parentsPerQuery)
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(1, p.concurrency))
+	for i := range batches {
+		batch := parents[i*parentsPerQuery : min((i+1)*parentsPerQuery, len(parents))]
+		g.Go(func() error {
+			var err error
+			batches[i], err = p.listChildren(ctx, batch)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return slices.Concat(batches...), nil
 }
 
 func firstStaged(parents []string, staged map[string]*node) string {

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,3 +68,5 @@ func TestUsageErrors(t *testing.T) {
 		t.Errorf("missing config: status %d, %q", status, errOut.String())
 	}
 }
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
