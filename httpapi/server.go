@@ -78,6 +78,8 @@ func New(cfg *config.Config, idx fm.IndexReader, authn Authenticator, opts Optio
 func (s *Server) routes() *gin.Engine {
 	r := gin.New()
 	_ = r.SetTrustedProxies(nil) // the client address is the peer's
+	// Unknown paths answer 404 in the API's shape, not a redirect.
+	r.RedirectTrailingSlash, r.RedirectFixedPath = false, false
 	r.Use(s.recoverPanics(), s.metrics.observe(), s.logRequests())
 	r.NoRoute(func(c *gin.Context) { s.writeError(c, fm.Errorf(fm.ENOTFOUND, "Not found.")) })
 	api := r.Group("/", s.authenticate())
