@@ -69,6 +69,7 @@ var DefaultSpec = Spec{Seed: 1, FoldersPerLibrary: 1200}
 
 // Build fills fake with a generated domain.
 func Build(fake *googlefake.Server, spec Spec) *World {
+	fake.Seed(uint64(spec.Seed)) // the same IDs every run
 	g := &generator{fake: fake, rng: rand.New(rand.NewPCG(uint64(spec.Seed), 7)), budget: spec.FoldersPerLibrary}
 	w := &World{Fake: fake}
 	for _, p := range Personas {
