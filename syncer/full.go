@@ -20,7 +20,8 @@ import (
 const (
 	permissionFields = "id,type,role,emailAddress,domain,displayName,photoLink,allowFileDiscovery,deleted"
 	fileFields       = "id,name,mimeType,parents,trashed,resourceKey,appProperties,copyRequiresWriterPermission," +
-		"downloadRestrictions(itemDownloadRestriction(restrictedForReaders)),writersCanShare,permissions(" + permissionFields + ")"
+		"downloadRestrictions(itemDownloadRestriction(restrictedForReaders)),writersCanShare," +
+		"hasAugmentedPermissions,inheritedPermissionsDisabled,permissions(" + permissionFields + ")"
 	listFields      = "nextPageToken,files(" + fileFields + ")"
 	permsListFields = "nextPageToken,permissions(" + permissionFields + ")"
 	driveFields     = "id,name,restrictions(copyRequiresWriterPermission,downloadRestriction(restrictedForReaders),sharingFoldersRequiresOrganizerPermission)"
@@ -131,7 +132,13 @@ func (r *reader) readTree(ctx context.Context, state *fm.LibraryState) ([]*node,
 	}
 	state.RootID = root.ID
 	folders := placeInTree(root, listed)
-	if err := r.readPermissions(ctx, folders, root.ID); err != nil {
+	byID := make(map[string]*node, len(folders))
+	for _, n := range folders {
+		byID[n.ID] = n
+	}
+	// Parents come before children: a parent's permissions are read first.
+	inherited := func(n *node) ([]fm.Permission, error) { return byID[n.ParentID].Permissions, nil }
+	if err := r.readPermissions(ctx, folders, root.ID, inherited); err != nil {
 		return nil, err
 	}
 	return folders, nil
@@ -177,11 +184,7 @@ func (r *reader) listFolders(ctx context.Context) (map[string]*node, error) {
 			if f.MimeType != fm.FolderMimeType || f.Trashed {
 				continue // Drive answered more than asked: shortcuts and trash are not folders of a library.
 			}
-			n := newNode(f)
-			if r.lib.IsSharedDrive() {
-				n.WritersCanShare = true // the drive's restriction decides instead
-			}
-			listed[f.Id] = n
+			listed[f.Id] = r.newNode(f)
 		}
 		r.progress(Progress{Library: r.lib.ID, Phase: "listing", Done: len(listed)})
 		return nil
@@ -211,17 +214,48 @@ func (r *reader) myDriveRoot(ctx context.Context, listed map[string]*node) (*nod
 	return newNode(f), nil
 }
 
-// readPermissions lists the permissions of the folders whose permissions did
-// not come with the listing, storage.concurrency calls at a time. A folder
-// gone meanwhile (but the root) is kept with none, shown to nobody, until
-// the next sync reads its removal.
-func (r *reader) readPermissions(ctx context.Context, folders []*node, rootID string) error {
-	var todo []*node
+// newNode keeps what foldermirror needs of a listed folder of the library.
+func (r *reader) newNode(f *drive.File) *node {
+	n := newNode(f)
+	if r.lib.IsSharedDrive() {
+		n.WritersCanShare = true // the drive's restriction decides instead
+		n.inherits = !f.HasAugmentedPermissions && !f.InheritedPermissionsDisabled
+	}
+	return n
+}
+
+// readPermissions fills in the permissions the listing did not give. A
+// folder that only inherits gets its parent's from inherited (after the
+// others are read, in the order given); the others are listed,
+// storage.concurrency calls at a time. A folder gone meanwhile (but the
+// root) is kept with none, shown to nobody, until the next sync reads its
+// removal.
+func (r *reader) readPermissions(ctx context.Context, folders []*node, rootID string, inherited func(*node) ([]fm.Permission, error)) error {
+	var todo, inheriting []*node
 	for _, n := range folders {
-		if !n.permsKnown {
+		switch {
+		case n.permsKnown:
+		case n.inherits && n.ID != rootID:
+			inheriting = append(inheriting, n)
+		default:
 			todo = append(todo, n)
 		}
 	}
+	if err := r.listAllPermissions(ctx, todo, rootID); err != nil {
+		return err
+	}
+	for _, n := range inheriting {
+		perms, err := inherited(n)
+		if err != nil {
+			return err
+		}
+		n.Permissions = perms
+	}
+	return nil
+}
+
+// listAllPermissions lists the permissions of folders, concurrently.
+func (r *reader) listAllPermissions(ctx context.Context, todo []*node, rootID string) error {
 	if len(todo) == 0 {
 		return nil
 	}

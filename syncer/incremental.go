@@ -43,7 +43,7 @@ func (s *Syncer) incrementalSync(ctx context.Context, lib *config.Library, prev 
 	if err := p.make(ctx, changes); err != nil {
 		return nil, describe(err, lib)
 	}
-	if err := r.readPermissions(ctx, p.order, prev.RootID); err != nil {
+	if err := r.readPermissions(ctx, p.order, prev.RootID, p.inherited(ctx)); err != nil {
 		return nil, describe(err, lib)
 	}
 	progress(Progress{Library: lib.ID, Phase: "writing", Total: len(p.order) + len(p.removed)})
@@ -228,9 +228,6 @@ func changeKey(c *drive.Change) string {
 }
 
 func (p *plan) stage(n *node) {
-	if p.lib.IsSharedDrive() {
-		n.WritersCanShare = true // the drive's restriction decides instead
-	}
 	if _, ok := p.staged[n.ID]; !ok {
 		p.order = append(p.order, n)
 	} else {
@@ -266,10 +263,32 @@ func (p *plan) stageRoot(c *drive.Change) error {
 	if c.Removed || c.File == nil || c.File.Trashed {
 		return fmt.Errorf("the library's root folder %s was removed or trashed", p.root)
 	}
-	n := newNode(c.File)
+	n := p.newNode(c.File)
 	n.ParentID = ""
+	n.inherits = false
 	p.stage(n)
 	return nil
+}
+
+// inherited returns the permissions of a folder that only inherits: its
+// parent's, staged or indexed.
+func (p *plan) inherited(ctx context.Context) func(*node) ([]fm.Permission, error) {
+	var resolve func(n *node, depth int) ([]fm.Permission, error)
+	resolve = func(n *node, depth int) ([]fm.Permission, error) {
+		parent, staged := p.staged[n.ParentID]
+		switch {
+		case depth > maxDepth:
+			return nil, fmt.Errorf("folder %s: a cycle of parents", n.ID)
+		case !staged:
+			return p.index.Permissions(ctx, p.lib.ID, n.ParentID)
+		case parent.inherits && parent.Permissions == nil:
+			perms, err := resolve(parent, depth+1)
+			parent.Permissions = perms
+			return perms, err
+		}
+		return parent.Permissions, nil
+	}
+	return func(n *node) ([]fm.Permission, error) { return resolve(n, 0) }
 }
 
 // stageDriveRoot stages a shared drive's root after a change to the drive
@@ -305,7 +324,7 @@ func (p *plan) place(ctx context.Context, f *drive.File) (bool, error) {
 		if err != nil && fm.ErrorCode(err) != fm.ENOTFOUND {
 			return false, err
 		}
-		n := newNode(f)
+		n := p.newNode(f)
 		n.ParentID = parent
 		p.stage(n)
 		if !indexed {
@@ -366,7 +385,7 @@ func (p *plan) fetchSubtrees(ctx context.Context) error {
 			}
 			seen[c.Id] = true
 			if _, ok := p.staged[c.Id]; !ok {
-				n := newNode(c)
+				n := p.newNode(c)
 				n.ParentID = firstStaged(c.Parents, p.staged)
 				p.stage(n)
 			}

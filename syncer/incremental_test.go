@@ -130,8 +130,13 @@ func TestSharedDriveIncremental(t *testing.T) {
 
 	fake.Rename(plans, "Plans 2026")
 	e.incremental("team")
+	if calls := fake.Calls(); totalCalls(calls) != 1 {
+		t.Errorf("a rename in a shared drive: %v, want changes.list only (Plans only inherits)", calls)
+	}
+	fake.Share(plans, googlefake.Permission{Type: "user", Role: "writer", EmailAddress: "own@example.com"})
+	e.incremental("team")
 	if calls := fake.Calls(); totalCalls(calls) != 2 || calls["drive.permissions.list"] != 1 {
-		t.Errorf("a rename in a shared drive: %v, want changes.list and the folder's permissions", calls)
+		t.Errorf("sharing a shared-drive folder: %v, want changes.list and the folder's permissions", calls)
 	}
 	fake.Share(d, googlefake.Permission{Type: "user", Role: "reader", EmailAddress: "new@example.com"})
 	fake.Rename(d, "Team 2026")

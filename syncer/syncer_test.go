@@ -20,7 +20,9 @@ import (
 	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/index"
 	"github.com/foldermirror/foldermirror/syncer"
+	"golang.org/x/oauth2/google"
 	drive "google.golang.org/api/drive/v3"
+	"google.golang.org/api/option"
 )
 
 const (
@@ -206,6 +208,21 @@ func TestFullSyncMyDrive(t *testing.T) {
 	}
 }
 
+// driveService is a Drive client acting as the storage account.
+func driveService(t *testing.T, fake *googlefake.Server) *drive.Service {
+	t.Helper()
+	creds, err := google.CredentialsFromJSONWithTypeAndParams(context.Background(), fake.ServiceAccountKey(saEmail), google.ServiceAccount,
+		google.CredentialsParams{Scopes: []string{drive.DriveMetadataReadonlyScope}, Subject: storage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := drive.NewService(context.Background(), option.WithEndpoint(fake.DriveEndpoint()), option.WithTokenSource(creds.TokenSource))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
 func principals(grants []fm.Grant) []string {
 	var out []string
 	for _, g := range grants {
@@ -246,10 +263,60 @@ func TestFullSyncSharedDrive(t *testing.T) {
 	if got := principals(fq1.Grants); !slices.Equal(got, []string{"user:carol@example.com", "user:dave@example.com", "user:storage@example.com"}) {
 		t.Errorf("Q1 grants %v", got)
 	}
+	// Permissions are listed for the drive and for Q1, the one folder with a
+	// permission of its own; Plans and Archive only inherit the drive's.
 	calls := fake.Calls()
 	if calls["drive.drives.get"] != 1 || calls["drive.changes.getStartPageToken"] != 1 || calls["drive.files.list"] != 1 ||
-		calls["drive.permissions.list"] != res.Folders {
+		calls["drive.permissions.list"] != 2 {
 		t.Errorf("calls %v for %d folders", calls, res.Folders)
+	}
+	if got := principals(e.folder("team", plans).Grants); !slices.Equal(got, []string{"user:carol@example.com", "user:storage@example.com"}) {
+		t.Errorf("Plans grants %v", got)
+	}
+}
+
+// Folders that only inherit get exactly what Drive would list for them:
+// compared, folder by folder, with permissions.list asked of the fake.
+func TestInheritedPermissionsMatchDrive(t *testing.T) {
+	fake := startFake(t)
+	fake.Seed(5)
+	d := fake.CreateSharedDrive("Team", storage)
+	fake.Share(d, googlefake.Permission{Type: "group", Role: "writer", EmailAddress: "team@example.com"})
+	ids := []string{d}
+	for i := range 120 {
+		id := fake.CreateFolder(storage, ids[(i*7)%len(ids)], fmt.Sprint("f", i))
+		if i%9 == 0 {
+			fake.Share(id, googlefake.Permission{Type: "user", Role: []string{"reader", "writer", "commenter"}[i%3], EmailAddress: fmt.Sprintf("u%d@example.com", i%4)})
+		}
+		if i%17 == 0 {
+			fake.Share(id, googlefake.Permission{Type: "domain", Role: "reader", Domain: "example.com", AllowFileDiscovery: i%2 == 0})
+		}
+		ids = append(ids, id)
+	}
+	e := newEnv(t, fake, "id: team, sharedDriveId: "+d)
+	fake.ResetCalls()
+	e.sync("team")
+	if n := fake.CallCount("drive.permissions.list"); n >= 60 {
+		t.Errorf("%d permissions.list calls for 121 folders, few of them with permissions of their own", n)
+	}
+	svc := driveService(t, fake)
+	for _, id := range ids {
+		want, err := svc.Permissions.List(id).SupportsAllDrives(true).Fields("permissions(id,type,role,emailAddress,domain,displayName,photoLink,allowFileDiscovery)").Do()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.db.Permissions(context.Background(), "team", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want.Permissions) {
+			t.Fatalf("%s: %d permissions, Drive lists %d", id, len(got), len(want.Permissions))
+		}
+		for i, p := range want.Permissions {
+			if g := got[i]; g.ID != p.Id || g.Role != p.Role || g.Type != p.Type || g.EmailAddress != p.EmailAddress || g.Domain != p.Domain || g.AllowFileDiscovery != p.AllowFileDiscovery {
+				t.Errorf("%s: permission %d is %+v, Drive lists %+v", id, i, g, p)
+			}
+		}
 	}
 }
 
@@ -344,6 +411,7 @@ func TestFolderVanishingDuringSync(t *testing.T) {
 	d := fake.CreateSharedDrive("Team", storage)
 	keep := fake.CreateFolder(storage, d, "Keep")
 	gone := fake.CreateFolder(storage, d, "Gone")
+	fake.Share(gone, googlefake.Permission{Type: "user", Role: "reader", EmailAddress: "x@example.com"}) // so that it is listed
 	deleted := false
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fake.ServeHTTP(w, r)

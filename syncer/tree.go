@@ -11,6 +11,9 @@ type node struct {
 	parents []string
 	// permsKnown: Drive gave the permissions with the listing.
 	permsKnown bool
+	// inherits: a shared-drive folder with no permission of its own (and
+	// inheritance not disabled) has exactly its parent's permissions.
+	inherits bool
 }
 
 // newNode keeps what foldermirror needs of a listed Drive folder.

@@ -76,8 +76,8 @@ func checkShutdown(t *testing.T, bin string, sig syscall.Signal) {
 	defer cmd.Process.Kill()
 	waitReady(t, "http://"+adminAddr+"/readyz")
 
-	// A full resync of the shared drive, made slow: 1,200 permission calls.
-	fake.SetLatency(40 * time.Millisecond)
+	// A full resync of the shared drive, made slow: a second a Drive call.
+	fake.SetLatency(time.Second)
 	syncDone := make(chan string, 1)
 	go func() { syncDone <- followSync(t, "http://"+adminAddr+"/sync?library=lib-sales&mode=full") }()
 	time.Sleep(300 * time.Millisecond)
