@@ -217,9 +217,6 @@ type IndexReader interface {
 	Folder(ctx context.Context, libraryID, folderID string) (*Folder, error)
 	// Permissions returns a folder's permissions in Drive's order.
 	Permissions(ctx context.Context, libraryID, folderID string) ([]Permission, error)
-	// HasAnyPrincipal reports whether any folder of the library grants a role
-	// to any of the principals.
-	HasAnyPrincipal(ctx context.Context, libraryID string, principals []string) (bool, error)
 	// Walk visits the descendants of parentID depth first, siblings sorted by
 	// lower-cased name then ID; the children of parentID have depth 0.
 	Walk(ctx context.Context, libraryID, parentID string, pick PickFunc, yield YieldFunc) error

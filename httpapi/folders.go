@@ -10,6 +10,7 @@ import (
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
 	"github.com/gin-gonic/gin"
 )
 
@@ -21,6 +22,19 @@ func setDeprecated(c *gin.Context) {
 	c.Header("Deprecation", "@"+strconv.FormatInt(deprecatedSince.Unix(), 10))
 }
 
+// synced returns a library's state and catalog; ENOTFOUND if never synced.
+func (s *Server) synced(ctx context.Context, lib *config.Library) (libraryView, error) {
+	state, err := s.index.Library(ctx, lib.ID)
+	if err != nil {
+		return libraryView{}, err
+	}
+	cat, err := s.catalogs.get(ctx, lib, state)
+	if err != nil {
+		return libraryView{}, err
+	}
+	return libraryView{cfg: lib, state: state, cat: cat}, nil
+}
+
 // visibleLibrary returns a configured, synced library the caller may see.
 func (s *Server) visibleLibrary(ctx context.Context, cl *caller, libraryID string) (libraryView, error) {
 	notFound := fm.Errorf(fm.ENOTFOUND, "Library %s not found.", libraryID)
@@ -29,7 +43,7 @@ func (s *Server) visibleLibrary(ctx context.Context, cl *caller, libraryID strin
 		return libraryView{}, notFound
 	}
 	inDomain := cl.Domain == lib.Domain
-	state, err := s.index.Library(ctx, lib.ID)
+	lv, err := s.synced(ctx, lib)
 	switch {
 	case fm.ErrorCode(err) == fm.ENOTFOUND && inDomain:
 		return libraryView{}, unavailable("Library %s has not been synced yet.", libraryID)
@@ -38,37 +52,26 @@ func (s *Server) visibleLibrary(ctx context.Context, cl *caller, libraryID strin
 	case err != nil:
 		return libraryView{}, err
 	}
-	if !inDomain {
-		shared, err := s.index.HasAnyPrincipal(ctx, lib.ID, cl.principals)
-		if err != nil {
-			return libraryView{}, err
-		}
-		if !shared {
-			return libraryView{}, notFound
-		}
+	if !inDomain && !lv.cat.sharedWith(cl.principals) {
+		return libraryView{}, notFound
 	}
-	return libraryView{cfg: lib, state: state}, nil
+	return lv, nil
 }
 
 // locateFolder finds a folder by ID in the synced libraries, among those the
 // caller has a role on (link grants included).
-func (s *Server) locateFolder(ctx context.Context, cl *caller, folderID string) (libraryView, *fm.Folder, access, error) {
+func (s *Server) locateFolder(ctx context.Context, cl *caller, folderID string) (libraryView, *entry, access, error) {
 	for i := range s.cfg.Libraries {
-		lib := &s.cfg.Libraries[i]
-		state, err := s.index.Library(ctx, lib.ID)
+		lv, err := s.synced(ctx, &s.cfg.Libraries[i])
 		if fm.ErrorCode(err) == fm.ENOTFOUND {
 			continue
 		} else if err != nil {
 			return libraryView{}, nil, access{}, err
 		}
-		f, err := s.index.Folder(ctx, lib.ID, folderID)
-		if fm.ErrorCode(err) == fm.ENOTFOUND {
-			continue
-		} else if err != nil {
-			return libraryView{}, nil, access{}, err
-		}
-		if a := cl.access(lib, f); a.role != fm.RoleNone {
-			return libraryView{cfg: lib, state: state}, f, a, nil
+		if e := lv.cat.byID[folderID]; e != nil {
+			if a := cl.access(lv.cfg, e.Folder); a.role != fm.RoleNone {
+				return lv, e, a, nil
+			}
 		}
 	}
 	return libraryView{}, nil, access{}, fm.Errorf(fm.ENOTFOUND, "Folder %s not found.", folderID)
@@ -105,20 +108,16 @@ func (s *Server) listChildrenDeprecated(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	parent := lv.state.RootID
+	parent := lv.cat.root
 	if id := c.Query("folderServiceId"); id != "" {
-		f, err := s.index.Folder(ctx, lv.cfg.ID, id)
-		if err == nil && cl.access(lv.cfg, f).role == fm.RoleNone {
-			err = fm.Errorf(fm.ENOTFOUND, "Folder %s not found.", id)
-		}
-		if err != nil {
-			s.writeError(c, err)
+		parent = lv.cat.byID[id]
+		if parent == nil || cl.access(lv.cfg, parent.Folder).role == fm.RoleNone {
+			s.writeError(c, fm.Errorf(fm.ENOTFOUND, "Folder %s not found.", id))
 			return
 		}
-		parent = f.ID
 	}
 	setDeprecated(c)
-	c.Header("Link", fmt.Sprintf(`</folder/v1/files/%s/children>; rel="successor-version"`, url.PathEscape(parent)))
+	c.Header("Link", fmt.Sprintf(`</folder/v1/files/%s/children>; rel="successor-version"`, url.PathEscape(parent.ID)))
 	if !s.validate(c, lv, cl) {
 		s.streamChildren(c, lv, cl, parent, q)
 	}
@@ -132,30 +131,37 @@ func (s *Server) listChildren(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	lv, f, _, err := s.locateFolder(ctx, cl, c.Param("folderId"))
+	lv, e, _, err := s.locateFolder(ctx, cl, c.Param("folderId"))
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
 	if !s.validate(c, lv, cl) {
-		s.streamChildren(c, lv, cl, f.ID, q)
+		s.streamChildren(c, lv, cl, e, q)
 	}
 }
 
 // streamChildren writes the children of parent the caller may list, sorted,
 // each with its listable descendants nested unless only direct children are
 // asked for. nameFilter applies to the direct children.
-func (s *Server) streamChildren(c *gin.Context, lv libraryView, cl *caller, parent string, q childrenQuery) {
-	pick := func(f *fm.Folder, depth int) (bool, bool) {
-		if !cl.access(lv.cfg, f).listable {
-			return false, false
+func (s *Server) streamChildren(c *gin.Context, lv libraryView, cl *caller, parent *entry, q childrenQuery) {
+	out := newFolderStream(c.Writer)
+	var write func(e *entry, depth int)
+	write = func(e *entry, depth int) {
+		for _, child := range e.children {
+			a := cl.access(lv.cfg, child.Folder)
+			if !a.listable || (depth == 0 && q.nameFilter != "" && !strings.Contains(strings.ToLower(child.Name), q.nameFilter)) {
+				continue
+			}
+			out.open(&lv.cat.ops, child, a.role, depth)
+			if !q.onlyDirect {
+				write(child, depth+1)
+			}
+			out.close()
 		}
-		if depth == 0 && q.nameFilter != "" && !strings.Contains(strings.ToLower(f.Name), q.nameFilter) {
-			return false, false
-		}
-		return true, !q.onlyDirect
 	}
-	s.stream(c, lv, cl, parent, nil, pick, func(depth int) int { return depth })
+	write(parent, 0)
+	s.finish(c, out)
 }
 
 // listLibraryFolders is operation 3: every folder of the library the caller
@@ -167,61 +173,40 @@ func (s *Server) listLibraryFolders(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	root, err := s.index.Folder(ctx, lv.cfg.ID, lv.state.RootID)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	if !cl.access(lv.cfg, root).listable {
-		root = nil
-	}
-	pick := func(f *fm.Folder, _ int) (bool, bool) { return cl.access(lv.cfg, f).listable, true }
 	setDeprecated(c)
 	if s.validate(c, lv, cl) {
 		return
 	}
-	s.stream(c, lv, cl, lv.state.RootID, root, pick, func(int) int { return 0 })
-}
-
-// stream writes a folder list: first (if any), then the walk of parent's
-// descendants, each at the nesting level that level gives for its depth.
-func (s *Server) stream(c *gin.Context, lv libraryView, cl *caller, parent string, first *fm.Folder, pick fm.PickFunc, level func(depth int) int) {
 	out := newFolderStream(c.Writer)
-	if first != nil {
-		if err := out.add(lv.folderJSON(first, cl.access(lv.cfg, first).role), 0); err != nil {
-			s.abort(c, err)
+	var write func(e *entry)
+	write = func(e *entry) {
+		if a := cl.access(lv.cfg, e.Folder); a.listable {
+			out.open(&lv.cat.ops, e, a.role, 0)
+			out.close()
+		}
+		for _, child := range e.children {
+			write(child)
 		}
 	}
-	err := s.index.Walk(c.Request.Context(), lv.cfg.ID, parent, pick, func(f *fm.Folder, depth int) error {
-		return out.add(lv.folderJSON(f, cl.access(lv.cfg, f).role), level(depth))
-	})
-	if err == nil {
-		err = out.finish()
-	}
-	if err != nil {
-		s.abort(c, err)
-	}
+	write(lv.cat.root)
+	s.finish(c, out)
 }
 
-// abort ends a response that has started and cannot be finished: the
-// connection is cut so that the client sees an incomplete body.
-func (s *Server) abort(c *gin.Context, err error) {
-	if c.Request.Context().Err() == nil {
-		s.logger.Error("response cut short", "path", c.Request.URL.Path, "err", err)
+// finish ends a stream; one that cannot be finished cuts the connection, so
+// that the client sees an incomplete body rather than a short one.
+func (s *Server) finish(c *gin.Context, out *folderStream) {
+	if err := out.finish(); err != nil {
+		if c.Request.Context().Err() == nil {
+			s.logger.Error("response cut short", "path", c.Request.URL.Path, "err", err)
+		}
+		panic(http.ErrAbortHandler)
 	}
-	panic(http.ErrAbortHandler)
-}
-
-// folderWithSubfolders is operation 5's answer: one folder, no subfolders.
-type folderWithSubfolders struct {
-	folderJSON
-	Subfolders []folderJSON `json:"subfolders"`
 }
 
 // getFolder is operation 5.
 func (s *Server) getFolder(c *gin.Context) {
 	ctx, cl := c.Request.Context(), callerOf(c)
-	lv, f, a, err := s.locateFolder(ctx, cl, c.Param("folderId"))
+	lv, e, a, err := s.locateFolder(ctx, cl, c.Param("folderId"))
 	if err != nil {
 		s.writeError(c, err)
 		return
@@ -229,5 +214,5 @@ func (s *Server) getFolder(c *gin.Context) {
 	if s.validate(c, lv, cl) {
 		return
 	}
-	c.JSON(http.StatusOK, folderWithSubfolders{folderJSON: lv.folderJSON(f, a.role), Subfolders: []folderJSON{}})
+	c.Data(http.StatusOK, "application/json; charset=utf-8", folderBody(&lv.cat.ops, e, a.role))
 }

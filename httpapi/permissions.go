@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
@@ -10,33 +12,48 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// getPermissions is operation 4: a folder's Drive permissions, in Drive's order.
+// getPermissions is operation 4: a folder's Drive permissions, in Drive's
+// order. The answer is the same for every caller who may see the folder, so
+// it is encoded once per catalog.
 func (s *Server) getPermissions(c *gin.Context) {
 	ctx, cl := c.Request.Context(), callerOf(c)
-	lv, f, _, err := s.locateFolder(ctx, cl, c.Param("folderId"))
+	lv, e, _, err := s.locateFolder(ctx, cl, c.Param("folderId"))
 	if err != nil {
 		s.writeError(c, err)
 		return
-	}
-	perms, err := s.index.Permissions(ctx, lv.cfg.ID, f.ID)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	dom := s.cfg.Domain(lv.cfg.Domain)
-	out := folderPermissionsJSON{
-		StoragePermissions: make([]storagePermissionJSON, len(perms)),
-		Kind:               kindFolderPermissions,
-		RestrictedDownload: f.RestrictedDownload,
-	}
-	for i, p := range perms {
-		out.StoragePermissions[i] = storagePermission(p, dom)
 	}
 	setDeprecated(c)
 	if s.validate(c, lv, cl) {
 		return
 	}
-	c.JSON(http.StatusOK, out)
+	body := e.permissions.Load()
+	if body == nil {
+		b, err := s.permissionsBody(ctx, lv, e)
+		if err != nil {
+			s.writeError(c, err)
+			return
+		}
+		e.permissions.Store(&b)
+		body = &b
+	}
+	c.Data(http.StatusOK, "application/json; charset=utf-8", *body)
+}
+
+func (s *Server) permissionsBody(ctx context.Context, lv libraryView, e *entry) ([]byte, error) {
+	perms, err := s.index.Permissions(ctx, lv.cfg.ID, e.ID)
+	if err != nil {
+		return nil, err
+	}
+	dom := s.cfg.Domain(lv.cfg.Domain)
+	out := folderPermissionsJSON{
+		StoragePermissions: make([]storagePermissionJSON, len(perms)),
+		Kind:               kindFolderPermissions,
+		RestrictedDownload: e.RestrictedDownload,
+	}
+	for i, p := range perms {
+		out.StoragePermissions[i] = storagePermission(p, dom)
+	}
+	return json.Marshal(out)
 }
 
 // storagePermission shows a Drive permission of a library of domain dom.

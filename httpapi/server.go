@@ -26,13 +26,14 @@ type Authenticator interface {
 
 // Server is the API server.
 type Server struct {
-	cfg     *config.Config
-	index   fm.IndexReader
-	auth    Authenticator
-	logger  *slog.Logger
-	metrics *Metrics
-	engine  *gin.Engine
-	http    *http.Server
+	cfg      *config.Config
+	index    fm.IndexReader
+	auth     Authenticator
+	logger   *slog.Logger
+	metrics  *Metrics
+	catalogs *catalogs
+	engine   *gin.Engine
+	http     *http.Server
 }
 
 // Options tune a Server; the zero value is usable.
@@ -61,7 +62,7 @@ func New(cfg *config.Config, idx fm.IndexReader, authn Authenticator, opts Optio
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics(prometheus.NewRegistry())
 	}
-	s := &Server{cfg: cfg, index: idx, auth: authn, logger: opts.Logger, metrics: opts.Metrics}
+	s := &Server{cfg: cfg, index: idx, auth: authn, logger: opts.Logger, metrics: opts.Metrics, catalogs: newCatalogs(idx)}
 	s.engine = s.routes()
 	s.http = &http.Server{
 		Handler:           s.engine,

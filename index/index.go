@@ -9,7 +9,6 @@
 //	    folders     folderID → folder record (with the grants its permissions make)
 //	    children    parentID 0x00 sortName 0x00 childID → childID
 //	    perms       folderID → Drive permissions, in Drive's order
-//	    principals  principal → number of folders granting it a role
 //	directory/<domain>          the domain's users and group memberships
 //
 // A full sync writes a new generation in batches and then switches the
@@ -33,20 +32,19 @@ import (
 )
 
 // SchemaVersion is the version of the layout above. Open refuses any other.
-const SchemaVersion = "1"
+const SchemaVersion = "2"
 
 // FileName is the name of the index file inside the data directory.
 const FileName = "index.db"
 
 var (
-	bucketMeta       = []byte("meta")
-	bucketLibraries  = []byte("libraries")
-	bucketFolders    = []byte("folders")
-	bucketChildren   = []byte("children")
-	bucketPerms      = []byte("perms")
-	bucketPrincipals = []byte("principals")
-	keySchema        = []byte("schema")
-	keyState         = []byte("state")
+	bucketMeta      = []byte("meta")
+	bucketLibraries = []byte("libraries")
+	bucketFolders   = []byte("folders")
+	bucketChildren  = []byte("children")
+	bucketPerms     = []byte("perms")
+	keySchema       = []byte("schema")
+	keyState        = []byte("state")
 )
 
 // openTimeout bounds the wait for the file lock another process may hold.
@@ -186,24 +184,23 @@ func (db *DB) setLibrary(rec *libraryRecord) {
 
 // tree is the buckets of one generation of a library, within a transaction.
 type tree struct {
-	folders, children, perms, principals *bolt.Bucket
+	folders, children, perms *bolt.Bucket
 }
 
 func openTree(gen *bolt.Bucket) (*tree, error) {
 	t := &tree{
-		folders:    gen.Bucket(bucketFolders),
-		children:   gen.Bucket(bucketChildren),
-		perms:      gen.Bucket(bucketPerms),
-		principals: gen.Bucket(bucketPrincipals),
+		folders:  gen.Bucket(bucketFolders),
+		children: gen.Bucket(bucketChildren),
+		perms:    gen.Bucket(bucketPerms),
 	}
-	if t.folders == nil || t.children == nil || t.perms == nil || t.principals == nil {
+	if t.folders == nil || t.children == nil || t.perms == nil {
 		return nil, errors.New("incomplete tree buckets")
 	}
 	return t, nil
 }
 
 func createTree(gen *bolt.Bucket) (*tree, error) {
-	for _, name := range [][]byte{bucketFolders, bucketChildren, bucketPerms, bucketPrincipals} {
+	for _, name := range [][]byte{bucketFolders, bucketChildren, bucketPerms} {
 		if _, err := gen.CreateBucket(name); err != nil {
 			return nil, err
 		}

@@ -3,7 +3,6 @@ package index
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"slices"
 	"strings"
 
@@ -55,26 +54,6 @@ func (db *DB) Permissions(_ context.Context, libraryID, folderID string) ([]fm.P
 	return perms, err
 }
 
-// HasAnyPrincipal reports whether any folder of the library grants a role to
-// one of the principals.
-func (db *DB) HasAnyPrincipal(_ context.Context, libraryID string, principals []string) (bool, error) {
-	found := false
-	err := db.bolt.View(func(tx *bolt.Tx) error {
-		t, err := currentTree(tx, libraryID)
-		if err != nil {
-			return err
-		}
-		for _, p := range principals {
-			if t.principals.Get([]byte(p)) != nil {
-				found = true
-				return nil
-			}
-		}
-		return nil
-	})
-	return found, err
-}
-
 func folderNotFound(id string) error {
 	return fm.Errorf(fm.ENOTFOUND, "Folder %s not found.", id)
 }
@@ -85,15 +64,6 @@ func (t *tree) folder(id string) (*fm.Folder, error) {
 		return nil, folderNotFound(id)
 	}
 	return decodeFolder(id, v)
-}
-
-func (t *tree) principalCount(p string) uint64 {
-	v := t.principals.Get([]byte(p))
-	if v == nil {
-		return 0
-	}
-	n, _ := binary.Uvarint(v)
-	return n
 }
 
 // walkBudget bounds the folders one read transaction of a walk looks at, so

@@ -3,7 +3,6 @@ package index
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -69,15 +68,14 @@ func (l *libraryTx) Put(sf fm.SyncedFolder) error {
 	if err != nil {
 		return err
 	}
-	grants, err := l.putFolder(&sf)
-	if err != nil {
+	if err := l.putFolder(&sf); err != nil {
 		return err
 	}
 	if old == nil {
 		l.rec.Folders++
 	}
 	l.rec.Permissions += len(sf.Permissions)
-	return l.countPrincipals(distinctPrincipals(grants), +1)
+	return nil
 }
 
 func (l *libraryTx) Replace(f *fm.Folder) error {
@@ -131,23 +129,5 @@ func (l *libraryTx) unlink(id string) (*fm.Folder, error) {
 			return nil, err
 		}
 	}
-	return old, l.countPrincipals(distinctPrincipals(old.Grants), -1)
-}
-
-// countPrincipals adds delta to the folder counts of principals, dropping
-// those that reach zero.
-func (l *libraryTx) countPrincipals(principals []string, delta int64) error {
-	for _, p := range principals {
-		n := int64(l.principalCount(p)) + delta
-		var err error
-		if n <= 0 {
-			err = l.principals.Delete([]byte(p))
-		} else {
-			err = l.principals.Put([]byte(p), binary.AppendUvarint(nil, uint64(n)))
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return old, nil
 }

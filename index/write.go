@@ -3,7 +3,6 @@ package index
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -19,8 +18,7 @@ type fullSync struct {
 	db         *DB
 	libraryID  string
 	generation uint64
-	prev       *libraryRecord    // the record of the tree being replaced, nil if none
-	principals map[string]uint64 // principal → folders granting it
+	prev       *libraryRecord // the record of the tree being replaced, nil if none
 	folders    int
 	perms      int
 	drift      fm.Drift
@@ -30,7 +28,7 @@ type fullSync struct {
 
 // BeginFullSync creates an empty generation for the library's new tree.
 func (db *DB) BeginFullSync(_ context.Context, libraryID string) (fm.FullSyncWriter, error) {
-	fs := &fullSync{db: db, libraryID: libraryID, principals: map[string]uint64{}}
+	fs := &fullSync{db: db, libraryID: libraryID}
 	err := db.bolt.Update(func(tx *bolt.Tx) error {
 		lib, err := tx.Bucket(bucketLibraries).CreateBucketIfNotExists([]byte(libraryID))
 		if err != nil {
@@ -95,7 +93,6 @@ func (fs *fullSync) Put(folders []fm.SyncedFolder) error {
 	if fs.done {
 		return errors.New("full sync already finished")
 	}
-	counted := map[string]uint64{}
 	var drift fm.Drift
 	var matched int
 	err := fs.db.bolt.Update(func(tx *bolt.Tx) error {
@@ -108,12 +105,8 @@ func (fs *fullSync) Put(folders []fm.SyncedFolder) error {
 			return err
 		}
 		for i := range folders {
-			grants, err := t.putFolder(&folders[i])
-			if err != nil {
+			if err := t.putFolder(&folders[i]); err != nil {
 				return err
-			}
-			for _, p := range distinctPrincipals(grants) {
-				counted[p]++
 			}
 			if old != nil && compareFolder(t, old, folders[i].ID, &drift) {
 				matched++
@@ -123,9 +116,6 @@ func (fs *fullSync) Put(folders []fm.SyncedFolder) error {
 	})
 	if err != nil {
 		return fmt.Errorf("write folders of %s: %w", fs.libraryID, err)
-	}
-	for p, n := range counted {
-		fs.principals[p] += n
 	}
 	fs.drift.Added += drift.Added
 	fs.drift.Changed += drift.Changed
@@ -152,38 +142,21 @@ func compareFolder(t, old *tree, id string, drift *fm.Drift) bool {
 	return true
 }
 
-// putFolder writes a folder, its children entry and its permissions, and
-// returns the grants derived from its permissions.
-func (t *tree) putFolder(sf *fm.SyncedFolder) ([]fm.Grant, error) {
+// putFolder writes a folder, with the grants its permissions make, its
+// children entry and its permissions.
+func (t *tree) putFolder(sf *fm.SyncedFolder) error {
 	f := sf.Folder
 	f.Grants = fm.GrantsOf(sf.Permissions)
 	id := []byte(f.ID)
 	if err := t.folders.Put(id, encodeFolder(&f)); err != nil {
-		return nil, err
+		return err
 	}
 	if f.ParentID != "" {
 		if err := t.children.Put(childKey(f.ParentID, f.Name, f.ID), id); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return f.Grants, t.perms.Put(id, encodePermissions(sf.Permissions))
-}
-
-func distinctPrincipals(grants []fm.Grant) []string {
-	out := make([]string, 0, len(grants))
-	for _, g := range grants {
-		dup := false
-		for _, p := range out {
-			if p == g.Principal {
-				dup = true
-				break
-			}
-		}
-		if !dup {
-			out = append(out, g.Principal)
-		}
-	}
-	return out
+	return t.perms.Put(id, encodePermissions(sf.Permissions))
 }
 
 // Commit writes the principal counts and the state, and switches readers to
@@ -207,15 +180,6 @@ func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
 	rec := &libraryRecord{LibraryState: state, Generation: fs.generation}
 	var old []byte
 	err := fs.db.bolt.Update(func(tx *bolt.Tx) error {
-		t, err := fs.tree(tx)
-		if err != nil {
-			return err
-		}
-		for p, n := range fs.principals {
-			if err := t.principals.Put([]byte(p), binary.AppendUvarint(nil, n)); err != nil {
-				return err
-			}
-		}
 		lib := tx.Bucket(bucketLibraries).Bucket([]byte(fs.libraryID))
 		if prev, err := readLibraryRecord(lib); err != nil {
 			return err

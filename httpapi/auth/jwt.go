@@ -29,17 +29,31 @@ const keySetRefreshEvery = 15 * time.Minute
 // isJWT reports whether token has the shape of a JWS compact serialization:
 // three dot-separated base64url parts, the first two non-empty.
 func isJWT(token string) bool {
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 || parts[0] == "" || parts[1] == "" {
-		return false
-	}
-	for _, p := range parts {
-		if strings.TrimLeft(p, base64url) != "" {
+	dots, partLen := 0, 0
+	for i := 0; i < len(token); i++ {
+		switch c := token[i]; {
+		case c == '.':
+			if partLen == 0 && dots < 2 {
+				return false
+			}
+			dots++
+			partLen = 0
+		case isBase64URL[c]:
+			partLen++
+		default:
 			return false
 		}
 	}
-	return true
+	return dots == 2
 }
+
+// isBase64URL tells the bytes of the base64url alphabet.
+var isBase64URL = func() (t [256]bool) {
+	for _, c := range base64url {
+		t[c] = true
+	}
+	return t
+}()
 
 const base64url = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 

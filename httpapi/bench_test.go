@@ -1,0 +1,118 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/httpapi"
+	"github.com/foldermirror/foldermirror/httpapi/auth"
+	"github.com/foldermirror/foldermirror/index"
+	"github.com/gin-gonic/gin"
+)
+
+// benchServer is an API over a library of n folders: a root, a folder
+// "wide" with 1,000 children, and the rest in a tree of ten children each;
+// every folder carries five permissions.
+func benchServer(b *testing.B, n int) (http.Handler, string) {
+	b.Helper()
+	fake := googlefake.New()
+	fake.Start()
+	b.Cleanup(fake.Close)
+	dir := b.TempDir()
+	os.WriteFile(filepath.Join(dir, "sa.json"), fake.ServiceAccountKey("sa@p.iam.gserviceaccount.com"), 0o600)
+	cfg, err := config.Parse(fmt.Appendf(nil, `
+dataDir: data
+storage: {credentialsFile: sa.json}
+auth: {google: {clientIds: [%q], jwksUrl: %q}}
+domains: [{name: example.com, users: [reader@example.com]}]
+libraries: [{id: big, name: Big, domain: example.com, storageAccount: s@example.com, rootFolderId: root}]
+`, clientID, fake.GoogleJWKSURL()), filepath.Join(dir, "config.yaml"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	db, err := index.Open(cfg.DataDir, logger)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	perms := []fm.Permission{
+		{ID: "1", Type: "user", Role: "owner", EmailAddress: "s@example.com", DisplayName: "Storage"},
+		{ID: "2", Type: "domain", Role: "reader", Domain: "example.com", AllowFileDiscovery: true},
+		{ID: "3", Type: "user", Role: "writer", EmailAddress: "w@example.com"},
+		{ID: "4", Type: "group", Role: "reader", EmailAddress: "g@example.com"},
+		{ID: "5", Type: "anyone", Role: "reader"},
+	}
+	w, _ := db.BeginFullSync(context.Background(), "big")
+	batch := []fm.SyncedFolder{
+		{Folder: fm.Folder{ID: "root", Name: "Big"}, Permissions: perms},
+		{Folder: fm.Folder{ID: "wide", ParentID: "root", Name: "Wide"}, Permissions: perms},
+	}
+	for i := range 1000 {
+		batch = append(batch, fm.SyncedFolder{Folder: fm.Folder{ID: fmt.Sprintf("w%04d", i), ParentID: "wide", Name: fmt.Sprintf("Child %d", i), WritersCanShare: true}, Permissions: perms})
+	}
+	for i := len(batch); i < n; i++ {
+		parent := "root"
+		if i > 1010 {
+			parent = fmt.Sprintf("f%d", (i-1000)/10)
+		}
+		batch = append(batch, fm.SyncedFolder{Folder: fm.Folder{ID: fmt.Sprintf("f%d", i), ParentID: parent, Name: fmt.Sprintf("Folder %d", i)}, Permissions: perms})
+		if len(batch) == 5000 {
+			w.Put(batch)
+			batch = batch[:0]
+		}
+	}
+	w.Put(batch)
+	if _, err := w.Commit(fm.LibraryState{RootID: "root"}); err != nil {
+		b.Fatal(err)
+	}
+	authn, err := auth.New(cfg, auth.Directory{Config: cfg}, auth.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(authn.Close)
+	return httpapi.New(cfg, db, authn, httpapi.Options{Logger: logger}).Handler(), fake.GoogleIDToken(clientID, "reader@example.com")
+}
+
+// BenchmarkAPI measures the handlers' own cost (no network) beside a bare
+// Gin handler writing the same bytes.
+func BenchmarkAPI(b *testing.B) {
+	h, token := benchServer(b, 100_000)
+	for _, tc := range []struct{ name, path string }{
+		{"children1000", "/folder/v1/files/wide/children?onlyDirectChildren=true"},
+		{"permissions", "/folder/v1/folders/w0500/permissions"},
+		{"folder", "/folder/v1/files/w0500"},
+	} {
+		path := tc.path
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			b.Fatalf("%s: %d %s", path, rec.Code, rec.Body)
+		}
+		body := rec.Body.Bytes()
+		bare := gin.New()
+		bare.GET("/*any", func(c *gin.Context) { c.Data(200, "application/json; charset=utf-8", body) })
+		for name, handler := range map[string]http.Handler{"foldermirror": h, "bare": bare} {
+			b.Run(tc.name+"/"+name, func(b *testing.B) {
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				for b.Loop() {
+					rec := httptest.NewRecorder()
+					handler.ServeHTTP(rec, req)
+				}
+			})
+		}
+	}
+}
