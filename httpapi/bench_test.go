@@ -23,7 +23,7 @@ import (
 // benchServer is an API over a library of n folders: a root, a folder
 // "wide" with 1,000 children, and the rest in a tree of ten children each;
 // every folder carries five permissions.
-func benchServer(b *testing.B, n int) (http.Handler, string) {
+func benchServer(b testing.TB, n int) (http.Handler, string) {
 	b.Helper()
 	fake := googlefake.New()
 	fake.Start()
@@ -61,10 +61,10 @@ libraries: [{id: big, name: Big, domain: example.com, storageAccount: s@example.
 	for i := range 1000 {
 		batch = append(batch, fm.SyncedFolder{Folder: fm.Folder{ID: fmt.Sprintf("w%04d", i), ParentID: "wide", Name: fmt.Sprintf("Child %d", i), WritersCanShare: true}, Permissions: perms})
 	}
-	for i := len(batch); i < n; i++ {
+	for i := range n - len(batch) {
 		parent := "root"
-		if i > 1010 {
-			parent = fmt.Sprintf("f%d", (i-1000)/10)
+		if i >= 10 {
+			parent = fmt.Sprintf("f%d", i/10-1)
 		}
 		batch = append(batch, fm.SyncedFolder{Folder: fm.Folder{ID: fmt.Sprintf("f%d", i), ParentID: parent, Name: fmt.Sprintf("Folder %d", i)}, Permissions: perms})
 		if len(batch) == 5000 {

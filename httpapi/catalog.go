@@ -23,7 +23,7 @@ type catalog struct {
 	root     *entry
 	byID     map[string]*entry
 	// principals are those some folder grants a role to.
-	principals map[string]bool
+	principals map[string]string
 	ops        opsTable
 }
 
@@ -117,7 +117,7 @@ func readCatalog(ctx context.Context, idx fm.IndexReader, lib *config.Library, s
 		return nil, err
 	}
 	c := &catalog{lib: lib, revision: state.Revision, rootID: state.RootID, byID: map[string]*entry{},
-		principals: map[string]bool{}, ops: newOpsTable(state.SharingRequiresOrganizer)}
+		principals: map[string]string{}, ops: newOpsTable(state.SharingRequiresOrganizer)}
 	var enc encoder
 	c.root = c.add(&enc, root)
 	all := func(*fm.Folder, int) (bool, bool) { return true, true }
@@ -139,16 +139,25 @@ func (c *catalog) add(enc *encoder, f *fm.Folder) *entry {
 	e := &entry{Folder: f, isRoot: f.ID == c.rootID}
 	e.head, e.tail = enc.folder(c, f)
 	c.byID[f.ID] = e
-	for _, g := range f.Grants {
-		c.principals[g.Principal] = true
+	for i, g := range f.Grants {
+		f.Grants[i].Principal = c.intern(g.Principal)
 	}
 	return e
+}
+
+// intern returns the catalog's copy of a principal, so that the many
+// folders granting one principal share one string.
+func (c *catalog) intern(p string) string {
+	if _, ok := c.principals[p]; !ok {
+		c.principals[p] = p
+	}
+	return c.principals[p]
 }
 
 // sharedWith tells whether some folder grants a role to one of principals.
 func (c *catalog) sharedWith(principals []string) bool {
 	for _, p := range principals {
-		if c.principals[p] {
+		if _, ok := c.principals[p]; ok {
 			return true
 		}
 	}

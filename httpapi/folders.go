@@ -35,6 +35,17 @@ func (s *Server) synced(ctx context.Context, lib *config.Library) (libraryView, 
 	return libraryView{cfg: lib, state: state, cat: cat}, nil
 }
 
+// Warm builds the catalog of a library's current revision, so that the next
+// request finds it ready.
+func (s *Server) Warm(ctx context.Context, libraryID string) error {
+	lib := s.cfg.Library(libraryID)
+	if lib == nil {
+		return fm.Errorf(fm.ENOTFOUND, "Library %s is not configured.", libraryID)
+	}
+	_, err := s.synced(ctx, lib)
+	return err
+}
+
 // visibleLibrary returns a configured, synced library the caller may see.
 func (s *Server) visibleLibrary(ctx context.Context, cl *caller, libraryID string) (libraryView, error) {
 	notFound := fm.Errorf(fm.ENOTFOUND, "Library %s not found.", libraryID)

@@ -33,6 +33,8 @@ type Scheduler struct {
 	mu      sync.Mutex
 	running map[string]*job
 	status  map[string]*JobStatus
+	// onSynced is told of each library sync that succeeded.
+	onSynced func(libraryID string)
 }
 
 // Event is what a sync reports to those following it: progress, then, last,
@@ -126,6 +128,10 @@ func NewScheduler(s *Syncer) (*Scheduler, error) {
 	return sc, nil
 }
 
+// OnSynced has fn called (in the scheduler's goroutine) after each library
+// sync that succeeded; set it before Start.
+func (sc *Scheduler) OnSynced(fn func(libraryID string)) { sc.onSynced = fn }
+
 // Start syncs the directories, and the libraries that were never synced,
 // and starts the schedules.
 func (sc *Scheduler) Start() {
@@ -215,6 +221,9 @@ func (sc *Scheduler) execute(j *job) {
 		if !errors.Is(err, context.Canceled) {
 			sc.logger.Error("sync failed; the last good data is still served", "job", j.name, "err", err)
 		}
+	}
+	if err == nil && final.Result != nil && sc.onSynced != nil {
+		sc.onSynced(j.name)
 	}
 	sc.mu.Lock()
 	delete(sc.running, j.name)

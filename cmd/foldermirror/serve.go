@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi"
 	"github.com/foldermirror/foldermirror/httpapi/admin"
@@ -67,6 +68,8 @@ const (
 // was), the admin listener, the index.
 type daemonParts struct {
 	logger    *slog.Logger
+	ctx       context.Context // ends when the daemon closes
+	cancel    context.CancelFunc
 	db        *index.DB
 	scheduler *syncer.Scheduler
 	auth      *auth.Authenticator
@@ -105,6 +108,7 @@ func (s *server) stop(timeout time.Duration) error {
 // started is closed again.
 func startDaemon(cfg *config.Config, logger *slog.Logger) (d *daemonParts, err error) {
 	d = &daemonParts{logger: logger}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
 	defer func() {
 		if err != nil {
 			d.Close()
@@ -128,6 +132,15 @@ func startDaemon(cfg *config.Config, logger *slog.Logger) (d *daemonParts, err e
 	api := httpapi.New(cfg, d.db, d.auth, httpapi.Options{Logger: logger, Metrics: httpapi.NewMetrics(reg)})
 	if d.api, err = startServer(cfg.Listen, api.Serve, api.Shutdown); err != nil {
 		return d, fmt.Errorf("listen: %w", err)
+	}
+	warm := func(libraryID string) {
+		if err := api.Warm(d.ctx, libraryID); err != nil && fm.ErrorCode(err) != fm.ENOTFOUND && d.ctx.Err() == nil {
+			logger.Warn("could not prepare a library for the API", "library", libraryID, "err", err)
+		}
+	}
+	d.scheduler.OnSynced(warm)
+	for _, lib := range cfg.Libraries {
+		go warm(lib.ID)
 	}
 	adm := admin.New(cfg, d.scheduler, d.db, reg, logger)
 	if d.admin, err = startServer(cfg.AdminListen, adm.Serve, adm.Shutdown); err != nil {
@@ -161,6 +174,7 @@ func newRegistry(db *index.DB) *prometheus.Registry {
 
 // Close shuts the daemon down in order.
 func (d *daemonParts) Close() error {
+	d.cancel()
 	errs := []error{d.api.stop(apiShutdownTimeout)}
 	if d.scheduler != nil {
 		d.scheduler.Stop()
