@@ -95,6 +95,7 @@ func (s *Syncer) write(ctx context.Context, libraryID string, folders []*node, s
 
 // reader reads one library from Drive.
 type reader struct {
+	lists       permissionLists
 	logger      *slog.Logger
 	svc         *drive.Service
 	lib         *config.Library
@@ -211,12 +212,16 @@ func (r *reader) myDriveRoot(ctx context.Context, listed map[string]*node) (*nod
 	if n, ok := listed[f.Id]; ok {
 		return n, nil
 	}
-	return newNode(f), nil
+	return r.newNode(f), nil
 }
 
 // newNode keeps what foldermirror needs of a listed folder of the library.
 func (r *reader) newNode(f *drive.File) *node {
 	n := newNode(f)
+	if f.Permissions != nil {
+		n.Permissions = r.lists.intern(convertPermissions(f.Permissions))
+		n.permsKnown = true
+	}
 	if r.lib.IsSharedDrive() {
 		n.WritersCanShare = true // the drive's restriction decides instead
 		n.inherits = !f.HasAugmentedPermissions && !f.InheritedPermissionsDisabled
@@ -290,7 +295,7 @@ func (r *reader) listPermissions(ctx context.Context, fileID string) ([]fm.Permi
 	if err != nil {
 		return nil, err
 	}
-	return convertPermissions(perms), nil
+	return r.lists.intern(convertPermissions(perms)), nil
 }
 
 // describe turns the Google errors a sync meets into messages an operator can

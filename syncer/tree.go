@@ -1,6 +1,9 @@
 package syncer
 
 import (
+	"strings"
+	"sync"
+
 	fm "github.com/foldermirror/foldermirror"
 	drive "google.golang.org/api/drive/v3"
 )
@@ -16,7 +19,8 @@ type node struct {
 	inherits bool
 }
 
-// newNode keeps what foldermirror needs of a listed Drive folder.
+// newNode keeps what foldermirror needs of a listed Drive folder, but its
+// permissions.
 func newNode(f *drive.File) *node {
 	n := &node{parents: f.Parents}
 	n.ID = f.Id
@@ -25,10 +29,6 @@ func newNode(f *drive.File) *node {
 	n.DefinitionID = f.AppProperties[folderDefinitionProperty]
 	n.WritersCanShare = f.WritersCanShare
 	n.OwnRestrictedDownload = f.CopyRequiresWriterPermission || restrictsReaders(f.DownloadRestrictions)
-	if f.Permissions != nil {
-		n.Permissions = convertPermissions(f.Permissions)
-		n.permsKnown = true
-	}
 	return n
 }
 
@@ -37,6 +37,38 @@ const folderDefinitionProperty = "folderDefinitionId"
 
 func restrictsReaders(r *drive.DownloadRestrictionsMetadata) bool {
 	return r != nil && r.ItemDownloadRestriction != nil && r.ItemDownloadRestriction.RestrictedForReaders
+}
+
+// permissionLists keeps one copy of each distinct permission list: the
+// folders of a tree mostly repeat the permissions they inherit, and a large
+// library's sync would otherwise hold the same strings many times over.
+type permissionLists struct {
+	mu    sync.Mutex
+	lists map[string][]fm.Permission
+}
+
+func (p *permissionLists) intern(perms []fm.Permission) []fm.Permission {
+	var key strings.Builder
+	for _, q := range perms {
+		for _, s := range []string{q.ID, q.Type, q.Role, q.EmailAddress, q.Domain, q.DisplayName, q.PhotoLink} {
+			key.WriteString(s)
+			key.WriteByte(0)
+		}
+		if q.AllowFileDiscovery {
+			key.WriteByte(1)
+		}
+		key.WriteByte(2)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.lists == nil {
+		p.lists = map[string][]fm.Permission{}
+	}
+	if kept, ok := p.lists[key.String()]; ok {
+		return kept
+	}
+	p.lists[key.String()] = perms
+	return perms
 }
 
 // convertPermissions keeps Drive's order and leaves out deleted accounts.
