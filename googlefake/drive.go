@@ -83,6 +83,16 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, router func(st
 	}
 	s.count(ep.name)
 	s.delay(r.Context())
+	if f, ok := s.faults.draw(); ok {
+		inject(w, r, f, func() []byte {
+			body, err := s.answer(ep, r, id)
+			if err != nil {
+				return []byte(`{"error":{}}`)
+			}
+			return body
+		})
+		return
+	}
 	if r.Method != http.MethodGet {
 		writeAPIError(w, newAPIError(http.StatusNotImplemented, "notImplemented",
 			"googlefake implements only GET for "+ep.name, ""))

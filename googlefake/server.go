@@ -81,6 +81,7 @@ const (
 // http.Handler; Start serves it on a loopback test server. Safe for
 // concurrent use.
 type Server struct {
+	faults  faults
 	mu      sync.Mutex
 	ts      *httptest.Server
 	latency time.Duration

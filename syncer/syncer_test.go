@@ -35,11 +35,14 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // env is a fake Drive, an index and a syncer of the configured libraries.
 type env struct {
-	t    testing.TB
-	fake *googlefake.Server
-	cfg  *config.Config
-	db   *index.DB
-	s    *syncer.Syncer
+	t          testing.TB
+	retry      syncer.RetryPolicy
+	tryTimeout time.Duration
+	metrics    *syncer.Metrics
+	fake       *googlefake.Server
+	cfg        *config.Config
+	db         *index.DB
+	s          *syncer.Syncer
 }
 
 // newEnv configures libraries given as YAML list items (without the common
@@ -54,7 +57,10 @@ func newEnv(t testing.TB, fake *googlefake.Server, libraries ...string) *env {
 	yaml := fmt.Sprintf("storage: {credentialsFile: sa.json, endpoint: %q, directoryEndpoint: %q, requestsPerSecond: 10000, concurrency: 8}\n"+
 		"domains: [{name: example.com, adminEmail: %s}]\nlibraries:\n", fake.DriveEndpoint(), fake.DirectoryEndpoint(), admin)
 	for _, l := range libraries {
-		yaml += fmt.Sprintf("  - {%s, domain: example.com, storageAccount: %s}\n", l, storage)
+		if !strings.Contains(l, "storageAccount") {
+			l += ", storageAccount: " + storage
+		}
+		yaml += fmt.Sprintf("  - {%s, domain: example.com}\n", l)
 	}
 	cfg, err := config.Parse([]byte(yaml), filepath.Join(dir, "config.yaml"), nil)
 	if err != nil {
@@ -73,7 +79,10 @@ func newEnv(t testing.TB, fake *googlefake.Server, libraries ...string) *env {
 // restartSyncer replaces the syncer by a new one, with no cached tokens.
 func (e *env) restartSyncer() {
 	e.t.Helper()
-	s, err := syncer.New(e.cfg, e.db, syncer.Options{Logger: quiet, Retry: syncer.RetryPolicy{Attempts: 3, BaseDelay: time.Millisecond, MaxDelay: 10 * time.Millisecond}})
+	if e.retry.Attempts == 0 {
+		e.retry = syncer.RetryPolicy{Attempts: 3, BaseDelay: time.Millisecond, MaxDelay: 10 * time.Millisecond}
+	}
+	s, err := syncer.New(e.cfg, e.db, syncer.Options{Logger: quiet, Retry: e.retry, TryTimeout: e.tryTimeout, Metrics: e.metrics})
 	if err != nil {
 		e.t.Fatal(err)
 	}

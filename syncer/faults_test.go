@@ -1,0 +1,208 @@
+package syncer_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/syncer"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// faultWorld is a My Drive library of two pages of folders and a shared
+// drive whose folders often have permissions of their own; it returns the
+// fake, the libraries' configuration and folders of each.
+func faultWorld(t *testing.T) (*googlefake.Server, []string, [2][]string) {
+	fake := startFake(t)
+	fake.Seed(11)
+	root := fake.CreateFolder(storage, "", "Root")
+	ids := []string{root}
+	for i := range 1500 {
+		id := fake.CreateFolder(storage, ids[i/8], fmt.Sprint("f", i))
+		if i%50 == 0 {
+			fake.Share(id, googlefake.Permission{Type: "user", Role: "reader", EmailAddress: fmt.Sprintf("u%d@example.com", i%7)})
+		}
+		ids = append(ids, id)
+	}
+	d := fake.CreateSharedDrive("Team", storage)
+	dids := []string{d}
+	for i := range 400 {
+		id := fake.CreateFolder(storage, dids[i/4], fmt.Sprint("d", i))
+		if i%2 == 0 {
+			fake.Share(id, googlefake.Permission{Type: "user", Role: "writer", EmailAddress: fmt.Sprintf("w%d@example.com", i%5)})
+		}
+		dids = append(dids, id)
+	}
+	return fake, []string{"id: mine, rootFolderId: " + root, "id: team, sharedDriveId: " + d}, [2][]string{ids, dids}
+}
+
+func faultyEnv(t *testing.T, fake *googlefake.Server, libs []string) *env {
+	e := newEnv(t, fake, libs...)
+	e.retry = syncer.RetryPolicy{Attempts: 10, BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond}
+	e.tryTimeout = 300 * time.Millisecond
+	e.metrics = syncer.NewMetrics(prometheus.NewRegistry())
+	e.restartSyncer()
+	return e
+}
+
+func driveCalls(calls map[string]int) int {
+	n := 0
+	for m, c := range calls {
+		if strings.HasPrefix(m, "drive.") {
+			n += c
+		}
+	}
+	return n
+}
+
+// With 20 % of Drive calls failing in every transient way, full and
+// incremental syncs give exactly the fault-free result, within 1.5 × the
+// fault-free calls.
+func TestTransientFaults(t *testing.T) {
+	fake, libs, ids := faultWorld(t)
+	clean, faulty := newEnv(t, fake, libs...), faultyEnv(t, fake, libs)
+	for round := range 6 {
+		if round > 0 {
+			mutateForFaults(fake, ids, round)
+		}
+		for _, lib := range []string{"mine", "team"} {
+			fake.SetFaults(0, 0)
+			fake.ResetCalls()
+			if _, err := clean.s.Sync(context.Background(), lib, syncer.Auto, nil); err != nil {
+				t.Fatal(err)
+			}
+			want := driveCalls(fake.Calls())
+			fake.SetFaults(0.2, uint64(round*10+len(lib)))
+			fake.ResetCalls()
+			res, err := faulty.s.Sync(context.Background(), lib, syncer.Auto, nil)
+			fake.SetFaults(0, 0)
+			if err != nil {
+				t.Fatalf("round %d, %s: %v", round, lib, err)
+			}
+			got := driveCalls(fake.Calls())
+			t.Logf("round %d, %s (full %v): %d calls, %d without faults; injected %v", round, lib, res.Full, got, want, fake.InjectedFaults())
+			if float64(got) > 1.5*float64(want) {
+				t.Errorf("round %d, %s: %d calls, more than 1.5 × the %d without faults", round, lib, got, want)
+			}
+			compareIndexes(t, fmt.Sprintf("round %d, %s", round, lib), faulty, clean, lib)
+		}
+	}
+	if n := fake.InjectedFaults(); len(n) < len(googlefake.AllFaults) {
+		t.Errorf("not every fault was tried: %v", n)
+	}
+}
+
+// mutateForFaults renames, shares, adds and trashes in both libraries.
+func mutateForFaults(fake *googlefake.Server, ids [2][]string, round int) {
+	for lib, folders := range ids {
+		for i := 1; i < 40; i++ {
+			id := folders[(i*37+round*101)%len(folders)]
+			switch i % 4 {
+			case 0:
+				fake.Rename(id, fmt.Sprint("renamed ", i))
+			case 1:
+				fake.Share(id, googlefake.Permission{Type: "user", Role: "commenter", EmailAddress: fmt.Sprintf("c%d@example.com", lib)})
+			case 2:
+				fake.CreateFolder(storage, id, "new")
+			default:
+				fake.Trash(id)
+			}
+		}
+	}
+}
+
+// A permanent error fails only its library's sync: its last good tree is
+// still served, the status and the metrics say why, the other library syncs.
+func TestPermanentErrorsFailOneLibrary(t *testing.T) {
+	fake, libs, _ := faultWorld(t)
+	fake.AddUser("other-storage@example.com")
+	teamRoot := strings.TrimPrefix(libs[1], "id: team, sharedDriveId: ")
+	fake.Share(teamRoot, googlefake.Permission{Type: "user", Role: "organizer", EmailAddress: "other-storage@example.com"})
+	libs[1] += ", storageAccount: other-storage@example.com"
+	forbidden := false
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if forbidden && strings.Contains(r.URL.RawQuery, teamRoot) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, `{"error":{"code":403,"message":"The user does not have sufficient permissions for this file.","errors":[{"domain":"global","reason":"insufficientFilePermissions","message":"The user does not have sufficient permissions for this file."}]}}`)
+			return
+		}
+		fake.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	e := newEnv(t, fake, libs...)
+	e.cfg.Storage.Endpoint = proxy.URL + "/drive/v3/"
+	reg := prometheus.NewRegistry()
+	e.metrics = syncer.NewMetrics(reg)
+	e.restartSyncer()
+	e.sync("mine")
+	e.sync("team")
+	before := e.tree("team")
+
+	for _, tc := range []struct {
+		name    string
+		breakIt func()
+	}{
+		{"403 without a retry reason", func() { forbidden = true }},
+		{"delegation refused", func() {
+			forbidden = false
+			fake.RefuseDelegation(saEmail, "other-storage@example.com")
+			e.restartSyncer()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.breakIt()
+			sc := newScheduler(t, e)
+			mine, team := make(chan syncer.Event, 100), make(chan syncer.Event, 100)
+			sc.Follow(context.Background(), "team", syncer.Full, team)
+			sc.Follow(context.Background(), "mine", syncer.Full, mine)
+			if _, final := drain(team); final.Error == "" {
+				t.Errorf("team synced despite the fault")
+			}
+			if _, final := drain(mine); final.Error != "" {
+				t.Errorf("mine failed with team: %s", final.Error)
+			}
+			if st := statusOf(sc, "team"); st.LastError == "" {
+				t.Errorf("status of team: %+v", st)
+			}
+			if got := e.tree("team"); strings.Join(got, "|") != strings.Join(before, "|") {
+				t.Errorf("team's tree changed: %v", got)
+			}
+			if n := failures(t, reg, "team"); n == 0 {
+				t.Error("no failure counted for team")
+			}
+		})
+	}
+	if _, err := e.db.Library(context.Background(), "team"); fm.ErrorCode(err) != "" {
+		t.Errorf("team's state: %v", err)
+	}
+}
+
+// failures returns foldermirror_sync_failures_total of a library.
+func failures(t *testing.T, reg *prometheus.Registry, library string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "foldermirror_sync_failures_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "library" && l.GetValue() == library {
+					total += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return total
+}
