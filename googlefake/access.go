@@ -53,6 +53,11 @@ func (s *Server) state(f *File) *computed {
 	if c, ok := s.cache[f.ID]; ok {
 		return c
 	}
+	if s.computing[f.ID] {
+		return &computed{} // a cycle of parents: nothing more comes this way
+	}
+	s.computing[f.ID] = true
+	defer delete(s.computing, f.ID)
 	m := merger{}
 	kind := "file"
 	if f.root && f.DriveID != "" {

@@ -70,7 +70,11 @@ func (s *Server) listStart(token string) (int, *apiError) {
 	if err != nil || after < 0 {
 		return 0, invalidParam("pageToken")
 	}
-	return sort.Search(len(s.order), func(i int) bool { return s.order[i].seq > after }), nil
+	start := sort.Search(len(s.order), func(i int) bool { return s.order[i].seq > after })
+	if s.repeatItems && start > 0 {
+		start-- // the previous page's last item again
+	}
+	return start, nil
 }
 
 // listScope reads corpora and driveId and returns which files the request

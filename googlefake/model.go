@@ -23,6 +23,8 @@ type Permission struct {
 	Domain             string // domain
 	DisplayName        string
 	AllowFileDiscovery bool // domain/anyone: false = "anyone with the link"
+	// hideEmail: Drive lists this permission without its e-mail address.
+	hideEmail bool
 }
 
 // File is a file or folder record of the fake; Modify hands a pointer to it.

@@ -103,6 +103,9 @@ func permissionJSON(f *File, g grant) *drive.Permission {
 		EmailAddress: g.perm.EmailAddress, Domain: g.perm.Domain, DisplayName: g.perm.DisplayName,
 		ForceSendFields: []string{"Deleted"},
 	}
+	if g.perm.hideEmail {
+		p.EmailAddress = ""
+	}
 	if g.perm.Type == "domain" || g.perm.Type == "anyone" {
 		p.AllowFileDiscovery = g.perm.AllowFileDiscovery
 		p.ForceSendFields = append(p.ForceSendFields, "AllowFileDiscovery")

@@ -112,7 +112,11 @@ type Server struct {
 	fileSeq  int64
 	drives   map[string]*drive.Drive
 	cache    map[string]*computed // effective state by file ID
-	log      changeLog
+	// computing holds the files whose state is being computed, against
+	// cycles of parents.
+	computing   map[string]bool
+	repeatItems bool
+	log         changeLog
 }
 
 // New returns an empty fake with no users, files or keys. Call Start to serve it.
@@ -134,6 +138,7 @@ func New() *Server {
 		children:      map[string]map[string]bool{},
 		drives:        map[string]*drive.Drive{},
 		cache:         map[string]*computed{},
+		computing:     map[string]bool{},
 		log:           newChangeLog(),
 	}
 }

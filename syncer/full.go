@@ -46,6 +46,7 @@ func (s *Syncer) fullSync(ctx context.Context, lib *config.Library, prev *fm.Lib
 	if err != nil {
 		return nil, describe(err, lib)
 	}
+	r.odd.report(s.logger, lib.ID)
 	progress(Progress{Library: lib.ID, Phase: "writing", Total: len(folders)})
 	drift, err := s.write(ctx, lib.ID, folders, state, progress)
 	if err != nil {
@@ -96,6 +97,7 @@ func (s *Syncer) write(ctx context.Context, libraryID string, folders []*node, s
 // reader reads one library from Drive.
 type reader struct {
 	lists       permissionLists
+	odd         oddities
 	logger      *slog.Logger
 	svc         *drive.Service
 	lib         *config.Library
@@ -132,7 +134,7 @@ func (r *reader) readTree(ctx context.Context, state *fm.LibraryState) ([]*node,
 		}
 	}
 	state.RootID = root.ID
-	folders := placeInTree(root, listed)
+	folders := placeInTree(root, listed, &r.odd)
 	byID := make(map[string]*node, len(folders))
 	for _, n := range folders {
 		byID[n.ID] = n
@@ -185,6 +187,9 @@ func (r *reader) listFolders(ctx context.Context) (map[string]*node, error) {
 			if f.MimeType != fm.FolderMimeType || f.Trashed {
 				continue // Drive answered more than asked: shortcuts and trash are not folders of a library.
 			}
+			if _, seen := listed[f.Id]; seen {
+				r.odd.repeated.Add(1)
+			}
 			listed[f.Id] = r.newNode(f)
 		}
 		r.progress(Progress{Library: r.lib.ID, Phase: "listing", Done: len(listed)})
@@ -219,7 +224,7 @@ func (r *reader) myDriveRoot(ctx context.Context, listed map[string]*node) (*nod
 func (r *reader) newNode(f *drive.File) *node {
 	n := newNode(f)
 	if f.Permissions != nil {
-		n.Permissions = r.lists.intern(convertPermissions(f.Permissions))
+		n.Permissions = r.lists.intern(convertPermissions(f.Permissions, &r.odd))
 		n.permsKnown = true
 	}
 	if r.lib.IsSharedDrive() {
@@ -295,7 +300,7 @@ func (r *reader) listPermissions(ctx context.Context, fileID string) ([]fm.Permi
 	if err != nil {
 		return nil, err
 	}
-	return r.lists.intern(convertPermissions(perms)), nil
+	return r.lists.intern(convertPermissions(perms, &r.odd)), nil
 }
 
 // describe turns the Google errors a sync meets into messages an operator can

@@ -46,6 +46,7 @@ func (s *Syncer) incrementalSync(ctx context.Context, lib *config.Library, prev 
 	if err := r.readPermissions(ctx, p.order, prev.RootID, p.inherited(ctx)); err != nil {
 		return nil, describe(err, lib)
 	}
+	r.odd.report(s.logger, lib.ID)
 	progress(Progress{Library: lib.ID, Phase: "writing", Total: len(p.order) + len(p.removed)})
 	res := &Result{Library: lib.ID, Changes: len(changes)}
 	now := s.opts.Now().UTC()
@@ -183,7 +184,7 @@ func (p *plan) dropStrays(ctx context.Context) error {
 			if n.ParentID == "" {
 				continue // the root
 			}
-			in, err := p.inLibrary(ctx, n.ParentID)
+			_, in, err := p.inLibrary(ctx, n.ParentID)
 			if err != nil {
 				return err
 			}
@@ -305,46 +306,54 @@ func (p *plan) stageDriveRoot(ctx context.Context, d *drive.Drive) error {
 	return nil
 }
 
-// place stages a changed folder under a parent in the library, if it has
-// one; a folder new to the library brings its subtree.
+// place stages a changed folder under its parent in the library nearest the
+// root (the first listed among equals), if it has one; a folder new to the
+// library brings its subtree.
 func (p *plan) place(ctx context.Context, f *drive.File) (bool, error) {
+	best, bestDepth, candidates := "", 0, 0
 	for _, parent := range f.Parents {
 		if parent == f.Id {
 			continue
 		}
-		in, err := p.inLibrary(ctx, parent)
-		if err != nil || !in {
-			if err != nil {
-				return false, err
-			}
-			continue
-		}
-		_, err = p.index.Folder(ctx, p.lib.ID, f.Id)
-		indexed := err == nil
-		if err != nil && fm.ErrorCode(err) != fm.ENOTFOUND {
+		depth, in, err := p.inLibrary(ctx, parent)
+		if err != nil {
 			return false, err
 		}
-		n := p.newNode(f)
-		n.ParentID = parent
-		p.stage(n)
-		if !indexed {
-			p.moveIns = append(p.moveIns, f.Id)
+		if in {
+			candidates++
+			if best == "" || depth < bestDepth {
+				best, bestDepth = parent, depth
+			}
 		}
-		return true, nil
 	}
-	return false, nil
+	if best == "" {
+		return false, nil
+	}
+	p.odd.parentLinks.Add(int64(candidates - 1))
+	_, err := p.index.Folder(ctx, p.lib.ID, f.Id)
+	indexed := err == nil
+	if err != nil && fm.ErrorCode(err) != fm.ENOTFOUND {
+		return false, err
+	}
+	n := p.newNode(f)
+	n.ParentID = best
+	p.stage(n)
+	if !indexed {
+		p.moveIns = append(p.moveIns, f.Id)
+	}
+	return true, nil
 }
 
 // inLibrary tells whether a folder is in the library once the plan is
-// applied: its parents, staged or indexed, lead to the root without passing
-// a folder that leaves.
-func (p *plan) inLibrary(ctx context.Context, id string) (bool, error) {
-	for range maxDepth {
+// applied (its parents, staged or indexed, lead to the root without passing
+// a folder that leaves), and how deep.
+func (p *plan) inLibrary(ctx context.Context, id string) (int, bool, error) {
+	for depth := range maxDepth {
 		if id == p.root {
-			return true, nil
+			return depth, true, nil
 		}
 		if p.removed[id] {
-			return false, nil
+			return 0, false, nil
 		}
 		parent := ""
 		if n, ok := p.staged[id]; ok {
@@ -352,18 +361,18 @@ func (p *plan) inLibrary(ctx context.Context, id string) (bool, error) {
 		} else {
 			f, err := p.index.Folder(ctx, p.lib.ID, id)
 			if fm.ErrorCode(err) == fm.ENOTFOUND {
-				return false, nil
+				return 0, false, nil
 			} else if err != nil {
-				return false, err
+				return 0, false, err
 			}
 			parent = f.ParentID
 		}
 		if parent == "" {
-			return false, nil
+			return 0, false, nil
 		}
 		id = parent
 	}
-	return false, nil
+	return 0, false, nil
 }
 
 // fetchSubtrees lists the folders under the folders new to the library,

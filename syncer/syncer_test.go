@@ -39,6 +39,7 @@ type env struct {
 	retry      syncer.RetryPolicy
 	tryTimeout time.Duration
 	metrics    *syncer.Metrics
+	logger     *slog.Logger
 	fake       *googlefake.Server
 	cfg        *config.Config
 	db         *index.DB
@@ -82,7 +83,10 @@ func (e *env) restartSyncer() {
 	if e.retry.Attempts == 0 {
 		e.retry = syncer.RetryPolicy{Attempts: 3, BaseDelay: time.Millisecond, MaxDelay: 10 * time.Millisecond}
 	}
-	s, err := syncer.New(e.cfg, e.db, syncer.Options{Logger: quiet, Retry: e.retry, TryTimeout: e.tryTimeout, Metrics: e.metrics})
+	if e.logger == nil {
+		e.logger = quiet
+	}
+	s, err := syncer.New(e.cfg, e.db, syncer.Options{Logger: e.logger, Retry: e.retry, TryTimeout: e.tryTimeout, Metrics: e.metrics})
 	if err != nil {
 		e.t.Fatal(err)
 	}

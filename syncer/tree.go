@@ -1,8 +1,10 @@
 package syncer
 
 import (
+	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	fm "github.com/foldermirror/foldermirror"
 	drive "google.golang.org/api/drive/v3"
@@ -71,12 +73,43 @@ func (p *permissionLists) intern(perms []fm.Permission) []fm.Permission {
 	return perms
 }
 
+// oddities counts what a sync found in Drive's data and set aside, so that
+// it can say so in the log.
+type oddities struct {
+	// repeated: folders a listing gave more than once (one is kept).
+	repeated atomic.Int64
+	// parentLinks: parents not followed, of folders with several parents in
+	// the library or in a cycle (the one nearest the root is kept).
+	parentLinks atomic.Int64
+	// deleted: permissions of deleted accounts (left out).
+	deleted atomic.Int64
+	// noEmail: user and group permissions without an e-mail address (kept
+	// for operation 4, but they grant nothing).
+	noEmail atomic.Int64
+}
+
+// report logs what was set aside, if anything.
+func (o *oddities) report(logger *slog.Logger, libraryID string) {
+	counts := []any{"repeatedInListings", o.repeated.Load(), "parentLinksNotFollowed", o.parentLinks.Load(),
+		"permissionsOfDeletedAccounts", o.deleted.Load(), "permissionsWithoutEmail", o.noEmail.Load()}
+	for i := 1; i < len(counts); i += 2 {
+		if counts[i].(int64) > 0 {
+			logger.Warn("Drive data set aside (see the counts)", append([]any{"library", libraryID}, counts...)...)
+			return
+		}
+	}
+}
+
 // convertPermissions keeps Drive's order and leaves out deleted accounts.
-func convertPermissions(perms []*drive.Permission) []fm.Permission {
+func convertPermissions(perms []*drive.Permission, odd *oddities) []fm.Permission {
 	out := make([]fm.Permission, 0, len(perms))
 	for _, p := range perms {
 		if p.Deleted {
+			odd.deleted.Add(1)
 			continue
+		}
+		if (p.Type == "user" || p.Type == "group") && p.EmailAddress == "" {
+			odd.noEmail.Add(1)
 		}
 		out = append(out, fm.Permission{
 			ID: p.Id, Type: p.Type, Role: p.Role, EmailAddress: p.EmailAddress, Domain: p.Domain,
@@ -90,8 +123,9 @@ func convertPermissions(perms []*drive.Permission) []fm.Permission {
 // parents before children, with ParentID and RestrictedDownload set. Drive
 // data may hold cycles and folders with several parents: a folder's parent is
 // the one nearest the root (the first listed among equals), so the result is
-// always a tree. Folders not reachable from the root are left out.
-func placeInTree(root *node, listed map[string]*node) []*node {
+// always a tree; the other links are counted in odd. Folders not reachable
+// from the root are left out.
+func placeInTree(root *node, listed map[string]*node, odd *oddities) []*node {
 	children := make(map[string][]*node, len(listed))
 	for _, n := range listed {
 		for _, p := range n.parents {
@@ -119,6 +153,15 @@ func placeInTree(root *node, listed map[string]*node) []*node {
 			placed[child.ID] = child
 			order = append(order, child)
 		}
+	}
+	for _, n := range order[1:] {
+		inLibrary := 0
+		for _, p := range n.parents {
+			if _, ok := placed[p]; ok && p != n.ID {
+				inLibrary++
+			}
+		}
+		odd.parentLinks.Add(int64(inLibrary - 1))
 	}
 	return order
 }

@@ -33,7 +33,7 @@ func TestPlaceInTree(t *testing.T) {
 	} {
 		listed[x.ID] = x
 	}
-	order := placeInTree(root, listed)
+	order := placeInTree(root, listed, &oddities{})
 	got := map[string]string{}
 	seen := map[string]bool{}
 	for _, x := range order {
