@@ -29,6 +29,7 @@ type Config struct {
 	Storage  Storage  `yaml:"storage"`
 	Schedule Schedule `yaml:"schedule"`
 	Auth     Auth     `yaml:"auth"`
+	Limits   Limits   `yaml:"limits"`
 	// FlagDefaults are the feature flags of every domain, unless its Flags
 	// say otherwise. Values are text: an unquoted false is "false".
 	FlagDefaults map[string]string `yaml:"flagDefaults"`
@@ -64,6 +65,16 @@ type Schedule struct {
 }
 
 // Auth says which identity tokens the API accepts.
+// Limits bound what one API caller may ask (not a DESIGN key: foldermirror's
+// own, with defaults no ordinary client reaches).
+type Limits struct {
+	// CallerRequestsPerSecond is each caller's sustained request budget;
+	// over it, requests are answered 429 with Retry-After.
+	CallerRequestsPerSecond float64 `yaml:"callerRequestsPerSecond"`
+	// CallerBurst is how many requests a caller may make at once.
+	CallerBurst int `yaml:"callerBurst"`
+}
+
 type Auth struct {
 	// ClockSkew is the leeway allowed when checking token times.
 	ClockSkew time.Duration `yaml:"clockSkew"`
@@ -175,6 +186,7 @@ func defaults() *Config {
 		DataDir:     "./data",
 		Storage:     Storage{RequestsPerSecond: 50, Concurrency: 8},
 		Schedule:    Schedule{Incremental: "@every 1m", Full: "0 3 * * *"},
+		Limits:      Limits{CallerRequestsPerSecond: 1000, CallerBurst: 2000},
 		Auth: Auth{
 			ClockSkew: 30 * time.Second,
 			Google: GoogleAuth{

@@ -113,6 +113,7 @@ func TestLoadExample(t *testing.T) {
 			Concurrency:       8,
 		},
 		Schedule: Schedule{Incremental: "@every 1m", Full: "0 3 * * *"},
+		Limits:   Limits{CallerRequestsPerSecond: 1000, CallerBurst: 2000},
 		Auth: Auth{
 			ClockSkew: 30 * time.Second,
 			Google: GoogleAuth{
@@ -215,6 +216,7 @@ func TestDefaults(t *testing.T) {
 		DataDir:     "/etc/foldermirror/data",
 		Storage:     Storage{RequestsPerSecond: 50, Concurrency: 8},
 		Schedule:    Schedule{Incremental: "@every 1m", Full: "0 3 * * *"},
+		Limits:      Limits{CallerRequestsPerSecond: 1000, CallerBurst: 2000},
 		Auth: Auth{
 			ClockSkew: 30 * time.Second,
 			Google: GoogleAuth{

@@ -43,6 +43,8 @@ func scalars(c *Config) []scalar {
 		{"auth.clockSkew", &c.Auth.ClockSkew},
 		{"auth.google.jwksUrl", &c.Auth.Google.JWKSURL},
 		{"auth.google.tokeninfoUrl", &c.Auth.Google.TokeninfoURL},
+		{"limits.callerRequestsPerSecond", &c.Limits.CallerRequestsPerSecond},
+		{"limits.callerBurst", &c.Limits.CallerBurst},
 	}
 }
 

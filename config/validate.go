@@ -61,6 +61,12 @@ func validateStorage(c *Config, ck *checker) {
 	if s.Concurrency < 1 || s.Concurrency > 256 {
 		ck.add("storage.concurrency", "%d is out of range; expected an integer from 1 to 256", s.Concurrency)
 	}
+	if l := c.Limits; !(l.CallerRequestsPerSecond > 0) || math.IsInf(l.CallerRequestsPerSecond, 1) {
+		ck.add("limits.callerRequestsPerSecond", "%v is out of range; expected a number greater than 0, such as 1000", l.CallerRequestsPerSecond)
+	}
+	if c.Limits.CallerBurst < 1 {
+		ck.add("limits.callerBurst", "%d is out of range; expected an integer of at least 1", c.Limits.CallerBurst)
+	}
 }
 
 func validateSchedule(s Schedule, ck *checker) {

@@ -10,8 +10,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -47,7 +47,16 @@ type fixture struct {
 	db      *index.DB
 	metrics *prometheus.Registry
 	handler http.Handler
-	srv     *httptest.Server
+	// url is the API served by httpapi's own http.Server, limits and all.
+	url    string
+	client *http.Client
+}
+
+// fixtureOptions change a fixture.
+type fixtureOptions struct {
+	// yaml is appended to the configuration.
+	yaml              string
+	readHeaderTimeout time.Duration
 }
 
 const configYAML = `
@@ -79,7 +88,9 @@ libraries:
   - {id: lib-never, name: Never synced, domain: example.com, storageAccount: storage@example.com, rootFolderId: nope}
 `
 
-func newFixture(t testing.TB) *fixture {
+func newFixture(t testing.TB) *fixture { return newFixtureWith(t, fixtureOptions{}) }
+
+func newFixtureWith(t testing.TB, opts fixtureOptions) *fixture {
 	t.Helper()
 	fake := googlefake.New()
 	fake.Start()
@@ -88,7 +99,7 @@ func newFixture(t testing.TB) *fixture {
 	if err := os.WriteFile(filepath.Join(dir, "sa.json"), fake.ServiceAccountKey("sa@p.iam.gserviceaccount.com"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	yaml := fmt.Appendf(nil, configYAML, clientID, fake.GoogleJWKSURL(), fake.TokeninfoURL(), sha(exampleAdminCode), sha(bobCode), sha(otherAdminCode))
+	yaml := fmt.Appendf(nil, configYAML+opts.yaml, clientID, fake.GoogleJWKSURL(), fake.TokeninfoURL(), sha(exampleAdminCode), sha(bobCode), sha(otherAdminCode))
 	cfg, err := config.Parse(yaml, filepath.Join(dir, "config.yaml"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -108,10 +119,16 @@ func newFixture(t testing.TB) *fixture {
 	}
 	t.Cleanup(authn.Close)
 	reg := prometheus.NewRegistry()
-	handler := httpapi.New(cfg, db, authn, httpapi.Options{Logger: logger, Metrics: httpapi.NewMetrics(reg)}).Handler()
-	srv := httptest.NewServer(handler)
-	t.Cleanup(srv.Close)
-	return &fixture{t: t, fake: fake, db: db, metrics: reg, handler: handler, srv: srv}
+	api := httpapi.New(cfg, db, authn, httpapi.Options{Logger: logger, Metrics: httpapi.NewMetrics(reg), ReadHeaderTimeout: opts.readHeaderTimeout})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go api.Serve(ln)
+	t.Cleanup(func() { api.Shutdown(context.Background()) })
+	client := &http.Client{Transport: &http.Transport{}}
+	t.Cleanup(client.CloseIdleConnections)
+	return &fixture{t: t, fake: fake, db: db, metrics: reg, handler: api.Handler(), url: "http://" + ln.Addr().String(), client: client}
 }
 
 func writeTree(t testing.TB, db *index.DB, lib string, state fm.LibraryState, folders []fm.SyncedFolder) {
@@ -216,14 +233,14 @@ func (f *fixture) get(path, token string) (*http.Response, []byte) {
 // getWith sends a GET with that Authorization header ("": none).
 func (f *fixture) getWith(path, authorization string) (*http.Response, []byte) {
 	f.t.Helper()
-	req, err := http.NewRequest(http.MethodGet, f.srv.URL+path, nil)
+	req, err := http.NewRequest(http.MethodGet, f.url+path, nil)
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	if authorization != "" {
 		req.Header.Set("Authorization", authorization)
 	}
-	resp, err := f.srv.Client().Do(req)
+	resp, err := f.client.Do(req)
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -10,10 +10,10 @@ import (
 
 func (f *fixture) conditional(path, token, etag string) *http.Response {
 	f.t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, f.srv.URL+path, nil)
+	req, _ := http.NewRequest(http.MethodGet, f.url+path, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("If-None-Match", etag)
-	resp, err := f.srv.Client().Do(req)
+	resp, err := f.client.Do(req)
 	if err != nil {
 		f.t.Fatal(err)
 	}

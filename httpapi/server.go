@@ -32,6 +32,7 @@ type Server struct {
 	logger   *slog.Logger
 	metrics  *Metrics
 	catalogs *catalogs
+	budgets  *budgets
 	engine   *gin.Engine
 	http     *http.Server
 }
@@ -41,6 +42,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Metrics records requests; unregistered ones by default.
 	Metrics *Metrics
+	// ReadHeaderTimeout bounds the reading of a request's header; 10 s by
+	// default.
+	ReadHeaderTimeout time.Duration
 }
 
 // Server limits. Streams extend their own write deadline as they go.
@@ -62,11 +66,15 @@ func New(cfg *config.Config, idx fm.IndexReader, authn Authenticator, opts Optio
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics(prometheus.NewRegistry())
 	}
-	s := &Server{cfg: cfg, index: idx, auth: authn, logger: opts.Logger, metrics: opts.Metrics, catalogs: newCatalogs(idx)}
+	if opts.ReadHeaderTimeout == 0 {
+		opts.ReadHeaderTimeout = readHeaderTimeout
+	}
+	s := &Server{cfg: cfg, index: idx, auth: authn, logger: opts.Logger, metrics: opts.Metrics, catalogs: newCatalogs(idx),
+		budgets: newBudgets(cfg.Limits.CallerRequestsPerSecond, cfg.Limits.CallerBurst)}
 	s.engine = s.routes()
 	s.http = &http.Server{
 		Handler:           s.engine,
-		ReadHeaderTimeout: readHeaderTimeout,
+		ReadHeaderTimeout: opts.ReadHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,
@@ -81,7 +89,7 @@ func (s *Server) routes() *gin.Engine {
 	_ = r.SetTrustedProxies(nil) // the client address is the peer's
 	// Unknown paths answer 404 in the API's shape, not a redirect.
 	r.RedirectTrailingSlash, r.RedirectFixedPath = false, false
-	r.Use(s.recoverPanics(), s.metrics.observe(), s.logRequests())
+	r.Use(s.recoverPanics(), s.metrics.observe(), s.logRequests(), s.boundQuery())
 	r.NoRoute(func(c *gin.Context) { s.writeError(c, fm.Errorf(fm.ENOTFOUND, "Not found.")) })
 	api := r.Group("/", s.authenticate())
 	api.GET("/domain/v1beta1/configurationFlags", s.getConfigurationFlags)
@@ -119,6 +127,11 @@ func (s *Server) authenticate() gin.HandlerFunc {
 		if err != nil {
 			s.countAuthFailure(err)
 			s.writeError(c, err)
+			return
+		}
+		if wait, ok := s.budgets.take(budgetKey(id)); !ok {
+			s.writeError(c, &fm.Error{Code: fm.ERATELIMITED, RetryAfter: wait,
+				Message: "Too many requests from this caller; try again after Retry-After seconds."})
 			return
 		}
 		c.Set(callerKey, newCaller(id))
@@ -178,4 +191,28 @@ func (s *Server) countAuthFailure(err error) {
 		return // not a refusal: a domain mismatch, an internal error
 	}
 	s.metrics.authFailures.WithLabelValues(reason).Inc()
+}
+
+// budgetKey names whose budget a request spends: its user, or the domain of
+// an admin security code.
+func budgetKey(id *auth.Identity) string {
+	if id.Admin {
+		return "admin:" + id.CodeDomain
+	}
+	return id.Email
+}
+
+// maxQueryBytes bounds a request's query string: every valid query is far
+// shorter.
+const maxQueryBytes = 8 << 10
+
+// boundQuery refuses query strings too long to be meant.
+func (s *Server) boundQuery() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if len(c.Request.URL.RawQuery) > maxQueryBytes {
+			s.writeError(c, fm.Errorf(fm.EINVALID, "The query string is longer than %d bytes.", maxQueryBytes))
+			return
+		}
+		c.Next()
+	}
 }
