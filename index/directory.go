@@ -24,7 +24,7 @@ var _ fm.DirectoryStore = (*DB)(nil)
 
 // ReplaceDirectory replaces a domain's directory in one transaction.
 func (db *DB) ReplaceDirectory(_ context.Context, snap *fm.DirectorySnapshot) error {
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.update("write the directory of "+snap.Domain, func(tx *bolt.Tx) error {
 		dirs, err := tx.CreateBucketIfNotExists(bucketDirectory)
 		if err != nil {
 			return err
@@ -41,7 +41,7 @@ func (db *DB) ReplaceDirectory(_ context.Context, snap *fm.DirectorySnapshot) er
 		return writeDirectory(dom, snap)
 	})
 	if err != nil {
-		return fmt.Errorf("write directory of %s: %w", snap.Domain, err)
+		return err
 	}
 	db.mu.Lock()
 	db.directories[snap.Domain] = snap

@@ -169,6 +169,15 @@ func dropOrphanGenerations(lib *bolt.Bucket, rec *libraryRecord, logger *slog.Lo
 
 func generationKey(gen uint64) []byte { return fmt.Appendf(nil, "g%016x", gen) }
 
+// update runs fn in a write transaction; a failure (a full disk, say) names
+// what was being written and the index file.
+func (db *DB) update(what string, fn func(tx *bolt.Tx) error) error {
+	if err := db.bolt.Update(fn); err != nil {
+		return fmt.Errorf("%s in index %s: %w", what, db.path, err)
+	}
+	return nil
+}
+
 // library returns the cached record of a library, nil if never synced.
 func (db *DB) library(id string) *libraryRecord {
 	db.mu.RLock()

@@ -1,10 +1,12 @@
 package index_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -378,5 +380,45 @@ func TestFinishedWriterRefusesMore(t *testing.T) {
 	}
 	if err := w.Abort(); err != nil {
 		t.Errorf("Abort after Commit: %v", err)
+	}
+}
+
+// A corrupt index file is refused with an error naming it, and left as it
+// was.
+func TestOpenRefusesCorruptFiles(t *testing.T) {
+	good := t.TempDir()
+	db := openTemp(t, good)
+	sync(t, db, "lib", 100, folder("root", "", "Root"), folder("a", "root", "a"))
+	db.Close()
+	valid, err := os.ReadFile(filepath.Join(good, index.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string][]byte{
+		"garbage":   bytes.Repeat([]byte("not a bbolt file "), 2000),
+		"truncated": valid[:4096+100],
+		"empty":     {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, index.FileName)
+			if err := os.WriteFile(path, content, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			db, err := index.Open(dir, quiet)
+			if err == nil {
+				db.Close()
+				if name == "empty" {
+					return // an empty file is a new index
+				}
+				t.Fatal("opened")
+			}
+			if !strings.Contains(err.Error(), path) {
+				t.Errorf("error %q does not name %s", err, path)
+			}
+			if after, _ := os.ReadFile(path); !bytes.Equal(after, content) {
+				t.Error("the refused file was changed")
+			}
+		})
 	}
 }

@@ -3,7 +3,6 @@ package index
 import (
 	"bytes"
 	"context"
-	"fmt"
 
 	fm "github.com/foldermirror/foldermirror"
 	bolt "go.etcd.io/bbolt"
@@ -14,7 +13,7 @@ import (
 // or, when fn fails, none.
 func (db *DB) UpdateLibrary(_ context.Context, libraryID string, fn func(fm.LibraryTx) error) error {
 	var rec *libraryRecord
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.update("update library "+libraryID, func(tx *bolt.Tx) error {
 		t, err := currentTree(tx, libraryID)
 		if err != nil {
 			return err
@@ -32,7 +31,7 @@ func (db *DB) UpdateLibrary(_ context.Context, libraryID string, fn func(fm.Libr
 		return lib.Put(keyState, encodeLibrary(rec))
 	})
 	if err != nil {
-		return fmt.Errorf("update library %s: %w", libraryID, err)
+		return err
 	}
 	db.setLibrary(rec)
 	return nil

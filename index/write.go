@@ -29,7 +29,7 @@ type fullSync struct {
 // BeginFullSync creates an empty generation for the library's new tree.
 func (db *DB) BeginFullSync(_ context.Context, libraryID string) (fm.FullSyncWriter, error) {
 	fs := &fullSync{db: db, libraryID: libraryID}
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.update("begin a full sync of "+libraryID, func(tx *bolt.Tx) error {
 		lib, err := tx.Bucket(bucketLibraries).CreateBucketIfNotExists([]byte(libraryID))
 		if err != nil {
 			return err
@@ -46,7 +46,7 @@ func (db *DB) BeginFullSync(_ context.Context, libraryID string) (fm.FullSyncWri
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("begin full sync of %s: %w", libraryID, err)
+		return nil, err
 	}
 	return fs, nil
 }
@@ -95,7 +95,7 @@ func (fs *fullSync) Put(folders []fm.SyncedFolder) error {
 	}
 	var drift fm.Drift
 	var matched int
-	err := fs.db.bolt.Update(func(tx *bolt.Tx) error {
+	err := fs.db.update("write folders of "+fs.libraryID, func(tx *bolt.Tx) error {
 		t, err := fs.tree(tx)
 		if err != nil {
 			return err
@@ -115,7 +115,7 @@ func (fs *fullSync) Put(folders []fm.SyncedFolder) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("write folders of %s: %w", fs.libraryID, err)
+		return err
 	}
 	fs.drift.Added += drift.Added
 	fs.drift.Changed += drift.Changed
@@ -179,7 +179,7 @@ func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
 	}
 	rec := &libraryRecord{LibraryState: state, Generation: fs.generation}
 	var old []byte
-	err := fs.db.bolt.Update(func(tx *bolt.Tx) error {
+	err := fs.db.update("commit the full sync of "+fs.libraryID, func(tx *bolt.Tx) error {
 		lib := tx.Bucket(bucketLibraries).Bucket([]byte(fs.libraryID))
 		if prev, err := readLibraryRecord(lib); err != nil {
 			return err
@@ -189,7 +189,7 @@ func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
 		return lib.Put(keyState, encodeLibrary(rec))
 	})
 	if err != nil {
-		return fm.Drift{}, fmt.Errorf("commit full sync of %s: %w", fs.libraryID, err)
+		return fm.Drift{}, err
 	}
 	fs.done = true
 	fs.db.setLibrary(rec)
@@ -217,7 +217,7 @@ func (db *DB) dropGeneration(libraryID string, name []byte) {
 }
 
 func (db *DB) dropGenerationErr(libraryID string, name []byte) error {
-	return db.bolt.Update(func(tx *bolt.Tx) error {
+	return db.update("drop a tree of "+libraryID, func(tx *bolt.Tx) error {
 		lib := tx.Bucket(bucketLibraries).Bucket([]byte(libraryID))
 		if lib == nil || lib.Bucket(name) == nil {
 			return nil
