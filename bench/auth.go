@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/httpapi/auth"
+)
+
+// authLimit is figure 5's limit per request, warm.
+const authLimit = 5 * time.Microsecond
+
+// emailScope is the scope a Google access token needs.
+const emailScope = "https://www.googleapis.com/auth/userinfo.email"
+
+// wayIn is one way to authenticate: a name and an Authorization header.
+type wayIn struct {
+	name, authorization string
+}
+
+// authFigures measures figure 5 in-process: an auth.Authenticator made from
+// the My Drive library's configuration authenticates the same request over
+// and over (its credential seen before: the warm case), each way in.
+func authFigures(e *env, t *table) error {
+	cfgPath, err := e.myDriveConfig()
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		return err
+	}
+	a, err := auth.New(cfg, auth.Directory{Config: cfg}, auth.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	user := apiUsers[0]
+	ways := []wayIn{
+		{"Google ID token", "Bearer " + e.fake.GoogleIDToken(clientID, user, googlefake.WithTTL(time.Hour))},
+		{"Microsoft ID token", "Bearer " + e.fake.MicrosoftIDToken("2.0", msTenant, msAppID, user)},
+		{"Google access token", "Bearer " + e.fake.GoogleAccessToken(clientID, user, time.Hour, emailScope)},
+		{"security code", "securityCode " + securityCode},
+	}
+	for _, w := range ways {
+		log.Printf("figure 5: authentication with a %s", w.name)
+		perOp, err := benchmarkAuth(a, w)
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.name, err)
+		}
+		t.add(row{figure: "5. authentication, warm: " + w.name, value: perOp, unit: unitMicros, cmp: under,
+			limit: float64(authLimit) / float64(time.Microsecond)})
+	}
+	return nil
+}
+
+// benchmarkAuth returns the time, in microseconds, one authentication of a
+// request takes once its credential has been seen.
+func benchmarkAuth(a *auth.Authenticator, w wayIn) (float64, error) {
+	r := httptest.NewRequest(http.MethodGet, "/folder/v1/files/x", nil)
+	r.Header.Set("Authorization", w.authorization)
+	id, err := a.Authenticate(r)
+	if err != nil {
+		return 0, err
+	}
+	if id.Email != apiUsers[0] {
+		return 0, fmt.Errorf("authenticated as %q, not %q", id.Email, apiUsers[0])
+	}
+	var failed error
+	res := testing.Benchmark(func(b *testing.B) {
+		for range b.N {
+			if _, err := a.Authenticate(r); err != nil {
+				failed = err
+				b.FailNow()
+			}
+		}
+	})
+	if failed != nil {
+		return 0, failed
+	}
+	return float64(res.T) / float64(res.N) / float64(time.Microsecond), nil
+}
