@@ -22,14 +22,16 @@ type catalog struct {
 	rootID   string
 	root     *entry
 	byID     map[string]*entry
-	// principals are those some folder grants a role to.
-	principals map[string]string
+	// principals numbers the principals some folder grants a role to.
+	principals map[string]int32
 	ops        opsTable
 }
 
 // entry is a folder of a catalog.
 type entry struct {
 	*fm.Folder
+	// grants are the folder's, by principal number.
+	grants   []grant
 	isRoot   bool
 	children []*entry
 	// head is the JSON of the folder's fields from fileId to
@@ -77,6 +79,13 @@ func (cs *catalogs) get(ctx context.Context, lib *config.Library, state *fm.Libr
 	return v.(*catalog), nil
 }
 
+// built tells whether a catalog of the library was ever built.
+func (cs *catalogs) built(libraryID string) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.byLib[libraryID] != nil
+}
+
 func (cs *catalogs) current(libraryID string, state *fm.LibraryState) *catalog {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
@@ -117,7 +126,7 @@ func readCatalog(ctx context.Context, idx fm.IndexReader, lib *config.Library, s
 		return nil, err
 	}
 	c := &catalog{lib: lib, revision: state.Revision, rootID: state.RootID, byID: map[string]*entry{},
-		principals: map[string]string{}, ops: newOpsTable(state.SharingRequiresOrganizer)}
+		principals: map[string]int32{}, ops: newOpsTable(state.SharingRequiresOrganizer)}
 	var enc encoder
 	c.root = c.add(&enc, root)
 	all := func(*fm.Folder, int) (bool, bool) { return true, true }
@@ -136,30 +145,29 @@ func readCatalog(ctx context.Context, idx fm.IndexReader, lib *config.Library, s
 }
 
 func (c *catalog) add(enc *encoder, f *fm.Folder) *entry {
-	e := &entry{Folder: f, isRoot: f.ID == c.rootID}
+	e := &entry{Folder: f, isRoot: f.ID == c.rootID, grants: make([]grant, len(f.Grants))}
 	e.head, e.tail = enc.folder(c, f)
 	c.byID[f.ID] = e
 	for i, g := range f.Grants {
-		f.Grants[i].Principal = c.intern(g.Principal)
+		e.grants[i] = grant{principal: c.number(g.Principal), role: g.Role, withLink: g.WithLink}
 	}
+	f.Grants = nil // the numbered grants say it all
 	return e
 }
 
-// intern returns the catalog's copy of a principal, so that the many
-// folders granting one principal share one string.
-func (c *catalog) intern(p string) string {
-	if _, ok := c.principals[p]; !ok {
-		c.principals[p] = p
+// number returns the number of a principal, giving it one if it has none.
+func (c *catalog) number(p string) int32 {
+	n, ok := c.principals[p]
+	if !ok {
+		n = int32(len(c.principals))
+		c.principals[p] = n
 	}
-	return c.principals[p]
+	return n
 }
 
-// sharedWith tells whether some folder grants a role to one of principals.
-func (c *catalog) sharedWith(principals []string) bool {
-	for _, p := range principals {
-		if _, ok := c.principals[p]; ok {
-			return true
-		}
-	}
-	return false
+// grant is a grant of a catalog's folder, its principal numbered.
+type grant struct {
+	principal int32
+	role      fm.Role
+	withLink  bool
 }

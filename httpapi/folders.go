@@ -22,8 +22,9 @@ func setDeprecated(c *gin.Context) {
 	c.Header("Deprecation", "@"+strconv.FormatInt(deprecatedSince.Unix(), 10))
 }
 
-// synced returns a library's state and catalog; ENOTFOUND if never synced.
-func (s *Server) synced(ctx context.Context, lib *config.Library) (libraryView, error) {
+// synced returns a library's state and catalog, seen by cl (nil: nobody);
+// ENOTFOUND if never synced.
+func (s *Server) synced(ctx context.Context, lib *config.Library, cl *caller) (libraryView, error) {
 	state, err := s.index.Library(ctx, lib.ID)
 	if err != nil {
 		return libraryView{}, err
@@ -32,7 +33,11 @@ func (s *Server) synced(ctx context.Context, lib *config.Library) (libraryView, 
 	if err != nil {
 		return libraryView{}, err
 	}
-	return libraryView{cfg: lib, state: state, cat: cat}, nil
+	lv := libraryView{cfg: lib, state: state, cat: cat}
+	if cl != nil {
+		lv.viewer = cat.viewerOf(cl)
+	}
+	return lv, nil
 }
 
 // Warm builds the catalog of a library's current revision, so that the next
@@ -42,8 +47,15 @@ func (s *Server) Warm(ctx context.Context, libraryID string) error {
 	if lib == nil {
 		return fm.Errorf(fm.ENOTFOUND, "Library %s is not configured.", libraryID)
 	}
-	_, err := s.synced(ctx, lib)
+	_, err := s.synced(ctx, lib, nil)
 	return err
+}
+
+// Warmed tells whether a catalog of a library was built: requests find it
+// (a sync since then makes the next request wait for a new one only if the
+// rebuild that follows each sync has not finished yet).
+func (s *Server) Warmed(_ context.Context, libraryID string) bool {
+	return s.catalogs.built(libraryID)
 }
 
 // visibleLibrary returns a configured, synced library the caller may see.
@@ -54,7 +66,7 @@ func (s *Server) visibleLibrary(ctx context.Context, cl *caller, libraryID strin
 		return libraryView{}, notFound
 	}
 	inDomain := cl.Domain == lib.Domain
-	lv, err := s.synced(ctx, lib)
+	lv, err := s.synced(ctx, lib, cl)
 	switch {
 	case fm.ErrorCode(err) == fm.ENOTFOUND && inDomain:
 		return libraryView{}, unavailable("Library %s has not been synced yet.", libraryID)
@@ -63,7 +75,7 @@ func (s *Server) visibleLibrary(ctx context.Context, cl *caller, libraryID strin
 	case err != nil:
 		return libraryView{}, err
 	}
-	if !inDomain && !lv.cat.sharedWith(cl.principals) {
+	if !inDomain && !lv.viewer.sharedWith() {
 		return libraryView{}, notFound
 	}
 	return lv, nil
@@ -73,14 +85,14 @@ func (s *Server) visibleLibrary(ctx context.Context, cl *caller, libraryID strin
 // caller has a role on (link grants included).
 func (s *Server) locateFolder(ctx context.Context, cl *caller, folderID string) (libraryView, *entry, access, error) {
 	for i := range s.cfg.Libraries {
-		lv, err := s.synced(ctx, &s.cfg.Libraries[i])
+		lv, err := s.synced(ctx, &s.cfg.Libraries[i], cl)
 		if fm.ErrorCode(err) == fm.ENOTFOUND {
 			continue
 		} else if err != nil {
 			return libraryView{}, nil, access{}, err
 		}
 		if e := lv.cat.byID[folderID]; e != nil {
-			if a := cl.access(lv.cfg, e.Folder); a.role != fm.RoleNone {
+			if a := lv.viewer.access(e); a.role != fm.RoleNone {
 				return lv, e, a, nil
 			}
 		}
@@ -122,7 +134,7 @@ func (s *Server) listChildrenDeprecated(c *gin.Context) {
 	parent := lv.cat.root
 	if id := c.Query("folderServiceId"); id != "" {
 		parent = lv.cat.byID[id]
-		if parent == nil || cl.access(lv.cfg, parent.Folder).role == fm.RoleNone {
+		if parent == nil || lv.viewer.access(parent).role == fm.RoleNone {
 			s.writeError(c, fm.Errorf(fm.ENOTFOUND, "Folder %s not found.", id))
 			return
 		}
@@ -160,7 +172,10 @@ func (s *Server) streamChildren(c *gin.Context, lv libraryView, cl *caller, pare
 	var write func(e *entry, depth int)
 	write = func(e *entry, depth int) {
 		for _, child := range e.children {
-			a := cl.access(lv.cfg, child.Folder)
+			if out.failed() {
+				return
+			}
+			a := lv.viewer.access(child)
 			if !a.listable || (depth == 0 && q.nameFilter != "" && !strings.Contains(strings.ToLower(child.Name), q.nameFilter)) {
 				continue
 			}
@@ -191,7 +206,10 @@ func (s *Server) listLibraryFolders(c *gin.Context) {
 	out := newFolderStream(c.Writer)
 	var write func(e *entry)
 	write = func(e *entry) {
-		if a := cl.access(lv.cfg, e.Folder); a.listable {
+		if out.failed() {
+			return
+		}
+		if a := lv.viewer.access(e); a.listable {
 			out.open(&lv.cat.ops, e, a.role, 0)
 			out.close()
 		}

@@ -8,9 +8,10 @@ import (
 // libraryView is a synced library as the API shows it: its configuration,
 // its state, and its catalog.
 type libraryView struct {
-	cfg   *config.Library
-	state *fm.LibraryState
-	cat   *catalog
+	cfg    *config.Library
+	state  *fm.LibraryState
+	cat    *catalog
+	viewer viewer
 }
 
 // storagePermissionJSON is a Drive permission on the wire.

@@ -1,11 +1,11 @@
 package httpapi
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
+	"strconv"
+	"sync"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -134,88 +134,123 @@ var (
 	editableFalse = []byte(`{"editable":false,"editableDocuments":false,`)
 	opsKey        = []byte(`"permittedOperations":`)
 	subfoldersKey = []byte(`,"subfolders":[`)
-	comma         = []byte{','}
 )
 
-// writeFolder writes a folder for a caller of that role, up to and with the
-// opening of its subfolders list.
-func writeFolder(w io.Writer, ops *opsTable, e *entry, role fm.Role) {
+// appendFolder appends a folder for a caller of that role, up to and with
+// the opening of its subfolders list.
+func appendFolder(b []byte, ops *opsTable, e *entry, role fm.Role) []byte {
 	if role >= fm.RoleWriter {
-		w.Write(editableTrue)
+		b = append(b, editableTrue...)
 	} else {
-		w.Write(editableFalse)
+		b = append(b, editableFalse...)
 	}
-	w.Write(e.head)
-	w.Write(opsKey)
-	w.Write(ops.get(role, e))
-	w.Write(comma)
-	w.Write(e.tail[:len(e.tail)-1]) // its comma goes before subfolders
-	w.Write(subfoldersKey)
+	b = append(b, e.head...)
+	b = append(b, opsKey...)
+	b = append(b, ops.get(role, e)...)
+	b = append(b, ',')
+	b = append(b, e.tail[:len(e.tail)-1]...) // its comma goes before subfolders
+	return append(b, subfoldersKey...)
 }
 
 // folderBody is operation 5's answer: one folder, no subfolders.
 func folderBody(ops *opsTable, e *entry, role fm.Role) []byte {
-	var b bytes.Buffer
-	b.Grow(len(e.head) + len(e.tail) + 256)
-	writeFolder(&b, ops, e, role)
-	b.WriteString("]}")
-	return b.Bytes()
+	b := make([]byte, 0, len(e.head)+len(e.tail)+256)
+	b = appendFolder(b, ops, e, role)
+	return append(b, "]}"...)
 }
 
-// streamFlushBytes is how much a folder stream buffers before writing out.
-const streamFlushBytes = 32 << 10
+// A folder list is built in a buffer and sent in one write, with its
+// length, when it fits in wholeAnswerBytes; a longer one streams, in chunks
+// of streamChunkBytes, so that memory does not grow with a library's size.
+const (
+	wholeAnswerBytes = 1 << 20
+	streamChunkBytes = 32 << 10
+)
 
-// streamWriteTimeout is the time each flush of a stream gets, so that a long
+// streamWriteTimeout is the time each chunk of a stream gets, so that a long
 // stream outlives the server's WriteTimeout while a stalled client does not.
 const streamWriteTimeout = 30 * time.Second
 
-// folderStream writes a folder list as it is produced:
+// buffers recycles answer buffers: large answers do not each cost the
+// garbage collector a megabyte.
+var buffers = sync.Pool{New: func() any { b := make([]byte, 0, wholeAnswerBytes+64<<10); return &b }}
+
+// folderStream writes a folder list:
 // {"items":[ folder {..., "subfolders":[ ... ]} ... ],"kind":...}.
 type folderStream struct {
-	*bufio.Writer
-	w  http.ResponseWriter
-	rc *http.ResponseController
+	w         http.ResponseWriter
+	rc        *http.ResponseController
+	buf       *[]byte
+	streaming bool
+	err       error
 	// first tells, per nesting level, that no item was written there yet.
 	first []bool
 }
 
 func newFolderStream(w http.ResponseWriter) *folderStream {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(http.StatusOK)
-	s := &folderStream{w: w, rc: http.NewResponseController(w), first: []bool{true}}
-	s.Writer = bufio.NewWriterSize(flushWriter{s}, streamFlushBytes)
-	s.WriteString(`{"items":[`)
+	s := &folderStream{w: w, rc: http.NewResponseController(w), buf: buffers.Get().(*[]byte), first: []bool{true}}
+	*s.buf = append((*s.buf)[:0], `{"items":[`...)
 	return s
 }
 
 // open writes a folder at nesting depth (0: an item of the list), leaving
 // its subfolders list open; close ends it.
 func (s *folderStream) open(ops *opsTable, e *entry, role fm.Role, depth int) {
+	b := *s.buf
 	if !s.first[depth] {
-		s.WriteByte(',')
+		b = append(b, ',')
 	}
 	s.first[depth] = false
-	writeFolder(s, ops, e, role)
+	*s.buf = appendFolder(b, ops, e, role)
 	s.first = append(s.first[:depth+1], true)
 }
 
-func (s *folderStream) close() { s.WriteString("]}") }
-
-// finish ends the response.
-func (s *folderStream) finish() error {
-	s.WriteString(`],"kind":"` + kindFolderList + `"}`)
-	return s.Flush()
+func (s *folderStream) close() {
+	*s.buf = append(*s.buf, "]}"...)
+	s.spill()
 }
 
-// flushWriter sends a stream's buffer to the client at once, with a fresh
-// write deadline.
-type flushWriter struct{ s *folderStream }
-
-func (w flushWriter) Write(p []byte) (int, error) {
-	_ = w.s.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-	n, err := w.s.w.Write(p)
-	if err != nil {
-		return n, err
+// spill sends what is buffered once there is enough of it: a chunk while
+// streaming, and the start of the stream when the answer is too long to be
+// sent whole.
+func (s *folderStream) spill() {
+	switch n := len(*s.buf); {
+	case s.streaming && n >= streamChunkBytes, !s.streaming && n >= wholeAnswerBytes:
+		if !s.streaming {
+			s.streaming = true
+			s.w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			s.w.WriteHeader(http.StatusOK)
+		}
+		s.send()
 	}
-	return n, w.s.rc.Flush()
+}
+
+// send writes the buffer out, with a fresh write deadline.
+func (s *folderStream) send() {
+	if s.err == nil {
+		_ = s.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+		if _, s.err = s.w.Write(*s.buf); s.err == nil {
+			s.err = s.rc.Flush()
+		}
+	}
+	*s.buf = (*s.buf)[:0]
+}
+
+// failed tells whether the client is gone: the rest need not be produced.
+func (s *folderStream) failed() bool { return s.err != nil }
+
+// finish ends the answer, and gives the buffer back.
+func (s *folderStream) finish() error {
+	defer buffers.Put(s.buf)
+	*s.buf = append(*s.buf, `],"kind":"`+kindFolderList+`"}`...)
+	if !s.streaming {
+		h := s.w.Header()
+		h.Set("Content-Type", "application/json; charset=utf-8")
+		h.Set("Content-Length", strconv.Itoa(len(*s.buf)))
+		s.w.WriteHeader(http.StatusOK)
+		_, err := s.w.Write(*s.buf)
+		return err
+	}
+	s.send()
+	return s.err
 }

@@ -2,25 +2,18 @@ package httpapi
 
 import (
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 )
 
-// caller is an authenticated caller with what it takes to decide, folder by
-// folder, what it may see and do.
+// caller is an authenticated caller and the principals a grant may name to
+// reach it.
 type caller struct {
 	*auth.Identity
 	principals []string
-	has        map[string]bool
 }
 
 func newCaller(id *auth.Identity) *caller {
-	c := &caller{Identity: id, principals: id.Principals()}
-	c.has = make(map[string]bool, len(c.principals))
-	for _, p := range c.principals {
-		c.has[p] = true
-	}
-	return c
+	return &caller{Identity: id, principals: id.Principals()}
 }
 
 // access is what a caller may do with one folder.
@@ -33,15 +26,39 @@ type access struct {
 	listable bool
 }
 
-func (c *caller) access(lib *config.Library, f *fm.Folder) access {
-	if c.Admin && lib.Domain == c.CodeDomain {
+// viewer is a caller as one catalog knows it: the numbers of its principals.
+type viewer struct {
+	// owner: a security code of the library's domain acting as its admin.
+	owner      bool
+	principals []int32
+}
+
+// viewerOf returns how the catalog sees a caller.
+func (c *catalog) viewerOf(cl *caller) viewer {
+	v := viewer{owner: cl.Admin && cl.CodeDomain == c.lib.Domain}
+	for _, p := range cl.principals {
+		if n, ok := c.principals[p]; ok {
+			v.principals = append(v.principals, n)
+		}
+	}
+	return v
+}
+
+// sharedWith tells whether some folder grants the viewer a role.
+func (v viewer) sharedWith() bool { return v.owner || len(v.principals) > 0 }
+
+// access is what the viewer may do with a folder.
+func (v viewer) access(e *entry) access {
+	if v.owner {
 		return access{role: fm.RoleOwner, listable: true}
 	}
 	var a access
-	for _, g := range f.Grants {
-		if c.has[g.Principal] {
-			a.role = max(a.role, g.Role)
-			a.listable = a.listable || !g.WithLink
+	for _, g := range e.grants {
+		for _, p := range v.principals {
+			if g.principal == p {
+				a.role = max(a.role, g.role)
+				a.listable = a.listable || !g.withLink
+			}
 		}
 	}
 	return a

@@ -142,7 +142,7 @@ func startDaemon(cfg *config.Config, logger *slog.Logger) (d *daemonParts, err e
 	for _, lib := range cfg.Libraries {
 		go warm(lib.ID)
 	}
-	adm := admin.New(cfg, d.scheduler, d.db, reg, logger)
+	adm := admin.New(cfg, d.scheduler, d.db, api, reg, logger)
 	if d.admin, err = startServer(cfg.AdminListen, adm.Serve, adm.Shutdown); err != nil {
 		return d, fmt.Errorf("adminListen: %w", err)
 	}

@@ -33,11 +33,18 @@ type Index interface {
 	Path() string
 }
 
+// API is what the admin listener asks of the API: whether a library's
+// catalog is built, so that its requests will not wait.
+type API interface {
+	Warmed(ctx context.Context, libraryID string) bool
+}
+
 // Server is the admin listener.
 type Server struct {
 	cfg       *config.Config
 	scheduler Scheduler
 	index     Index
+	api       API
 	gatherer  prometheus.Gatherer
 	logger    *slog.Logger
 	http      *http.Server
@@ -48,8 +55,8 @@ type Server struct {
 const Service = "foldermirror"
 
 // New returns the admin listener of a daemon.
-func New(cfg *config.Config, sc Scheduler, idx Index, gatherer prometheus.Gatherer, logger *slog.Logger) *Server {
-	s := &Server{cfg: cfg, scheduler: sc, index: idx, gatherer: gatherer, logger: logger}
+func New(cfg *config.Config, sc Scheduler, idx Index, api API, gatherer prometheus.Gatherer, logger *slog.Logger) *Server {
+	s := &Server{cfg: cfg, scheduler: sc, index: idx, api: api, gatherer: gatherer, logger: logger}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /sync", s.sync)
 	mux.HandleFunc("GET /status", s.status)
@@ -99,16 +106,16 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "service": Service})
 }
 
-// readyz: ready when every library has a synced tree to serve.
+// readyz: ready when every library has a synced tree, ready to serve.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	var waiting []string
 	for _, lib := range s.cfg.Libraries {
-		if _, err := s.index.Library(r.Context(), lib.ID); err != nil {
+		if !s.api.Warmed(r.Context(), lib.ID) {
 			waiting = append(waiting, lib.ID)
 		}
 	}
 	if len(waiting) > 0 {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "waiting for a first sync", "libraries": waiting})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "waiting for a first sync, or for its catalog", "libraries": waiting})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})

@@ -48,6 +48,9 @@ func (i *index) Library(_ context.Context, id string) (*fm.LibraryState, error) 
 
 func (i *index) Path() string { return "/nonexistent/index.db" }
 
+// Warmed plays the API: a synced library is ready at once.
+func (i *index) Warmed(_ context.Context, id string) bool { return i.synced[id] }
+
 func newServer(t *testing.T) (*httptest.Server, *scheduler, *index) {
 	t.Helper()
 	cfg, err := config.Parse([]byte(`
@@ -61,7 +64,7 @@ libraries: [{id: eng, domain: example.com, storageAccount: s@example.com, rootFo
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "foldermirror_test_total", Help: "a test counter"}))
 	sc, idx := &scheduler{}, &index{synced: map[string]bool{}}
-	srv := httptest.NewServer(admin.New(cfg, sc, idx, reg, slog.New(slog.NewTextHandler(io.Discard, nil))).Handler())
+	srv := httptest.NewServer(admin.New(cfg, sc, idx, idx, reg, slog.New(slog.NewTextHandler(io.Discard, nil))).Handler())
 	t.Cleanup(srv.Close)
 	return srv, sc, idx
 }
