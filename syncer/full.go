@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"sync/atomic"
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"golang.org/x/oauth2"
-	"golang.org/x/sync/errgroup"
 	drive "google.golang.org/api/drive/v3"
 	"google.golang.org/api/googleapi"
 )
@@ -124,7 +124,17 @@ func (r *reader) readTree(ctx context.Context, state *fm.LibraryState) ([]*node,
 		return nil, err
 	}
 	state.StartPageToken = token
-	listed, err := r.listFolders(ctx)
+	var early *permissionQueue
+	if root != nil { // a shared drive: every folder listed is in the library
+		early = r.newPermissionQueue(ctx, root.ID)
+		early.add(root)
+	}
+	listed, err := r.listFolders(ctx, early)
+	if early != nil {
+		if werr := early.wait(); err == nil {
+			err = werr
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -172,8 +182,10 @@ func (r *reader) startPageToken(ctx context.Context) (string, error) {
 }
 
 // listFolders lists every folder the storage account can see in the
-// library's corpus (My Drive, or the shared drive), a thousand a call.
-func (r *reader) listFolders(ctx context.Context) (map[string]*node, error) {
+// library's corpus (My Drive, or the shared drive), a thousand a call. The
+// folders needing permissions of their own go to early, if given, as they
+// come.
+func (r *reader) listFolders(ctx context.Context, early *permissionQueue) (map[string]*node, error) {
 	call := r.svc.Files.List().Q(foldersQuery).PageSize(listPageSize).Fields(listFields).
 		SupportsAllDrives(true).Context(ctx)
 	if r.lib.IsSharedDrive() {
@@ -189,8 +201,13 @@ func (r *reader) listFolders(ctx context.Context) (map[string]*node, error) {
 			}
 			if _, seen := listed[f.Id]; seen {
 				r.odd.repeated.Add(1)
+				continue
 			}
-			listed[f.Id] = r.newNode(f)
+			n := r.newNode(f)
+			listed[f.Id] = n
+			if early != nil && !n.inherits && !n.permsKnown {
+				early.add(n)
+			}
 		}
 		r.progress(Progress{Library: r.lib.ID, Phase: "listing", Done: len(listed)})
 		return nil
@@ -266,28 +283,83 @@ func (r *reader) readPermissions(ctx context.Context, folders []*node, rootID st
 
 // listAllPermissions lists the permissions of folders, concurrently.
 func (r *reader) listAllPermissions(ctx context.Context, todo []*node, rootID string) error {
-	if len(todo) == 0 {
-		return nil
-	}
-	var done atomic.Int64
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(max(1, r.concurrency))
+	q := r.newPermissionQueue(ctx, rootID)
 	for _, n := range todo {
-		g.Go(func() error {
-			perms, err := r.listPermissions(ctx, n.ID)
-			if isNotFound(err) && n.ID != rootID {
-				r.logger.Warn("folder vanished during sync; it is hidden until the next sync", "library", r.lib.ID, "folder", n.ID)
-				err = nil
-			}
-			if err != nil {
-				return fmt.Errorf("list permissions of folder %s: %w", n.ID, err)
-			}
-			n.Permissions = perms
-			r.progress(Progress{Library: r.lib.ID, Phase: "permissions", Done: int(done.Add(1)), Total: len(todo)})
-			return nil
-		})
+		q.add(n)
 	}
-	return g.Wait()
+	return q.wait()
+}
+
+// permissionQueue lists the permissions of folders as they are added,
+// storage.concurrency calls at a time, so that a shared drive's permissions
+// are read while its folders are still being listed.
+type permissionQueue struct {
+	r      *reader
+	rootID string
+	parent context.Context
+	ctx    context.Context
+	cancel context.CancelFunc
+	jobs   chan *node
+	wg     sync.WaitGroup
+	added  atomic.Int64
+	done   atomic.Int64
+
+	failOnce sync.Once
+	err      error
+}
+
+func (r *reader) newPermissionQueue(ctx context.Context, rootID string) *permissionQueue {
+	q := &permissionQueue{r: r, rootID: rootID, parent: ctx, jobs: make(chan *node, 4096)}
+	q.ctx, q.cancel = context.WithCancel(ctx)
+	for range max(1, r.concurrency) {
+		q.wg.Add(1)
+		go q.work()
+	}
+	return q
+}
+
+// add queues a folder; it waits while the queue is full.
+func (q *permissionQueue) add(n *node) {
+	q.added.Add(1)
+	select {
+	case q.jobs <- n:
+	case <-q.ctx.Done():
+	}
+}
+
+// wait waits for every folder queued, and returns the first failure.
+func (q *permissionQueue) wait() error {
+	close(q.jobs)
+	q.wg.Wait()
+	q.cancel()
+	if q.err != nil {
+		return q.err
+	}
+	return q.parent.Err()
+}
+
+func (q *permissionQueue) fail(err error) {
+	q.failOnce.Do(func() { q.err = err; q.cancel() })
+}
+
+func (q *permissionQueue) work() {
+	defer q.wg.Done()
+	for n := range q.jobs {
+		if q.ctx.Err() != nil {
+			continue // drain
+		}
+		perms, err := q.r.listPermissions(q.ctx, n.ID)
+		if isNotFound(err) && n.ID != q.rootID {
+			q.r.logger.Warn("folder vanished during sync; it is hidden until the next sync", "library", q.r.lib.ID, "folder", n.ID)
+			err = nil
+		}
+		if err != nil {
+			q.fail(fmt.Errorf("list permissions of folder %s: %w", n.ID, err))
+			continue
+		}
+		n.Permissions, n.permsKnown = perms, true
+		q.r.progress(Progress{Library: q.r.lib.ID, Phase: "permissions", Done: int(q.done.Add(1)), Total: int(q.added.Load())})
+	}
 }
 
 func (r *reader) listPermissions(ctx context.Context, fileID string) ([]fm.Permission, error) {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"sync/atomic"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/syncer"
 )
 
@@ -80,26 +82,49 @@ func TestFollowAndJoin(t *testing.T) {
 	}
 }
 
-// storage.concurrency bounds the syncs running at once, all libraries
-// together: with 1, Drive sees one request at a time.
+// storage.concurrency bounds the libraries syncing at once: with 1, Drive
+// sees requests for one library at a time.
 func TestConcurrencyBound(t *testing.T) {
 	fake := startFake(t)
 	var libs []string
+	owner := map[string]string{} // drive or folder ID → library
 	for _, name := range []string{"a", "b", "c"} {
 		d := fake.CreateSharedDrive(name, storage)
+		owner[d] = name
 		for range 5 {
-			fake.CreateFolder(storage, d, "x")
+			id := fake.CreateFolder(storage, d, "x")
+			fake.Share(id, googlefake.Permission{Type: "user", Role: "reader", EmailAddress: "r@example.com"})
+			owner[id] = name
 		}
 		libs = append(libs, "id: "+name+", sharedDriveId: "+d)
 	}
-	var inFlight, most atomic.Int32
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := inFlight.Add(1)
-		defer inFlight.Add(-1)
-		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+	var mu sync.Mutex
+	inFlight, most := map[string]int{}, 0
+	libraryOf := func(r *http.Request) string {
+		for id, lib := range owner {
+			if strings.Contains(r.URL.Path, id) || strings.Contains(r.URL.RawQuery, id) {
+				return lib
+			}
 		}
+		return ""
+	}
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lib := libraryOf(r)
+		mu.Lock()
+		inFlight[lib]++
+		busy := 0
+		for l, n := range inFlight {
+			if n > 0 && l != "" {
+				busy++
+			}
+		}
+		most = max(most, busy)
+		mu.Unlock()
 		time.Sleep(2 * time.Millisecond)
 		fake.ServeHTTP(w, r)
+		mu.Lock()
+		inFlight[lib]--
+		mu.Unlock()
 	}))
 	defer proxy.Close()
 	e := newEnv(t, fake, libs...)
@@ -120,8 +145,8 @@ func TestConcurrencyBound(t *testing.T) {
 			t.Fatal(final.Error)
 		}
 	}
-	if m := most.Load(); m != 1 {
-		t.Errorf("%d Drive requests at once with storage.concurrency 1", m)
+	if most != 1 {
+		t.Errorf("%d libraries had Drive requests at once with storage.concurrency 1", most)
 	}
 }
 
