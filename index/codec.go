@@ -117,9 +117,10 @@ const (
 	flagWritersCanShare
 )
 
-// encodeFolder encodes everything of f but its ID, which is the record's key.
-func encodeFolder(f *fm.Folder) []byte {
-	e := encoder{buf: make([]byte, 0, 64+len(f.Name)+32*len(f.Grants))}
+// encodeFolder encodes everything of f but its ID, which is the record's
+// key, and its grants, which its permission set makes.
+func encodeFolder(f *fm.Folder, permset []byte) []byte {
+	e := encoder{buf: make([]byte, 0, 64+len(f.Name)+len(permset))}
 	e.byte(recordFormat)
 	e.str(f.ParentID)
 	e.str(f.Name)
@@ -136,16 +137,13 @@ func encodeFolder(f *fm.Folder) []byte {
 		flags |= flagWritersCanShare
 	}
 	e.byte(flags)
-	e.uint(uint64(len(f.Grants)))
-	for _, g := range f.Grants {
-		e.str(g.Principal)
-		e.byte(byte(g.Role))
-		e.bool(g.WithLink)
-	}
+	e.str(string(permset))
 	return e.buf
 }
 
-func decodeFolder(id string, b []byte) (*fm.Folder, error) {
+// decodeFolder decodes a folder record (its grants left empty) and returns
+// the key of its permission set.
+func decodeFolder(id string, b []byte) (*fm.Folder, []byte, error) {
 	d := decoder{buf: b}
 	d.header()
 	f := &fm.Folder{ID: id, ParentID: d.str(), Name: d.str(), ResourceKey: d.str(), DefinitionID: d.str()}
@@ -153,20 +151,11 @@ func decodeFolder(id string, b []byte) (*fm.Folder, error) {
 	f.OwnRestrictedDownload = flags&flagOwnRestricted != 0
 	f.RestrictedDownload = flags&flagRestricted != 0
 	f.WritersCanShare = flags&flagWritersCanShare != 0
-	n := d.uint()
-	if n > uint64(len(d.buf)) {
-		return nil, errCorrupt
-	}
-	if n > 0 {
-		f.Grants = make([]fm.Grant, n)
-		for i := range f.Grants {
-			f.Grants[i] = fm.Grant{Principal: d.str(), Role: fm.Role(d.byte()), WithLink: d.bool()}
-		}
-	}
+	permset := []byte(d.str())
 	if err := d.done(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return f, nil
+	return f, permset, nil
 }
 
 func encodePermissions(perms []fm.Permission) []byte {

@@ -9,18 +9,17 @@ import (
 )
 
 func FuzzFolderCodec(f *testing.F) {
-	f.Add("parent", "Name ✓", "rk", "def", byte(3), "user:a@b.c", byte(1), true)
-	f.Add("", "", "", "", byte(0), "", byte(0), false)
-	f.Fuzz(func(t *testing.T, parent, name, rk, def string, flags byte, principal string, role byte, link bool) {
+	f.Add("parent", "Name ✓", "rk", "def", byte(3), "\x01\x02permset")
+	f.Add("", "", "", "", byte(0), "")
+	f.Fuzz(func(t *testing.T, parent, name, rk, def string, flags byte, permset string) {
 		in := &fm.Folder{ID: "id", ParentID: parent, Name: name, ResourceKey: rk, DefinitionID: def,
-			OwnRestrictedDownload: flags&1 != 0, RestrictedDownload: flags&2 != 0, WritersCanShare: flags&4 != 0,
-			Grants: []fm.Grant{{Principal: principal, Role: fm.Role(role), WithLink: link}}}
-		out, err := decodeFolder("id", encodeFolder(in))
-		if err != nil || !reflect.DeepEqual(in, out) {
-			t.Fatalf("round trip: %+v → %+v, %v", in, out, err)
+			OwnRestrictedDownload: flags&1 != 0, RestrictedDownload: flags&2 != 0, WritersCanShare: flags&4 != 0}
+		out, set, err := decodeFolder("id", encodeFolder(in, []byte(permset)))
+		if err != nil || !reflect.DeepEqual(in, out) || string(set) != permset {
+			t.Fatalf("round trip: %+v %q → %+v %q, %v", in, permset, out, set, err)
 		}
 		// Any byte string decodes to a value or an error, never a panic.
-		_, _ = decodeFolder("id", []byte(name))
+		_, _, _ = decodeFolder("id", []byte(name))
 		_, _ = decodePermissions([]byte(name))
 		_, _ = decodeLibrary([]byte(name))
 	})

@@ -6,9 +6,9 @@
 //	meta                        schema → version
 //	libraries/<libraryID>       state → library record (current generation, sync state)
 //	libraries/<libraryID>/g<N>  one generation of the library's tree:
-//	    folders     folderID → folder record (with the grants its permissions make)
+//	    folders     folderID → folder record, with the key of its permission set
 //	    children    parentID 0x00 sortName 0x00 childID → childID
-//	    perms       folderID → Drive permissions, in Drive's order
+//	    permsets    key → references, Drive permissions in Drive's order (see permsets.go)
 //	directory/<domain>          the domain's users and group memberships
 //
 // A full sync writes a new generation in batches and then switches the
@@ -32,7 +32,7 @@ import (
 )
 
 // SchemaVersion is the version of the layout above. Open refuses any other.
-const SchemaVersion = "2"
+const SchemaVersion = "3"
 
 // FileName is the name of the index file inside the data directory.
 const FileName = "index.db"
@@ -42,7 +42,7 @@ var (
 	bucketLibraries = []byte("libraries")
 	bucketFolders   = []byte("folders")
 	bucketChildren  = []byte("children")
-	bucketPerms     = []byte("perms")
+	bucketPermsets  = []byte("permsets")
 	keySchema       = []byte("schema")
 	keyState        = []byte("state")
 )
@@ -193,23 +193,25 @@ func (db *DB) setLibrary(rec *libraryRecord) {
 
 // tree is the buckets of one generation of a library, within a transaction.
 type tree struct {
-	folders, children, perms *bolt.Bucket
+	folders, children, permsets *bolt.Bucket
+	// grantCache holds the grants of the permission sets read.
+	grantCache map[string][]fm.Grant
 }
 
 func openTree(gen *bolt.Bucket) (*tree, error) {
 	t := &tree{
 		folders:  gen.Bucket(bucketFolders),
 		children: gen.Bucket(bucketChildren),
-		perms:    gen.Bucket(bucketPerms),
+		permsets: gen.Bucket(bucketPermsets),
 	}
-	if t.folders == nil || t.children == nil || t.perms == nil {
+	if t.folders == nil || t.children == nil || t.permsets == nil {
 		return nil, errors.New("incomplete tree buckets")
 	}
 	return t, nil
 }
 
 func createTree(gen *bolt.Bucket) (*tree, error) {
-	for _, name := range [][]byte{bucketFolders, bucketChildren, bucketPerms} {
+	for _, name := range [][]byte{bucketFolders, bucketChildren, bucketPermsets} {
 		if _, err := gen.CreateBucket(name); err != nil {
 			return nil, err
 		}

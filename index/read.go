@@ -44,11 +44,15 @@ func (db *DB) Permissions(_ context.Context, libraryID, folderID string) ([]fm.P
 		if err != nil {
 			return err
 		}
-		v := t.perms.Get([]byte(folderID))
+		v := t.folders.Get([]byte(folderID))
 		if v == nil {
 			return folderNotFound(folderID)
 		}
-		perms, err = decodePermissions(v)
+		_, permset, err := decodeFolder(folderID, v)
+		if err != nil {
+			return err
+		}
+		perms, err = t.permissions(permset)
 		return err
 	})
 	return perms, err
@@ -59,11 +63,22 @@ func folderNotFound(id string) error {
 }
 
 func (t *tree) folder(id string) (*fm.Folder, error) {
+	f, _, err := t.folderAndSet(id)
+	return f, err
+}
+
+// folderAndSet returns a folder, with its grants, and its permission set.
+func (t *tree) folderAndSet(id string) (*fm.Folder, []byte, error) {
 	v := t.folders.Get([]byte(id))
 	if v == nil {
-		return nil, folderNotFound(id)
+		return nil, nil, folderNotFound(id)
 	}
-	return decodeFolder(id, v)
+	f, permset, err := decodeFolder(id, v)
+	if err != nil {
+		return nil, nil, err
+	}
+	f.Grants, err = t.grants(permset)
+	return f, permset, err
 }
 
 // walkBudget bounds the folders one read transaction of a walk looks at, so
@@ -205,12 +220,12 @@ func (db *DB) Snapshot(_ context.Context, libraryID string) ([]fm.SyncedFolder, 
 		if err != nil {
 			return err
 		}
-		return t.folders.ForEach(func(k, v []byte) error {
-			f, err := decodeFolder(string(k), v)
+		return t.folders.ForEach(func(k, _ []byte) error {
+			f, permset, err := t.folderAndSet(string(k))
 			if err != nil {
 				return err
 			}
-			perms, err := decodePermissions(t.perms.Get(k))
+			perms, err := t.permissions(permset)
 			if err != nil {
 				return err
 			}

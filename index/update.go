@@ -78,7 +78,7 @@ func (l *libraryTx) Put(sf fm.SyncedFolder) error {
 }
 
 func (l *libraryTx) Replace(f *fm.Folder) error {
-	old, err := l.folder(f.ID)
+	old, permset, err := l.folderAndSet(f.ID)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (l *libraryTx) Replace(f *fm.Folder) error {
 			return err
 		}
 	}
-	if err := l.folders.Put([]byte(f.ID), encodeFolder(f)); err != nil {
+	if err := l.folders.Put([]byte(f.ID), encodeFolder(f, permset)); err != nil {
 		return err
 	}
 	if f.ParentID == "" {
@@ -113,7 +113,7 @@ func (l *libraryTx) unlink(id string) (*fm.Folder, error) {
 	if v == nil {
 		return nil, nil
 	}
-	old, err := decodeFolder(id, v)
+	old, permset, err := decodeFolder(id, v)
 	if err != nil {
 		return nil, err
 	}
@@ -122,11 +122,12 @@ func (l *libraryTx) unlink(id string) (*fm.Folder, error) {
 			return nil, err
 		}
 	}
-	l.rec.Permissions -= permissionCount(l.perms.Get(key))
-	for _, b := range []*bolt.Bucket{l.folders, l.perms} {
-		if err := b.Delete(key); err != nil {
-			return nil, err
-		}
+	if set := l.permsets.Get(permset); set != nil {
+		_, list := splitPermset(set)
+		l.rec.Permissions -= permissionCount(list)
 	}
-	return old, nil
+	if err := l.dropPermset(permset); err != nil {
+		return nil, err
+	}
+	return old, l.folders.Delete(key)
 }

@@ -146,3 +146,43 @@ func TestSnapshot(t *testing.T) {
 		t.Errorf("snapshot %+v %v", snap, err)
 	}
 }
+
+// Folders with the same permissions share one stored set, counted; a set
+// goes with its last folder.
+func TestPermissionSetsAreShared(t *testing.T) {
+	ctx := context.Background()
+	db := openTemp(t, t.TempDir())
+	commit(t, db, "lib",
+		folder("root", "", "Root", "a@e.com"),
+		folder("x", "root", "x", "a@e.com"), folder("y", "root", "y", "a@e.com"),
+		folder("z", "root", "z", "a@e.com", "b@e.com"),
+	)
+	if got := db.PermissionSets("lib"); !slices.Equal(got, []uint64{1, 3}) {
+		t.Fatalf("sets after the full sync: %v, want one of 3 folders and one of 1", got)
+	}
+	err := db.UpdateLibrary(ctx, "lib", func(tx fm.LibraryTx) error {
+		if err := tx.Put(folder("x", "root", "x", "a@e.com", "b@e.com")); err != nil { // x takes z's set
+			return err
+		}
+		if err := tx.Delete("y"); err != nil {
+			return err
+		}
+		return tx.Put(folder("w", "root", "w", "c@e.com")) // a new set
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := db.PermissionSets("lib"); !slices.Equal(got, []uint64{1, 1, 2}) {
+		t.Errorf("sets after the update: %v, want root's, w's and the one x and z share", got)
+	}
+	_ = db.UpdateLibrary(ctx, "lib", func(tx fm.LibraryTx) error { return tx.Delete("w") })
+	if got := db.PermissionSets("lib"); !slices.Equal(got, []uint64{1, 2}) {
+		t.Errorf("sets after w went: %v", got)
+	}
+	if perms, _ := db.Permissions(ctx, "lib", "x"); len(perms) != 2 || perms[1].EmailAddress != "b@e.com" {
+		t.Errorf("x's permissions %v", perms)
+	}
+	if st, _ := db.Library(ctx, "lib"); st.Folders != 3 || st.Permissions != 5 {
+		t.Errorf("counts %+v", st)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	fm "github.com/foldermirror/foldermirror"
 	bolt "go.etcd.io/bbolt"
@@ -23,12 +25,32 @@ type fullSync struct {
 	perms      int
 	drift      fm.Drift
 	matched    int // folders of the new tree found in the old one
-	done       bool
+	// lastID is the highest folder ID written: batches in ascending order
+	// are appended to packed pages.
+	lastID string
+	// children are the children entries, written sorted at Commit.
+	children []childEntry
+	// permsetRefs counts the folders referring to each permission set,
+	// written at Commit.
+	permsetRefs map[string]uint64
+	done        bool
 }
+
+// childEntry is a children key and its value, the child's ID.
+type childEntry struct{ key, id []byte }
+
+// packedFill is how full pages written in key order are filled: they are
+// not split again, as a tree written whole is then mostly read. Keys
+// written out of order keep bbolt's default, which leaves room to insert.
+const packedFill = 1.0
+
+// childrenBatch is how many children entries one transaction of Commit
+// writes.
+const childrenBatch = 20_000
 
 // BeginFullSync creates an empty generation for the library's new tree.
 func (db *DB) BeginFullSync(_ context.Context, libraryID string) (fm.FullSyncWriter, error) {
-	fs := &fullSync{db: db, libraryID: libraryID}
+	fs := &fullSync{db: db, libraryID: libraryID, permsetRefs: map[string]uint64{}}
 	err := db.update("begin a full sync of "+libraryID, func(tx *bolt.Tx) error {
 		lib, err := tx.Bucket(bucketLibraries).CreateBucketIfNotExists([]byte(libraryID))
 		if err != nil {
@@ -88,11 +110,15 @@ func (fs *fullSync) generationTree(tx *bolt.Tx, generation uint64) (*tree, error
 	return openTree(gen)
 }
 
-// Put writes a batch of folders in one transaction.
+// Put writes a batch of folders in one transaction. Batches in ascending
+// order of folder ID make a compact index.
 func (fs *fullSync) Put(folders []fm.SyncedFolder) error {
 	if fs.done {
 		return errors.New("full sync already finished")
 	}
+	batch := sortedByID(folders)
+	inOrder := len(batch) > 0 && batch[0].ID > fs.lastID
+	refs := map[string]uint64{}
 	var drift fm.Drift
 	var matched int
 	err := fs.db.update("write folders of "+fs.libraryID, func(tx *bolt.Tx) error {
@@ -100,15 +126,24 @@ func (fs *fullSync) Put(folders []fm.SyncedFolder) error {
 		if err != nil {
 			return err
 		}
+		if inOrder {
+			t.folders.FillPercent = packedFill
+		}
 		old, err := fs.oldTree(tx)
 		if err != nil {
 			return err
 		}
-		for i := range folders {
-			if err := t.putFolder(&folders[i]); err != nil {
+		for _, sf := range batch {
+			// References are counted here and written at Commit.
+			permset, err := t.addPermset(sf.Permissions, 0)
+			if err != nil {
 				return err
 			}
-			if old != nil && compareFolder(t, old, folders[i].ID, &drift) {
+			refs[string(permset)]++
+			if err := t.folders.Put([]byte(sf.ID), encodeFolder(&sf.Folder, permset)); err != nil {
+				return err
+			}
+			if old != nil && compareFolder(t, old, sf.ID, &drift) {
 				matched++
 			}
 		}
@@ -116,6 +151,17 @@ func (fs *fullSync) Put(folders []fm.SyncedFolder) error {
 	})
 	if err != nil {
 		return err
+	}
+	if len(batch) > 0 {
+		fs.lastID = max(fs.lastID, batch[len(batch)-1].ID)
+	}
+	for k, n := range refs {
+		fs.permsetRefs[k] += n
+	}
+	for _, sf := range batch {
+		if sf.ParentID != "" {
+			fs.children = append(fs.children, childEntry{childKey(sf.ParentID, sf.Name, sf.ID), []byte(sf.ID)})
+		}
 	}
 	fs.drift.Added += drift.Added
 	fs.drift.Changed += drift.Changed
@@ -136,27 +182,78 @@ func compareFolder(t, old *tree, id string, drift *fm.Drift) bool {
 	case was == nil:
 		drift.Added++
 		return false
-	case !bytes.Equal(was, t.folders.Get(key)) || !bytes.Equal(old.perms.Get(key), t.perms.Get(key)):
+	case !bytes.Equal(was, t.folders.Get(key)):
 		drift.Changed++
 	}
 	return true
 }
 
-// putFolder writes a folder, with the grants its permissions make, its
-// children entry and its permissions.
+// sortedByID returns the folders in ascending order of ID.
+func sortedByID(folders []fm.SyncedFolder) []*fm.SyncedFolder {
+	out := make([]*fm.SyncedFolder, len(folders))
+	for i := range folders {
+		out[i] = &folders[i]
+	}
+	slices.SortFunc(out, func(a, b *fm.SyncedFolder) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// putFolder writes a folder, a reference to its permissions and its
+// children entry.
 func (t *tree) putFolder(sf *fm.SyncedFolder) error {
-	f := sf.Folder
-	f.Grants = fm.GrantsOf(sf.Permissions)
-	id := []byte(f.ID)
-	if err := t.folders.Put(id, encodeFolder(&f)); err != nil {
+	permset, err := t.addPermset(sf.Permissions, 1)
+	if err != nil {
 		return err
 	}
-	if f.ParentID != "" {
-		if err := t.children.Put(childKey(f.ParentID, f.Name, f.ID), id); err != nil {
+	if err := t.folders.Put([]byte(sf.ID), encodeFolder(&sf.Folder, permset)); err != nil {
+		return err
+	}
+	if sf.ParentID == "" {
+		return nil
+	}
+	return t.children.Put(childKey(sf.ParentID, sf.Name, sf.ID), []byte(sf.ID))
+}
+
+// writePermsetRefs writes the references counted while folders were put.
+func (fs *fullSync) writePermsetRefs() error {
+	return fs.db.update("write the permissions of "+fs.libraryID, func(tx *bolt.Tx) error {
+		t, err := fs.tree(tx)
+		if err != nil {
+			return err
+		}
+		for key, n := range fs.permsetRefs {
+			if err := t.setPermsetRefs([]byte(key), n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// writeChildren writes the children entries in key order, packed.
+func (fs *fullSync) writeChildren() error {
+	slices.SortFunc(fs.children, func(a, b childEntry) int { return bytes.Compare(a.key, b.key) })
+	for start := 0; start < len(fs.children); start += childrenBatch {
+		batch := fs.children[start:min(start+childrenBatch, len(fs.children))]
+		err := fs.db.update("write the tree of "+fs.libraryID, func(tx *bolt.Tx) error {
+			t, err := fs.tree(tx)
+			if err != nil {
+				return err
+			}
+			t.children.FillPercent = packedFill
+			for _, c := range batch {
+				if err := t.children.Put(c.key, c.id); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 	}
-	return t.perms.Put(id, encodePermissions(sf.Permissions))
+	fs.children = nil
+	return nil
 }
 
 // Commit writes the principal counts and the state, and switches readers to
@@ -164,6 +261,12 @@ func (t *tree) putFolder(sf *fm.SyncedFolder) error {
 func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
 	if fs.done {
 		return fm.Drift{}, errors.New("full sync already finished")
+	}
+	if err := fs.writeChildren(); err != nil {
+		return fm.Drift{}, err
+	}
+	if err := fs.writePermsetRefs(); err != nil {
+		return fm.Drift{}, err
 	}
 	state.ID = fs.libraryID
 	state.Folders = fs.folders

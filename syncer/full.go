@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -77,6 +79,9 @@ func (s *Syncer) write(ctx context.Context, libraryID string, folders []*node, s
 		return fm.Drift{}, err
 	}
 	defer w.Abort()
+	// In ID order the index packs its pages.
+	folders = slices.Clone(folders)
+	slices.SortFunc(folders, func(a, b *node) int { return strings.Compare(a.ID, b.ID) })
 	batch := make([]fm.SyncedFolder, 0, writeBatchSize)
 	for i, n := range folders {
 		batch = append(batch, n.SyncedFolder)
