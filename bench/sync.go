@@ -60,11 +60,22 @@ func (p *phaseClock) Write(b []byte) (int, error) {
 			return len(b), nil
 		}
 		parts := strings.SplitN(string(p.line[:i]), ": ", 3)
-		if len(parts) == 3 && (len(p.phases) == 0 || p.phases[len(p.phases)-1].name != parts[1]) {
+		if len(parts) == 3 && !p.seen(parts[1]) {
 			p.phases = append(p.phases, phaseMark{name: parts[1], at: time.Since(p.start)})
 		}
 		p.line = p.line[i+1:]
 	}
+}
+
+// seen tells whether a phase was noted already (phases may interleave:
+// permissions are read while folders are listed).
+func (p *phaseClock) seen(name string) bool {
+	for _, ph := range p.phases {
+		if ph.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // describePhases says when each phase began and when the run ended.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,25 +13,28 @@ import (
 	"golang.org/x/term"
 )
 
-// progressView shows a sync's progress: a bar on a terminal, otherwise a
-// line per phase and at most one a second within a phase.
+// progressView shows a sync's progress: a spinner with counts on a
+// terminal, otherwise a line when a phase starts and at most one a second.
+// Phases may run at once (a shared drive's permissions are read while its
+// folders are listed): each line says all of them.
 type progressView struct {
-	w       io.Writer
-	library string
-	tty     bool
+	w   io.Writer
+	job string
+	tty bool
 
-	mu    sync.Mutex // progress comes from several goroutines
-	phase string
-	bar   *progressbar.ProgressBar
-	last  time.Time
+	mu     sync.Mutex // progress comes from several goroutines
+	phases []string
+	counts map[string]syncer.Progress
+	bar    *progressbar.ProgressBar
+	last   time.Time
 }
 
-// plainLineEvery is how often a plain-text view prints within a phase.
+// plainLineEvery is how often a plain-text view prints.
 const plainLineEvery = time.Second
 
-func newProgressView(w io.Writer, library string) *progressView {
+func newProgressView(w io.Writer, job string) *progressView {
 	f, ok := w.(*os.File)
-	return &progressView{w: w, library: library, tty: ok && term.IsTerminal(int(f.Fd()))}
+	return &progressView{w: w, job: job, tty: ok && term.IsTerminal(int(f.Fd())), counts: map[string]syncer.Progress{}}
 }
 
 func (p *progressView) update(pr syncer.Progress) {
@@ -39,44 +43,48 @@ func (p *progressView) update(pr syncer.Progress) {
 	if pr.Phase == "done" {
 		return // the summary line says it
 	}
-	changed := pr.Phase != p.phase
-	p.phase = pr.Phase
+	_, known := p.counts[pr.Phase]
+	if !known {
+		p.phases = append(p.phases, pr.Phase)
+	}
+	p.counts[pr.Phase] = pr
 	if p.tty {
-		p.showBar(pr, changed)
+		p.showBar()
 		return
 	}
-	if changed || time.Since(p.last) >= plainLineEvery {
+	if !known || time.Since(p.last) >= plainLineEvery {
 		p.last = time.Now()
-		if pr.Total > 0 {
-			fmt.Fprintf(p.w, "%s: %s: %d/%d\n", p.library, pr.Phase, pr.Done, pr.Total)
-		} else {
-			fmt.Fprintf(p.w, "%s: %s: %d folders\n", p.library, pr.Phase, pr.Done)
-		}
+		fmt.Fprintf(p.w, "%s: %s\n", p.job, p.describe())
 	}
 }
 
-func (p *progressView) showBar(pr syncer.Progress, changed bool) {
-	if changed {
-		if p.bar != nil {
-			_ = p.bar.Finish()
-			fmt.Fprintln(p.w)
+// describe says where each phase is: "listing: 3000 folders, permissions: 120/500".
+func (p *progressView) describe() string {
+	parts := make([]string, 0, len(p.phases))
+	for _, ph := range p.phases {
+		c := p.counts[ph]
+		if c.Total > 0 {
+			parts = append(parts, fmt.Sprintf("%s: %d/%d", ph, c.Done, c.Total))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s: %d folders", ph, c.Done))
 		}
-		total := int64(pr.Total)
-		if total == 0 {
-			total = -1 // a spinner while the total is unknown
-		}
-		p.bar = progressbar.NewOptions64(total,
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (p *progressView) showBar() {
+	if p.bar == nil {
+		p.bar = progressbar.NewOptions64(-1,
 			progressbar.OptionSetWriter(p.w),
-			progressbar.OptionSetDescription(p.library+": "+pr.Phase),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetWidth(30),
+			progressbar.OptionSpinnerType(14),
 			progressbar.OptionThrottle(100*time.Millisecond),
 		)
 	}
-	_ = p.bar.Set(pr.Done)
+	p.bar.Describe(p.job + ": " + p.describe())
+	_ = p.bar.Add(1)
 }
 
-// finish ends the bar, if any.
+// finish ends the spinner, if any.
 func (p *progressView) finish() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
