@@ -59,9 +59,13 @@ func (p *phaseClock) Write(b []byte) (int, error) {
 		if i < 0 {
 			return len(b), nil
 		}
-		parts := strings.SplitN(string(p.line[:i]), ": ", 3)
-		if len(parts) == 3 && !p.seen(parts[1]) {
-			p.phases = append(p.phases, phaseMark{name: parts[1], at: time.Since(p.start)})
+		// "LIBRARY: PHASE: n folders, PHASE: n/m, ..."
+		if _, rest, ok := strings.Cut(string(p.line[:i]), ": "); ok {
+			for _, part := range strings.Split(rest, ", ") {
+				if name, _, ok := strings.Cut(part, ": "); ok && !p.seen(name) {
+					p.phases = append(p.phases, phaseMark{name: name, at: time.Since(p.start)})
+				}
+			}
 		}
 		p.line = p.line[i+1:]
 	}
