@@ -179,7 +179,9 @@ type LibraryState struct {
 	LastIncrementalSync time.Time
 	Folders             int
 	Permissions         int
-	// Revision grows with every sync that changed what readers see.
+	// Revision grows whenever what readers see changes: the tree, its
+	// permissions, RootID, DriveID or SharingRequiresOrganizer. The index
+	// maintains it; a revision set by a writer is ignored.
 	Revision uint64
 }
 
@@ -239,18 +241,20 @@ type FullSyncWriter interface {
 	// Commit makes the new tree, with its state, the one readers see, at
 	// once, and says how much it differs from the tree it replaces (nothing
 	// for a first sync). Folder and permission counts and the revision are
-	// the writer's to set.
+	// the index's to set: state's are ignored.
 	Commit(state LibraryState) (Drift, error)
 	// Abort drops the new tree. It is safe after Commit, where it does nothing.
 	Abort() error
 }
 
 // LibraryTx reads and changes one library's tree within a transaction.
-// Counts of folders and permissions, and the principals index, follow its
-// changes.
+// Counts of folders and permissions follow its changes, and the revision
+// grows once, at the end, if it wrote to the tree or changed a field of the
+// state readers see.
 type LibraryTx interface {
 	State() LibraryState
-	// SetState replaces the state (its counts are kept).
+	// SetState replaces the state, but for its ID, counts and revision,
+	// which the index maintains: the ones given are ignored.
 	SetState(LibraryState)
 	// Folder returns a folder; ENOTFOUND if the tree has none such.
 	Folder(id string) (*Folder, error)
@@ -259,8 +263,8 @@ type LibraryTx interface {
 	// Put adds a folder or replaces one (moved, renamed, reshared...),
 	// its grants derived from its permissions.
 	Put(f SyncedFolder) error
-	// Replace rewrites a folder's record (its grants as given) without
-	// touching its permissions.
+	// Replace rewrites a folder's record without touching its permissions:
+	// f.Grants is ignored, the grants staying those its permissions make.
 	Replace(f *Folder) error
 	// Delete removes one folder (not its children).
 	Delete(id string) error

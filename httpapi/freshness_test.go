@@ -53,10 +53,12 @@ func TestConditionalRequests(t *testing.T) {
 	resp, _ := f.get("/folder/v1/files/apollo", alice)
 	tag := resp.Header.Get("ETag")
 	err := f.db.UpdateLibrary(context.Background(), "lib-eng", func(tx fm.LibraryTx) error {
-		st := tx.State()
-		st.Revision++
-		tx.SetState(st)
-		return nil
+		apollo, err := tx.Folder("apollo")
+		if err != nil {
+			return err
+		}
+		apollo.Name = "Apollo (renamed)"
+		return tx.Replace(apollo)
 	})
 	if err != nil {
 		t.Fatal(err)

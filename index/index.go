@@ -221,21 +221,38 @@ func createTree(gen *bolt.Bucket) (*tree, error) {
 
 // currentTree opens the tree readers see for a library, or returns ENOTFOUND.
 func currentTree(tx *bolt.Tx, libraryID string) (*tree, error) {
+	t, _, _, err := currentLibrary(tx, libraryID)
+	return t, err
+}
+
+// currentLibrary opens the tree readers see for a library and returns it
+// with the library's bucket and record, or returns ENOTFOUND.
+func currentLibrary(tx *bolt.Tx, libraryID string) (*tree, *bolt.Bucket, *libraryRecord, error) {
 	notSynced := fm.Errorf(fm.ENOTFOUND, "Library %s has not been synced.", libraryID)
 	lib := tx.Bucket(bucketLibraries).Bucket([]byte(libraryID))
 	if lib == nil {
-		return nil, notSynced
+		return nil, nil, nil, notSynced
 	}
 	rec, err := readLibraryRecord(lib)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if rec == nil {
-		return nil, notSynced
+		return nil, nil, nil, notSynced
 	}
 	gen := lib.Bucket(generationKey(rec.Generation))
 	if gen == nil {
-		return nil, fmt.Errorf("library %s: generation %d missing", libraryID, rec.Generation)
+		return nil, nil, nil, fmt.Errorf("library %s: generation %d missing", libraryID, rec.Generation)
 	}
-	return openTree(gen)
+	t, err := openTree(gen)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return t, lib, rec, nil
+}
+
+// readerVisibleChange reports whether a field of the state that readers see,
+// beyond the tree, differs between a and b.
+func readerVisibleChange(a, b *fm.LibraryState) bool {
+	return a.RootID != b.RootID || a.DriveID != b.DriveID || a.SharingRequiresOrganizer != b.SharingRequiresOrganizer
 }

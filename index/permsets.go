@@ -67,17 +67,19 @@ func (t *tree) addPermset(perms []fm.Permission, n uint64) ([]byte, error) {
 	return key, t.permsets.Put(key, joinPermset(refs+n, list))
 }
 
-// dropPermset removes a reference to a set, and the set with its last one.
-func (t *tree) dropPermset(key []byte) error {
+// dropPermset removes a reference to a set, and the set with its last one;
+// it returns the number of permissions in the set.
+func (t *tree) dropPermset(key []byte) (int, error) {
 	v := t.permsets.Get(key)
 	if v == nil {
-		return errCorrupt
+		return 0, errCorrupt
 	}
 	refs, list := splitPermset(v)
+	n := permissionCount(list)
 	if refs <= 1 {
-		return t.permsets.Delete(key)
+		return n, t.permsets.Delete(key)
 	}
-	return t.permsets.Put(key, joinPermset(refs-1, bytes.Clone(list)))
+	return n, t.permsets.Put(key, joinPermset(refs-1, bytes.Clone(list)))
 }
 
 // setPermsetRefs sets the references of a stored set.

@@ -44,11 +44,7 @@ func (db *DB) Permissions(_ context.Context, libraryID, folderID string) ([]fm.P
 		if err != nil {
 			return err
 		}
-		v := t.folders.Get([]byte(folderID))
-		if v == nil {
-			return folderNotFound(folderID)
-		}
-		_, permset, err := decodeFolder(folderID, v)
+		_, permset, err := t.folderRecord(folderID)
 		if err != nil {
 			return err
 		}
@@ -69,16 +65,21 @@ func (t *tree) folder(id string) (*fm.Folder, error) {
 
 // folderAndSet returns a folder, with its grants, and its permission set.
 func (t *tree) folderAndSet(id string) (*fm.Folder, []byte, error) {
-	v := t.folders.Get([]byte(id))
-	if v == nil {
-		return nil, nil, folderNotFound(id)
-	}
-	f, permset, err := decodeFolder(id, v)
+	f, permset, err := t.folderRecord(id)
 	if err != nil {
 		return nil, nil, err
 	}
 	f.Grants, err = t.grants(permset)
 	return f, permset, err
+}
+
+// folderRecord returns a folder, without its grants, and its permission set.
+func (t *tree) folderRecord(id string) (*fm.Folder, []byte, error) {
+	v := t.folders.Get([]byte(id))
+	if v == nil {
+		return nil, nil, folderNotFound(id)
+	}
+	return decodeFolder(id, v)
 }
 
 // walkBudget bounds the folders one read transaction of a walk looks at, so

@@ -10,16 +10,12 @@ import (
 
 // UpdateLibrary runs fn on the library's current tree in one write
 // transaction: all of fn's changes and its new state are written together,
-// or, when fn fails, none.
+// or, when fn fails, none. The revision grows by one if fn wrote to the tree
+// or changed a field of the state readers see.
 func (db *DB) UpdateLibrary(_ context.Context, libraryID string, fn func(fm.LibraryTx) error) error {
 	var rec *libraryRecord
 	err := db.update("update library "+libraryID, func(tx *bolt.Tx) error {
-		t, err := currentTree(tx, libraryID)
-		if err != nil {
-			return err
-		}
-		lib := tx.Bucket(bucketLibraries).Bucket([]byte(libraryID))
-		old, err := readLibraryRecord(lib)
+		t, lib, old, err := currentLibrary(tx, libraryID)
 		if err != nil {
 			return err
 		}
@@ -28,6 +24,9 @@ func (db *DB) UpdateLibrary(_ context.Context, libraryID string, fn func(fm.Libr
 			return err
 		}
 		rec = &ltx.rec
+		if ltx.wrote || readerVisibleChange(&old.LibraryState, &rec.LibraryState) {
+			rec.Revision = old.Revision + 1
+		}
 		return lib.Put(keyState, encodeLibrary(rec))
 	})
 	if err != nil {
@@ -41,12 +40,15 @@ func (db *DB) UpdateLibrary(_ context.Context, libraryID string, fn func(fm.Libr
 type libraryTx struct {
 	*tree
 	rec libraryRecord
+	// wrote tells whether the tree was written to.
+	wrote bool
 }
 
 func (l *libraryTx) State() fm.LibraryState { return l.rec.LibraryState }
 
+// SetState keeps the ID, counts and revision, which the index maintains.
 func (l *libraryTx) SetState(s fm.LibraryState) {
-	s.ID, s.Folders, s.Permissions = l.rec.ID, l.rec.Folders, l.rec.Permissions
+	s.ID, s.Folders, s.Permissions, s.Revision = l.rec.ID, l.rec.Folders, l.rec.Permissions, l.rec.Revision
 	l.rec.LibraryState = s
 }
 
@@ -67,6 +69,7 @@ func (l *libraryTx) Put(sf fm.SyncedFolder) error {
 	if err != nil {
 		return err
 	}
+	l.wrote = true
 	if err := l.putFolder(&sf); err != nil {
 		return err
 	}
@@ -78,10 +81,11 @@ func (l *libraryTx) Put(sf fm.SyncedFolder) error {
 }
 
 func (l *libraryTx) Replace(f *fm.Folder) error {
-	old, permset, err := l.folderAndSet(f.ID)
+	old, permset, err := l.folderRecord(f.ID)
 	if err != nil {
 		return err
 	}
+	l.wrote = true
 	if old.ParentID != "" {
 		if err := l.children.Delete(childKey(old.ParentID, old.Name, old.ID)); err != nil {
 			return err
@@ -117,17 +121,16 @@ func (l *libraryTx) unlink(id string) (*fm.Folder, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.wrote = true
 	if old.ParentID != "" {
 		if err := l.children.Delete(childKey(old.ParentID, old.Name, id)); err != nil {
 			return nil, err
 		}
 	}
-	if set := l.permsets.Get(permset); set != nil {
-		_, list := splitPermset(set)
-		l.rec.Permissions -= permissionCount(list)
-	}
-	if err := l.dropPermset(permset); err != nil {
+	n, err := l.dropPermset(permset)
+	if err != nil {
 		return nil, err
 	}
+	l.rec.Permissions -= n
 	return old, l.folders.Delete(key)
 }

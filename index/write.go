@@ -256,8 +256,10 @@ func (fs *fullSync) writeChildren() error {
 	return nil
 }
 
-// Commit writes the principal counts and the state, and switches readers to
-// the new tree in the same transaction. The old tree is dropped afterwards.
+// Commit writes the children entries and permission set references, then,
+// in one transaction, the state, switching readers to the new tree. The old
+// tree is dropped afterwards. The revision grows from the replaced record's
+// when the tree drifted or a field of the state readers see changed.
 func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
 	if fs.done {
 		return fm.Drift{}, errors.New("full sync already finished")
@@ -271,24 +273,34 @@ func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
 	state.ID = fs.libraryID
 	state.Folders = fs.folders
 	state.Permissions = fs.perms
-	drift := fs.drift
-	state.Revision = 1
-	if fs.prev != nil {
-		drift.Removed = fs.prev.Folders - fs.matched
-		state.Revision = fs.prev.Revision
-		if drift.Total() > 0 {
-			state.Revision++
-		}
-	}
-	rec := &libraryRecord{LibraryState: state, Generation: fs.generation}
+	var drift fm.Drift
+	var rec *libraryRecord
 	var old []byte
 	err := fs.db.update("commit the full sync of "+fs.libraryID, func(tx *bolt.Tx) error {
 		lib := tx.Bucket(bucketLibraries).Bucket([]byte(fs.libraryID))
-		if prev, err := readLibraryRecord(lib); err != nil {
-			return err
-		} else if prev != nil {
-			old = generationKey(prev.Generation)
+		if lib == nil {
+			return errors.New("library bucket vanished")
 		}
+		prev, err := readLibraryRecord(lib)
+		if err != nil {
+			return err
+		}
+		drift = fs.drift
+		state.Revision = 1
+		if prev != nil {
+			old = generationKey(prev.Generation)
+			// The drift was measured against the tree read at BeginFullSync;
+			// if another tree has replaced it since, the change is unknown.
+			measured := fs.prev != nil && fs.prev.Generation == prev.Generation
+			if measured {
+				drift.Removed = max(0, prev.Folders-fs.matched)
+			}
+			state.Revision = prev.Revision
+			if !measured || drift.Total() > 0 || readerVisibleChange(&prev.LibraryState, &state) {
+				state.Revision++
+			}
+		}
+		rec = &libraryRecord{LibraryState: state, Generation: fs.generation}
 		return lib.Put(keyState, encodeLibrary(rec))
 	})
 	if err != nil {

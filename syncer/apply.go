@@ -38,9 +38,6 @@ func (p *plan) apply(tx fm.LibraryTx, token string, now time.Time) (int, error) 
 	if d := p.driveChanged; d != nil {
 		st.SharingRequiresOrganizer = d.Restrictions != nil && d.Restrictions.SharingFoldersRequiresOrganizerPermission
 	}
-	if applied > 0 {
-		st.Revision++
-	}
 	tx.SetState(st)
 	return applied, nil
 }
