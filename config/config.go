@@ -53,7 +53,9 @@ type Storage struct {
 	DirectoryEndpoint string `yaml:"directoryEndpoint"`
 	// RequestsPerSecond caps the calls made to Google.
 	RequestsPerSecond float64 `yaml:"requestsPerSecond"`
-	// Concurrency caps the calls to Google in flight at once.
+	// Concurrency is how many syncs (of libraries and of domains'
+	// directories) run at once, and how many Drive or Directory calls each
+	// sync makes in parallel; calls in flight may thus reach its square.
 	Concurrency int `yaml:"concurrency"`
 }
 
@@ -64,7 +66,6 @@ type Schedule struct {
 	Full        string `yaml:"full"`
 }
 
-// Auth says which identity tokens the API accepts.
 // Limits bound what one API caller may ask (not a DESIGN key: foldermirror's
 // own, with defaults no ordinary client reaches).
 type Limits struct {
@@ -75,6 +76,7 @@ type Limits struct {
 	CallerBurst int `yaml:"callerBurst"`
 }
 
+// Auth says which identity tokens the API accepts.
 type Auth struct {
 	// ClockSkew is the leeway allowed when checking token times.
 	ClockSkew time.Duration `yaml:"clockSkew"`

@@ -31,6 +31,7 @@ func validate(c *Config, ck *checker) {
 		ck.add("dataDir", "is empty; expected the directory of the index, such as ./data")
 	}
 	validateStorage(c, ck)
+	validateLimits(c.Limits, ck)
 	validateSchedule(c.Schedule, ck)
 	validateAuth(c.Auth, ck)
 	validateFlags(c.FlagDefaults, "flagDefaults", ck)
@@ -55,17 +56,16 @@ func validateStorage(c *Config, ck *checker) {
 	if s.DirectoryEndpoint != "" {
 		ck.httpURL("storage.directoryEndpoint", s.DirectoryEndpoint)
 	}
-	if !(s.RequestsPerSecond > 0) || math.IsInf(s.RequestsPerSecond, 1) {
-		ck.add("storage.requestsPerSecond", "%v is out of range; expected a number greater than 0, such as 50", s.RequestsPerSecond)
-	}
+	ck.rate("storage.requestsPerSecond", s.RequestsPerSecond, 50)
 	if s.Concurrency < 1 || s.Concurrency > 256 {
 		ck.add("storage.concurrency", "%d is out of range; expected an integer from 1 to 256", s.Concurrency)
 	}
-	if l := c.Limits; !(l.CallerRequestsPerSecond > 0) || math.IsInf(l.CallerRequestsPerSecond, 1) {
-		ck.add("limits.callerRequestsPerSecond", "%v is out of range; expected a number greater than 0, such as 1000", l.CallerRequestsPerSecond)
-	}
-	if c.Limits.CallerBurst < 1 {
-		ck.add("limits.callerBurst", "%d is out of range; expected an integer of at least 1", c.Limits.CallerBurst)
+}
+
+func validateLimits(l Limits, ck *checker) {
+	ck.rate("limits.callerRequestsPerSecond", l.CallerRequestsPerSecond, 1000)
+	if l.CallerBurst < 1 {
+		ck.add("limits.callerBurst", "%d is out of range; expected an integer of at least 1", l.CallerBurst)
 	}
 }
 
@@ -215,6 +215,14 @@ func (ck *checker) once(seen map[string]string, key, v, what string) {
 		return
 	}
 	seen[v] = key
+}
+
+// rate adds a problem unless v is a finite number greater than 0 (NaN is
+// not); example is a sensible value, for the message.
+func (ck *checker) rate(key string, v, example float64) {
+	if !(v > 0) || math.IsInf(v, 1) {
+		ck.add(key, "%v is out of range; expected a number greater than 0, such as %v", v, example)
+	}
 }
 
 // hostPort adds a problem unless v is host:port with a numeric port.
