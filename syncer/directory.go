@@ -67,10 +67,9 @@ type directoryReader struct {
 	domain      string
 	concurrency int
 
-	mu        sync.Mutex
-	memberOf  map[string][]string // member e-mail → the groups it is a direct member of
-	isGroup   map[string]bool
-	requested map[string]bool // groups whose members were asked for
+	mu       sync.Mutex          // guards memberOf while members are read
+	memberOf map[string][]string // member e-mail → the groups it is a direct member of
+	isGroup  map[string]bool
 }
 
 func (r *directoryReader) read(ctx context.Context) (*fm.DirectorySnapshot, int, error) {
@@ -104,36 +103,39 @@ func (r *directoryReader) read(ctx context.Context) (*fm.DirectorySnapshot, int,
 }
 
 // readMembers lists the members of groups, and of the groups nested in them,
-// storage.concurrency calls at a time.
+// storage.concurrency calls at a time. It goes level by level: the groups
+// found nested in one level's are read in the next, so that no call waits
+// for a slot while holding one.
 func (r *directoryReader) readMembers(ctx context.Context, groups []string) error {
-	r.memberOf, r.isGroup, r.requested = map[string][]string{}, map[string]bool{}, map[string]bool{}
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(max(1, r.concurrency))
-	var visit func(group string)
-	visit = func(group string) {
-		r.mu.Lock()
-		r.isGroup[group] = true
-		if r.requested[group] {
-			r.mu.Unlock()
-			return
+	r.memberOf, r.isGroup = map[string][]string{}, map[string]bool{}
+	requested := map[string]bool{}
+	for level := groups; len(level) > 0; {
+		var todo []string
+		for _, group := range level {
+			r.isGroup[group] = true
+			if !requested[group] {
+				requested[group] = true
+				todo = append(todo, group)
+			}
 		}
-		r.requested[group] = true
-		r.mu.Unlock()
-		g.Go(func() error {
-			nested, err := r.listMembers(ctx, group)
-			if err != nil {
-				return fmt.Errorf("list members of %s: %w", group, err)
-			}
-			for _, n := range nested {
-				visit(n)
-			}
-			return nil
-		})
+		nested := make([][]string, len(todo))
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(max(1, r.concurrency))
+		for i, group := range todo {
+			g.Go(func() error {
+				var err error
+				if nested[i], err = r.listMembers(gctx, group); err != nil {
+					return fmt.Errorf("list members of %s: %w", group, err)
+				}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
+		}
+		level = slices.Concat(nested...)
 	}
-	for _, group := range groups {
-		visit(group)
-	}
-	return g.Wait()
+	return nil
 }
 
 // listMembers records a group's direct members and returns the nested groups.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSyncDirectory(t *testing.T) {
@@ -69,5 +70,39 @@ func TestSyncDirectoryRefused(t *testing.T) {
 	}
 	if _, err := e.s.SyncDirectory(context.Background(), "nope.org"); err == nil {
 		t.Error("unconfigured domain synced")
+	}
+}
+
+// Nested groups with storage.concurrency 1: reading the members of a group
+// that has a nested one must not wait for a call slot its own reader holds.
+func TestSyncDirectoryNestedGroupsConcurrencyOne(t *testing.T) {
+	fake := startFake(t)
+	for _, u := range []string{admin, "alice@example.com", "bob@example.com"} {
+		fake.AddUser(u)
+	}
+	fake.MakeAdmin(admin)
+	fake.AddGroup("c@example.com", "alice@example.com")
+	fake.AddGroup("a@example.com", "c@example.com")
+	fake.AddGroup("b@example.com", "bob@example.com")
+	e := newEnv(t, fake)
+	e.cfg.Storage.Concurrency = 1
+	e.restartSyncer()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.s.SyncDirectory(ctx, "example.com")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("directory sync still running after 10 s: deadlocked")
+	}
+	if _, groups, _ := e.db.Lookup(context.Background(), "alice@example.com"); !slices.Equal(groups, []string{"a@example.com", "c@example.com"}) {
+		t.Errorf("alice's groups: %v", groups)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -205,4 +206,100 @@ func failures(t *testing.T, reg *prometheus.Registry, library string) float64 {
 		}
 	}
 	return total
+}
+
+// sharedDriveOfShares is a shared drive of 1500 folders (two pages of
+// listing), each with a permission of its own, read through proxy.
+func sharedDriveOfShares(t *testing.T, proxy func(fake *googlefake.Server) http.Handler) *env {
+	fake := startFake(t)
+	d := fake.CreateSharedDrive("Team", storage)
+	for i := range 1500 {
+		id := fake.CreateFolder(storage, d, fmt.Sprint("d", i))
+		fake.Share(id, googlefake.Permission{Type: "user", Role: "writer", EmailAddress: fmt.Sprintf("w%d@example.com", i%5)})
+	}
+	srv := httptest.NewServer(proxy(fake))
+	t.Cleanup(srv.Close)
+	e := newEnv(t, fake, "id: team, sharedDriveId: "+d)
+	e.cfg.Storage.Endpoint = srv.URL + "/drive/v3/"
+	e.restartSyncer()
+	return e
+}
+
+func writeForbidden(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusForbidden)
+	fmt.Fprint(w, `{"error":{"code":403,"message":"Forbidden.","errors":[{"domain":"global","reason":"forbidden","message":"Forbidden."}]}}`)
+}
+
+// wait sleeps for d, or until the request is given up.
+func wait(r *http.Request, d time.Duration) bool {
+	select {
+	case <-time.After(d):
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// A shared drive's listing and the permissions read while it goes on stop
+// each other: when the listing fails, the folders queued get no more
+// permissions calls; when a permissions call fails, the listing stops.
+func TestListingAndPermissionsStopEachOther(t *testing.T) {
+	t.Run("listing fails", func(t *testing.T) {
+		var failed atomic.Bool
+		var after atomic.Int32 // permissions.list calls after the listing failed
+		e := sharedDriveOfShares(t, func(fake *googlefake.Server) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case strings.HasSuffix(r.URL.Path, "/files") && r.URL.Query().Get("pageToken") != "":
+					failed.Store(true)
+					writeForbidden(w)
+					return
+				case strings.HasSuffix(r.URL.Path, "/permissions"):
+					if failed.Load() {
+						after.Add(1)
+					}
+					if !wait(r, 5*time.Millisecond) {
+						return
+					}
+				}
+				fake.ServeHTTP(w, r)
+			})
+		})
+		_, err := e.s.Sync(context.Background(), "team", syncer.Full, nil)
+		if err == nil || !strings.Contains(err.Error(), "list folders") {
+			t.Fatalf("error %v; want the listing's", err)
+		}
+		if !failed.Load() {
+			t.Fatal("the listing never failed")
+		}
+		if n := after.Load(); n > int32(2*e.cfg.Storage.Concurrency) {
+			t.Errorf("%d permissions.list calls after the listing failed; want at most %d", n, 2*e.cfg.Storage.Concurrency)
+		}
+	})
+	t.Run("permissions fail", func(t *testing.T) {
+		var lists atomic.Int32
+		e := sharedDriveOfShares(t, func(fake *googlefake.Server) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case strings.HasSuffix(r.URL.Path, "/permissions"):
+					writeForbidden(w)
+					return
+				case strings.HasSuffix(r.URL.Path, "/files"):
+					lists.Add(1)
+					if !wait(r, 200*time.Millisecond) {
+						return
+					}
+				}
+				fake.ServeHTTP(w, r)
+			})
+		})
+		_, err := e.s.Sync(context.Background(), "team", syncer.Full, nil)
+		if err == nil || !strings.Contains(err.Error(), "list permissions") {
+			t.Fatalf("error %v; want the permissions'", err)
+		}
+		if n := lists.Load(); n > 1 {
+			t.Errorf("%d files.list calls; want the listing to stop by its first page", n)
+		}
+	})
 }

@@ -130,15 +130,20 @@ func (r *reader) readTree(ctx context.Context, state *fm.LibraryState) ([]*node,
 	}
 	state.StartPageToken = token
 	var early *permissionQueue
+	listCtx := ctx
 	if root != nil { // a shared drive: every folder listed is in the library
+		// The listing and the early permissions share the queue's context:
+		// the first failure of either stops both, and is the one returned.
 		early = r.newPermissionQueue(ctx, root.ID)
 		early.add(root)
+		listCtx = early.ctx
 	}
-	listed, err := r.listFolders(ctx, early)
+	listed, err := r.listFolders(listCtx, early)
 	if early != nil {
-		if werr := early.wait(); err == nil {
-			err = werr
+		if err != nil {
+			early.fail(err)
 		}
+		err = early.wait()
 	}
 	if err != nil {
 		return nil, err
@@ -191,19 +196,9 @@ func (r *reader) startPageToken(ctx context.Context) (string, error) {
 // folders needing permissions of their own go to early, if given, as they
 // come.
 func (r *reader) listFolders(ctx context.Context, early *permissionQueue) (map[string]*node, error) {
-	call := r.svc.Files.List().Q(foldersQuery).PageSize(listPageSize).Fields(listFields).
-		SupportsAllDrives(true).Context(ctx)
-	if r.lib.IsSharedDrive() {
-		call = call.Corpora("drive").DriveId(r.lib.SharedDriveID).IncludeItemsFromAllDrives(true)
-	} else {
-		call = call.Corpora("user")
-	}
 	listed := map[string]*node{}
-	err := call.Pages(ctx, func(page *drive.FileList) error {
-		for _, f := range page.Files {
-			if f.MimeType != fm.FolderMimeType || f.Trashed {
-				continue // Drive answered more than asked: shortcuts and trash are not folders of a library.
-			}
+	err := r.listFolderPages(ctx, foldersQuery, func(folders []*drive.File) {
+		for _, f := range folders {
 			if _, seen := listed[f.Id]; seen {
 				r.odd.repeated.Add(1)
 				continue
@@ -215,12 +210,28 @@ func (r *reader) listFolders(ctx context.Context, early *permissionQueue) (map[s
 			}
 		}
 		r.progress(Progress{Library: r.lib.ID, Phase: "listing", Done: len(listed)})
-		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list folders: %w", err)
 	}
 	return listed, nil
+}
+
+// listFolderPages lists the files matching q in the library's corpus (My
+// Drive, or the shared drive), a thousand a call, and hands each page's
+// folders to page. Drive answers more than asked at times: shortcuts and
+// trash, which are not folders of a library, are left out.
+func (r *reader) listFolderPages(ctx context.Context, q string, page func([]*drive.File)) error {
+	call := r.svc.Files.List().Q(q).PageSize(listPageSize).Fields(listFields).SupportsAllDrives(true).Context(ctx)
+	if r.lib.IsSharedDrive() {
+		call = call.Corpora("drive").DriveId(r.lib.SharedDriveID).IncludeItemsFromAllDrives(true)
+	} else {
+		call = call.Corpora("user")
+	}
+	return call.Pages(ctx, func(list *drive.FileList) error {
+		page(slices.DeleteFunc(list.Files, func(f *drive.File) bool { return f.MimeType != fm.FolderMimeType || f.Trashed }))
+		return nil
+	})
 }
 
 // myDriveRoot finds the configured root folder: in the listing, or with one
@@ -297,25 +308,22 @@ func (r *reader) listAllPermissions(ctx context.Context, todo []*node, rootID st
 
 // permissionQueue lists the permissions of folders as they are added,
 // storage.concurrency calls at a time, so that a shared drive's permissions
-// are read while its folders are still being listed.
+// are read while its folders are still being listed. Its context ends at the
+// first failure, whose cause is that failure.
 type permissionQueue struct {
 	r      *reader
 	rootID string
-	parent context.Context
 	ctx    context.Context
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	jobs   chan *node
 	wg     sync.WaitGroup
 	added  atomic.Int64
 	done   atomic.Int64
-
-	failOnce sync.Once
-	err      error
 }
 
 func (r *reader) newPermissionQueue(ctx context.Context, rootID string) *permissionQueue {
-	q := &permissionQueue{r: r, rootID: rootID, parent: ctx, jobs: make(chan *node, 4096)}
-	q.ctx, q.cancel = context.WithCancel(ctx)
+	q := &permissionQueue{r: r, rootID: rootID, jobs: make(chan *node, 4096)}
+	q.ctx, q.cancel = context.WithCancelCause(ctx)
 	for range max(1, r.concurrency) {
 		q.wg.Add(1)
 		go q.work()
@@ -332,20 +340,19 @@ func (q *permissionQueue) add(n *node) {
 	}
 }
 
-// wait waits for every folder queued, and returns the first failure.
+// wait waits for every folder queued, and returns the first failure (of the
+// queue, of its parent context, or given to fail).
 func (q *permissionQueue) wait() error {
 	close(q.jobs)
 	q.wg.Wait()
-	q.cancel()
-	if q.err != nil {
-		return q.err
-	}
-	return q.parent.Err()
+	err := context.Cause(q.ctx)
+	q.cancel(nil)
+	return err
 }
 
-func (q *permissionQueue) fail(err error) {
-	q.failOnce.Do(func() { q.err = err; q.cancel() })
-}
+// fail stops the queue, and all that shares its context; the first failure
+// wins.
+func (q *permissionQueue) fail(err error) { q.cancel(err) }
 
 func (q *permissionQueue) work() {
 	defer q.wg.Done()

@@ -52,14 +52,15 @@ func (s *Syncer) incrementalSync(ctx context.Context, lib *config.Library, prev 
 	now := s.opts.Now().UTC()
 	err = s.index.UpdateLibrary(ctx, lib.ID, func(tx fm.LibraryTx) error {
 		var err error
-		res.Applied, err = p.apply(tx, token, now)
-		return err
+		if res.Applied, err = p.apply(tx, token, now); err != nil {
+			return err
+		}
+		st := tx.State() // Put and Delete keep its counts current
+		res.Folders, res.Permissions = st.Folders, st.Permissions
+		return nil
 	})
 	if err != nil {
 		return nil, err
-	}
-	if st, err := s.index.Library(ctx, lib.ID); err == nil {
-		res.Folders, res.Permissions = st.Folders, st.Permissions
 	}
 	return res, nil
 }
@@ -433,25 +434,18 @@ func firstStaged(parents []string, staged map[string]*node) string {
 	return ""
 }
 
+// queryQuoter escapes a value for a Drive query's single-quoted string.
+var queryQuoter = strings.NewReplacer(`\`, `\\`, `'`, `\'`)
+
 // listChildren lists the folders (not trashed) with any of parents.
 func (p *plan) listChildren(ctx context.Context, parents []string) ([]*drive.File, error) {
 	terms := make([]string, len(parents))
 	for i, id := range parents {
-		terms[i] = "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(id) + "' in parents"
-	}
-	q := "(" + strings.Join(terms, " or ") + ") and " + foldersQuery
-	call := p.svc.Files.List().Q(q).PageSize(listPageSize).Fields(listFields).SupportsAllDrives(true).Context(ctx)
-	if p.lib.IsSharedDrive() {
-		call = call.Corpora("drive").DriveId(p.lib.SharedDriveID).IncludeItemsFromAllDrives(true)
+		terms[i] = "'" + queryQuoter.Replace(id) + "' in parents"
 	}
 	var out []*drive.File
-	err := call.Pages(ctx, func(page *drive.FileList) error {
-		for _, f := range page.Files {
-			if f.MimeType == fm.FolderMimeType && !f.Trashed {
-				out = append(out, f)
-			}
-		}
-		return nil
+	err := p.listFolderPages(ctx, "("+strings.Join(terms, " or ")+") and "+foldersQuery, func(folders []*drive.File) {
+		out = append(out, folders...)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list folders moved into the library: %w", err)

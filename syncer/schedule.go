@@ -17,7 +17,9 @@ import (
 // Scheduler runs syncs: at start the directories and the libraries never
 // synced, then on the configured cron schedules, and on request. A library
 // has at most one run at a time (a run due while one is going is skipped;
-// a request joins it), and at most storage.concurrency run at once.
+// a request joins it). storage.concurrency bounds both how many runs go at
+// once and how many calls each run makes in parallel: it is not a cap on the
+// calls in flight over all runs.
 type Scheduler struct {
 	syncer *Syncer
 	logger *slog.Logger

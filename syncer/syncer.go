@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,7 +53,6 @@ type Syncer struct {
 
 	mu          sync.Mutex
 	limiters    map[string]*rate.Limiter  // by acting user
-	clients     map[string]*http.Client   // by acting user and scopes
 	drives      map[string]*drive.Service // by acting user
 	directories map[string]*admin.Service // by acting user
 }
@@ -77,7 +75,7 @@ func New(cfg *config.Config, idx Index, opts Options) (*Syncer, error) {
 		opts.Metrics = NewMetrics(prometheus.NewRegistry())
 	}
 	s := &Syncer{cfg: cfg, index: idx, opts: opts, logger: opts.Logger,
-		limiters: map[string]*rate.Limiter{}, clients: map[string]*http.Client{}, drives: map[string]*drive.Service{}, directories: map[string]*admin.Service{}}
+		limiters: map[string]*rate.Limiter{}, drives: map[string]*drive.Service{}, directories: map[string]*admin.Service{}}
 	s.base = &timeoutTransport{base: http.DefaultTransport, timeout: opts.TryTimeout}
 	if cfg.Storage.CredentialsFile != "" {
 		tokenClient := &http.Client{Transport: s.newTransport(rate.NewLimiter(rate.Inf, 1))}
@@ -106,13 +104,10 @@ func (s *Syncer) limiterFor(user string) *rate.Limiter {
 	return l
 }
 
-// httpClient returns the HTTP client acting as user with scopes, one per
-// user and scopes, each user with its own rate limit. Call with s.mu held.
+// httpClient returns a new HTTP client acting as user with scopes, within
+// the user's rate limit. Call with s.mu held; driveFor and directoryFor keep
+// the services built on it.
 func (s *Syncer) httpClient(user string, scopes ...string) (*http.Client, error) {
-	key := user + " " + strings.Join(scopes, " ")
-	if c, ok := s.clients[key]; ok {
-		return c, nil
-	}
 	if s.creds == nil {
 		return nil, errors.New("storage.credentialsFile is not set")
 	}
@@ -120,12 +115,10 @@ func (s *Syncer) httpClient(user string, scopes ...string) (*http.Client, error)
 	if err != nil {
 		return nil, err
 	}
-	c := &http.Client{Transport: &oauth2.Transport{
+	return &http.Client{Transport: &oauth2.Transport{
 		Source: ts,
 		Base:   s.newTransport(s.limiterFor(user)),
-	}}
-	s.clients[key] = c
-	return c, nil
+	}}, nil
 }
 
 // driveFor returns the Drive client acting as user.

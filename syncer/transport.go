@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+	"google.golang.org/api/googleapi"
 )
 
 // RetryPolicy bounds how Drive and Directory calls are retried: truncated
@@ -43,8 +44,6 @@ type transport struct {
 	limiter *rate.Limiter
 	policy  RetryPolicy
 	metrics *Metrics
-	// retries counts retried attempts over the transport's life.
-	retries atomic.Int64
 }
 
 // counterKey carries a *atomic.Int64 that counts the calls made under a context.
@@ -75,11 +74,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		resp, err := t.base.RoundTrip(try)
+		var body []byte
 		if err == nil {
-			err = bufferBody(resp)
+			body, err = bufferBody(resp)
 		}
 		t.count(method, resp, err)
-		wait, retry := t.shouldRetry(ctx, resp, err, attempt)
+		wait, retry := t.shouldRetry(ctx, resp, body, err, attempt)
 		if !retry && err != nil {
 			return nil, err
 		}
@@ -89,7 +89,6 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if resp != nil {
 			resp.Body.Close()
 		}
-		t.retries.Add(1)
 		t.metrics.retries.WithLabelValues(method).Inc()
 		if err := sleep(ctx, wait); err != nil {
 			return nil, err
@@ -121,18 +120,19 @@ func cloneRequest(req *http.Request) (*http.Request, error) {
 
 // bufferBody reads the whole body, so that a connection reset or a body
 // shorter than announced shows as an error here, where it can be retried.
-func bufferBody(resp *http.Response) error {
+// It returns the body read, which resp.Body then replays.
+func bufferBody(resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBufferedBody))
 	if err != nil {
-		return fmt.Errorf("read response body: %w", err)
+		return nil, fmt.Errorf("read response body: %w", err)
 	}
 	if resp.StatusCode == http.StatusOK && isJSON(resp) && !json.Valid(data) {
-		return errors.New("read response body: truncated or invalid JSON")
+		return nil, errors.New("read response body: truncated or invalid JSON")
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(data))
 	resp.ContentLength = int64(len(data))
-	return nil
+	return data, nil
 }
 
 func isJSON(resp *http.Response) bool {
@@ -140,15 +140,15 @@ func isJSON(resp *http.Response) bool {
 }
 
 // shouldRetry decides whether a try's outcome is transient and how long to
-// wait before the next one.
-func (t *transport) shouldRetry(ctx context.Context, resp *http.Response, err error, attempt int) (time.Duration, bool) {
+// wait before the next one; body is resp's, read in full.
+func (t *transport) shouldRetry(ctx context.Context, resp *http.Response, body []byte, err error, attempt int) (time.Duration, bool) {
 	if attempt >= t.policy.Attempts || ctx.Err() != nil {
 		return 0, false
 	}
 	if err != nil {
 		return t.backoff(attempt), true
 	}
-	if !retryableStatus(resp) {
+	if !retryableStatus(resp, body) {
 		return 0, false
 	}
 	if d, ok := retryAfter(resp.Header.Get("Retry-After")); ok {
@@ -166,33 +166,24 @@ func (t *transport) backoff(attempt int) time.Duration {
 }
 
 // retryableStatus: 429, 5xx, and 403 whose reason is a rate limit.
-func retryableStatus(resp *http.Response) bool {
+func retryableStatus(resp *http.Response, body []byte) bool {
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode >= 500:
 		return true
 	case resp.StatusCode == http.StatusForbidden:
-		return isRateLimitReason(resp)
+		return isRateLimitReason(resp, body)
 	}
 	return false
 }
 
-func isRateLimitReason(resp *http.Response) bool {
-	data, err := io.ReadAll(resp.Body)
-	resp.Body = io.NopCloser(bytes.NewReader(data))
-	if err != nil {
+// isRateLimitReason tells whether a Google error body gives a rate limit as
+// a reason.
+func isRateLimitReason(resp *http.Response, body []byte) bool {
+	var ge *googleapi.Error
+	if !errors.As(googleapi.CheckResponseWithBody(resp, body), &ge) {
 		return false
 	}
-	var body struct {
-		Error struct {
-			Errors []struct {
-				Reason string `json:"reason"`
-			} `json:"errors"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(data, &body) != nil {
-		return false
-	}
-	for _, e := range body.Error.Errors {
+	for _, e := range ge.Errors {
 		if e.Reason == "rateLimitExceeded" || e.Reason == "userRateLimitExceeded" {
 			return true
 		}
