@@ -55,7 +55,8 @@ func newCatalogs(idx fm.IndexReader) *catalogs {
 }
 
 // get returns the catalog of lib at the revision of state, building it if
-// the one held is older.
+// the one held is older. The build is shared by every request waiting for
+// it, so it does not end when the request that started it does.
 func (cs *catalogs) get(ctx context.Context, lib *config.Library, state *fm.LibraryState) (*catalog, error) {
 	if c := cs.current(lib.ID, state); c != nil {
 		return c, nil
@@ -64,7 +65,7 @@ func (cs *catalogs) get(ctx context.Context, lib *config.Library, state *fm.Libr
 		if c := cs.current(lib.ID, state); c != nil {
 			return c, nil
 		}
-		c, err := buildCatalog(ctx, cs.index, lib, state)
+		c, err := buildCatalog(context.WithoutCancel(ctx), cs.index, lib, state)
 		if err != nil {
 			return nil, err
 		}

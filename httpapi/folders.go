@@ -85,19 +85,49 @@ func (s *Server) visibleLibrary(ctx context.Context, cl *caller, libraryID strin
 // caller has a role on (link grants included).
 func (s *Server) locateFolder(ctx context.Context, cl *caller, folderID string) (libraryView, *entry, access, error) {
 	for i := range s.cfg.Libraries {
-		lv, err := s.synced(ctx, &s.cfg.Libraries[i], cl)
+		lv, err := s.synced(ctx, &s.cfg.Libraries[i], nil)
 		if fm.ErrorCode(err) == fm.ENOTFOUND {
 			continue
 		} else if err != nil {
 			return libraryView{}, nil, access{}, err
 		}
-		if e := lv.cat.byID[folderID]; e != nil {
-			if a := lv.viewer.access(e); a.role != fm.RoleNone {
-				return lv, e, a, nil
-			}
+		e := lv.cat.byID[folderID]
+		if e == nil {
+			continue
+		}
+		lv.viewer = lv.cat.viewerOf(cl) // only for the library that holds the folder
+		if a := lv.viewer.access(e); a.role != fm.RoleNone {
+			return lv, e, a, nil
 		}
 	}
 	return libraryView{}, nil, access{}, fm.Errorf(fm.ENOTFOUND, "Folder %s not found.", folderID)
+}
+
+// folderParam finds the folder the path's folderId names, among those the
+// caller may see; marks the answer deprecated if it is; and sets the
+// freshness headers. False: it answered the request itself (an error, or
+// 304 Not Modified).
+func (s *Server) folderParam(c *gin.Context, deprecated bool) (libraryView, *entry, fm.Role, bool) {
+	lv, e, a, err := s.locateFolder(c.Request.Context(), callerOf(c), c.Param("folderId"))
+	if err != nil {
+		s.writeError(c, err)
+		return libraryView{}, nil, fm.RoleNone, false
+	}
+	if deprecated {
+		setDeprecated(c)
+	}
+	return lv, e, a.role, !s.validate(c, lv)
+}
+
+// libraryParam returns the library the path's libraryId names, if the
+// caller may see it. False: it answered the request with an error.
+func (s *Server) libraryParam(c *gin.Context) (libraryView, bool) {
+	lv, err := s.visibleLibrary(c.Request.Context(), callerOf(c), c.Param("libraryId"))
+	if err != nil {
+		s.writeError(c, err)
+		return libraryView{}, false
+	}
+	return lv, true
 }
 
 // childrenQuery is the query of operations 2 and 6.
@@ -120,15 +150,13 @@ func parseChildrenQuery(c *gin.Context) (childrenQuery, error) {
 
 // listChildrenDeprecated is operation 2.
 func (s *Server) listChildrenDeprecated(c *gin.Context) {
-	ctx, cl := c.Request.Context(), callerOf(c)
 	q, err := parseChildrenQuery(c)
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
-	lv, err := s.visibleLibrary(ctx, cl, c.Param("libraryId"))
-	if err != nil {
-		s.writeError(c, err)
+	lv, ok := s.libraryParam(c)
+	if !ok {
 		return
 	}
 	parent := lv.cat.root
@@ -141,33 +169,27 @@ func (s *Server) listChildrenDeprecated(c *gin.Context) {
 	}
 	setDeprecated(c)
 	c.Header("Link", fmt.Sprintf(`</folder/v1/files/%s/children>; rel="successor-version"`, url.PathEscape(parent.ID)))
-	if !s.validate(c, lv, cl) {
-		s.streamChildren(c, lv, cl, parent, q)
+	if !s.validate(c, lv) {
+		s.streamChildren(c, lv, parent, q)
 	}
 }
 
 // listChildren is operation 6.
 func (s *Server) listChildren(c *gin.Context) {
-	ctx, cl := c.Request.Context(), callerOf(c)
 	q, err := parseChildrenQuery(c)
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
-	lv, e, _, err := s.locateFolder(ctx, cl, c.Param("folderId"))
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	if !s.validate(c, lv, cl) {
-		s.streamChildren(c, lv, cl, e, q)
+	if lv, e, _, ok := s.folderParam(c, false); ok {
+		s.streamChildren(c, lv, e, q)
 	}
 }
 
 // streamChildren writes the children of parent the caller may list, sorted,
 // each with its listable descendants nested unless only direct children are
 // asked for. nameFilter applies to the direct children.
-func (s *Server) streamChildren(c *gin.Context, lv libraryView, cl *caller, parent *entry, q childrenQuery) {
+func (s *Server) streamChildren(c *gin.Context, lv libraryView, parent *entry, q childrenQuery) {
 	out := newFolderStream(c.Writer)
 	var write func(e *entry, depth int)
 	write = func(e *entry, depth int) {
@@ -193,14 +215,12 @@ func (s *Server) streamChildren(c *gin.Context, lv libraryView, cl *caller, pare
 // listLibraryFolders is operation 3: every folder of the library the caller
 // may list, flat, parents before children.
 func (s *Server) listLibraryFolders(c *gin.Context) {
-	ctx, cl := c.Request.Context(), callerOf(c)
-	lv, err := s.visibleLibrary(ctx, cl, c.Param("libraryId"))
-	if err != nil {
-		s.writeError(c, err)
+	lv, ok := s.libraryParam(c)
+	if !ok {
 		return
 	}
 	setDeprecated(c)
-	if s.validate(c, lv, cl) {
+	if s.validate(c, lv) {
 		return
 	}
 	out := newFolderStream(c.Writer)
@@ -234,14 +254,7 @@ func (s *Server) finish(c *gin.Context, out *folderStream) {
 
 // getFolder is operation 5.
 func (s *Server) getFolder(c *gin.Context) {
-	ctx, cl := c.Request.Context(), callerOf(c)
-	lv, e, a, err := s.locateFolder(ctx, cl, c.Param("folderId"))
-	if err != nil {
-		s.writeError(c, err)
-		return
+	if lv, e, role, ok := s.folderParam(c, false); ok {
+		c.Data(http.StatusOK, "application/json; charset=utf-8", folderBody(&lv.cat.ops, e, role))
 	}
-	if s.validate(c, lv, cl) {
-		return
-	}
-	c.Data(http.StatusOK, "application/json; charset=utf-8", folderBody(&lv.cat.ops, e, a.role))
 }

@@ -17,8 +17,8 @@ import (
 // synced. The ETag changes whenever the answer may have: a sync changed the
 // library, the library's configuration changed, or the caller's principals
 // did (its groups, say).
-func (s *Server) validate(c *gin.Context, lv libraryView, cl *caller) bool {
-	tag := etag(lv, cl)
+func (s *Server) validate(c *gin.Context, lv libraryView) bool {
+	tag := etag(lv, callerOf(c))
 	h := c.Writer.Header()
 	h.Set("ETag", tag)
 	h.Set("Cache-Control", "private, no-cache")

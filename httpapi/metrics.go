@@ -36,16 +36,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// observe records each request's route, status and duration.
+// observe records each request's route, status and duration, those of a
+// response cut short (a panic going by) too.
 func (m *Metrics) observe() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
+		defer func() {
+			route := c.FullPath()
+			if route == "" {
+				route = "unmatched"
+			}
+			m.requests.WithLabelValues(route, strconv.Itoa(c.Writer.Status())).Inc()
+			m.duration.WithLabelValues(route).Observe(time.Since(start).Seconds())
+		}()
 		c.Next()
-		route := c.FullPath()
-		if route == "" {
-			route = "unmatched"
-		}
-		m.requests.WithLabelValues(route, strconv.Itoa(c.Writer.Status())).Inc()
-		m.duration.WithLabelValues(route).Observe(time.Since(start).Seconds())
 	}
 }

@@ -16,19 +16,13 @@ import (
 // order. The answer is the same for every caller who may see the folder, so
 // it is encoded once per catalog.
 func (s *Server) getPermissions(c *gin.Context) {
-	ctx, cl := c.Request.Context(), callerOf(c)
-	lv, e, _, err := s.locateFolder(ctx, cl, c.Param("folderId"))
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	setDeprecated(c)
-	if s.validate(c, lv, cl) {
+	lv, e, _, ok := s.folderParam(c, true)
+	if !ok {
 		return
 	}
 	body := e.permissions.Load()
 	if body == nil {
-		b, err := s.permissionsBody(ctx, lv, e)
+		b, err := s.permissionsBody(c.Request.Context(), lv, e)
 		if err != nil {
 			s.writeError(c, err)
 			return

@@ -96,13 +96,12 @@ type opsTable [3][2][2][2][]byte
 
 func newOpsTable(sharingRequiresOrganizer bool) opsTable {
 	var t opsTable
-	state := &fm.LibraryState{SharingRequiresOrganizer: sharingRequiresOrganizer}
 	for class, role := range []fm.Role{fm.RoleReader, fm.RoleWriter, fm.RoleFileOrganizer} {
 		for restricted := range 2 {
 			for isRoot := range 2 {
 				for canShare := range 2 {
-					f := &fm.Folder{RestrictedDownload: restricted == 1, WritersCanShare: canShare == 1}
-					ops, _ := json.Marshal(permittedOperations(role, f, isRoot == 1, state))
+					writersCanShare := canShare == 1 && !sharingRequiresOrganizer
+					ops, _ := json.Marshal(permittedOperations(role, restricted == 1, isRoot == 1, writersCanShare))
 					t[class][restricted][isRoot][canShare] = ops
 				}
 			}

@@ -89,7 +89,10 @@ func (s *Server) routes() *gin.Engine {
 	_ = r.SetTrustedProxies(nil) // the client address is the peer's
 	// Unknown paths answer 404 in the API's shape, not a redirect.
 	r.RedirectTrailingSlash, r.RedirectFixedPath = false, false
-	r.Use(s.recoverPanics(), s.metrics.observe(), s.logRequests(), s.boundQuery())
+	// observe and logRequests wrap recoverPanics, so that they see the 500
+	// it answers for a panicking handler; a response cut short reaches them
+	// as the http.ErrAbortHandler panic going by.
+	r.Use(s.metrics.observe(), s.logRequests(), s.recoverPanics(), s.boundQuery())
 	r.NoRoute(func(c *gin.Context) { s.writeError(c, fm.Errorf(fm.ENOTFOUND, "Not found.")) })
 	api := r.Group("/", s.authenticate())
 	api.GET("/domain/v1beta1/configurationFlags", s.getConfigurationFlags)
@@ -164,12 +167,21 @@ func (s *Server) recoverPanics() gin.HandlerFunc {
 	}
 }
 
+// logRequests logs each request, also one cut short (aborted), with the way
+// its caller came in.
 func (s *Server) logRequests() gin.HandlerFunc {
 	return func(c *gin.Context) {
-		start := time.Now()
+		start, completed := time.Now(), false
+		defer func() {
+			method := ""
+			if v, ok := c.Get(callerKey); ok {
+				method = v.(*caller).Method
+			}
+			s.logger.Debug("request", "method", c.Request.Method, "route", c.FullPath(), "auth", method,
+				"status", c.Writer.Status(), "bytes", c.Writer.Size(), "duration", time.Since(start), "aborted", !completed)
+		}()
 		c.Next()
-		s.logger.Debug("request", "method", c.Request.Method, "route", c.FullPath(),
-			"status", c.Writer.Status(), "bytes", c.Writer.Size(), "duration", time.Since(start))
+		completed = true
 	}
 }
 
@@ -184,10 +196,7 @@ func checkCodeDomain(asked, codeDomain string) error {
 // countAuthFailure records why credentials were missing or refused.
 func (s *Server) countAuthFailure(err error) {
 	reason := auth.FailureReason(err)
-	switch {
-	case fm.ErrorCode(err) == fm.ENOCREDENTIALS:
-		reason = "missing"
-	case reason == "":
+	if reason == "" {
 		return // not a refusal: a domain mismatch, an internal error
 	}
 	s.metrics.authFailures.WithLabelValues(reason).Inc()

@@ -77,12 +77,15 @@ const (
 	opModifyACL      = "MODIFY_ACL"
 )
 
-// permittedOperations lists what role permits on f.
-func permittedOperations(role fm.Role, f *fm.Folder, isRoot bool, lib *fm.LibraryState) []string {
+// permittedOperations lists what role permits on a folder: one that
+// restricts downloads or not, the library's root or not, on which writers
+// may share or not (the folder lets them, and the library does not ask for
+// an organizer).
+func permittedOperations(role fm.Role, restrictedDownload, isRoot, writersCanShare bool) []string {
 	ops := make([]string, 0, 9)
 	ops = append(ops, opViewACL, opOpenInDrive)
 	writer := role >= fm.RoleWriter
-	if writer || !f.RestrictedDownload {
+	if writer || !restrictedDownload {
 		ops = append(ops, opDownload)
 	}
 	if !writer {
@@ -92,7 +95,7 @@ func permittedOperations(role fm.Role, f *fm.Folder, isRoot bool, lib *fm.Librar
 		ops = append(ops, opRename, opMove, opDelete)
 	}
 	ops = append(ops, opCreateSubfold, opCreateDocument)
-	if role >= fm.RoleFileOrganizer || (f.WritersCanShare && !lib.SharingRequiresOrganizer) {
+	if role >= fm.RoleFileOrganizer || writersCanShare {
 		ops = append(ops, opModifyACL)
 	}
 	return ops

@@ -45,8 +45,6 @@ type Server struct {
 	scheduler Scheduler
 	index     Index
 	api       API
-	gatherer  prometheus.Gatherer
-	logger    *slog.Logger
 	http      *http.Server
 }
 
@@ -56,7 +54,7 @@ const Service = "foldermirror"
 
 // New returns the admin listener of a daemon.
 func New(cfg *config.Config, sc Scheduler, idx Index, api API, gatherer prometheus.Gatherer, logger *slog.Logger) *Server {
-	s := &Server{cfg: cfg, scheduler: sc, index: idx, api: api, gatherer: gatherer, logger: logger}
+	s := &Server{cfg: cfg, scheduler: sc, index: idx, api: api}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /sync", s.sync)
 	mux.HandleFunc("GET /status", s.status)

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"sync"
@@ -27,11 +28,16 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no library "+r.URL.Query().Get("library"))
 		return
 	}
+	// Once the handler returns (the client left, or a later job could not
+	// be followed), ctx ends: the followers stop forwarding, and the
+	// scheduler stops waiting for them; the syncs go on.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
 	events := make(chan syncer.Event, 64)
 	var streams sync.WaitGroup
 	for _, name := range names {
 		ch := make(chan syncer.Event, 64)
-		if _, err := s.scheduler.Follow(r.Context(), name, mode, ch); err != nil {
+		if _, err := s.scheduler.Follow(ctx, name, mode, ch); err != nil {
 			writeError(w, http.StatusServiceUnavailable, err.Error())
 			return
 		}
@@ -39,7 +45,11 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 		go func() {
 			defer streams.Done()
 			for ev := range ch {
-				events <- ev
+				select {
+				case events <- ev:
+				case <-ctx.Done():
+					return
+				}
 			}
 		}()
 	}
@@ -50,10 +60,6 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	for ev := range events {
 		if enc.Encode(ev) != nil || rc.Flush() != nil {
-			go func() {
-				for range events { // the client left: let the syncs go on
-				}
-			}()
 			return
 		}
 	}

@@ -306,7 +306,7 @@ func TestAttacks(t *testing.T) {
 		{"payload not JSON", bearer("e30.bm90IGpzb24.c2ln"), unauth, auth.ReasonMalformed, ""},
 		{"empty bearer", "Bearer ", unauth, auth.ReasonMalformed, ""},
 		{"basic scheme", "Basic YWxpY2U6c2VjcmV0", unauth, auth.ReasonMalformed, ""},
-		{"no credentials", "", fm.ENOCREDENTIALS, "", ""},
+		{"no credentials", "", fm.ENOCREDENTIALS, auth.ReasonMissing, ""},
 		// Security codes that do not work.
 		{"wrong security code", "securityCode nope", fm.EFORBIDDEN, auth.ReasonBadCode, ""},
 		{"expired security code", "securityCode " + expiredCode, fm.EFORBIDDEN, auth.ReasonBadCode, ""},

@@ -133,7 +133,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Identity, error) {
 		if code := r.URL.Query().Get("securityCode"); code != "" {
 			return a.securityCode(r, code)
 		}
-		return nil, fm.Errorf(fm.ENOCREDENTIALS, "Login Required.")
+		return nil, &fm.Error{Code: fm.ENOCREDENTIALS, Message: "Login Required.", Err: &failure{ReasonMissing}}
 	}
 	if len(header) > maxTokenBytes {
 		return nil, refuse(ReasonMalformed, "the credentials are too large")
@@ -259,6 +259,7 @@ const (
 	ReasonSignature   = "signature"
 	ReasonInvalid     = "invalid"
 	ReasonExpired     = "expired"
+	ReasonMissing     = "missing"
 	ReasonNotYetValid = "not_yet_valid"
 	ReasonIssuer      = "issuer"
 	ReasonAudience    = "audience"

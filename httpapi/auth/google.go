@@ -40,26 +40,27 @@ type googleClaims struct {
 
 // verify checks a Google ID token and returns its e-mail and expiry.
 func (v *googleVerifier) verify(token string) (string, time.Time, error) {
-	email, err := v.check(token)
-	return email, expiry(token), err
-}
-
-func (v *googleVerifier) check(token string) (string, error) {
 	var claims googleClaims
 	if _, err := v.parser.ParseWithClaims(token, &claims, v.keys.Keyfunc); err != nil {
-		return "", tokenError(err)
+		return "", time.Time{}, tokenError(err)
 	}
-	if !isGoogleIssuer(claims.Issuer) {
-		return "", refuse(ReasonIssuer, "the token's issuer is not accepted")
+	if err := v.check(&claims); err != nil {
+		return "", time.Time{}, err
 	}
-	if !audienceAllowed(claims.Audience, v.clientIDs) {
-		return "", refuse(ReasonAudience, "the token's audience is not allowed")
+	return claims.Email, claims.ExpiresAt.Time, nil // the parser requires exp
+}
+
+// check applies the rules to a verified token's claims.
+func (v *googleVerifier) check(claims *googleClaims) error {
+	switch {
+	case !isGoogleIssuer(claims.Issuer):
+		return refuse(ReasonIssuer, "the token's issuer is not accepted")
+	case !audienceAllowed(claims.Audience, v.clientIDs):
+		return refuse(ReasonAudience, "the token's audience is not allowed")
+	case claims.Email == "":
+		return refuse(ReasonClaims, "the token has no email claim")
+	case claims.EmailVerified != true && claims.EmailVerified != "true":
+		return refuse(ReasonClaims, "the token's e-mail is not verified")
 	}
-	if claims.Email == "" {
-		return "", refuse(ReasonClaims, "the token has no email claim")
-	}
-	if claims.EmailVerified != true && claims.EmailVerified != "true" {
-		return "", refuse(ReasonClaims, "the token's e-mail is not verified")
-	}
-	return claims.Email, nil
+	return nil
 }

@@ -57,16 +57,6 @@ var isBase64URL = func() (t [256]bool) {
 
 const base64url = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
-// expiry returns the exp of a verified token (zero if it has none, which
-// verification does not let through).
-func expiry(token string) time.Time {
-	var claims jwt.RegisteredClaims
-	if _, _, err := jwt.NewParser().ParseUnverified(token, &claims); err != nil || claims.ExpiresAt == nil {
-		return time.Time{}
-	}
-	return claims.ExpiresAt.Time
-}
-
 // unverifiedIssuer reads the iss claim of a JWT without checking anything,
 // only to pick the authority whose keys must then verify it.
 func unverifiedIssuer(token string) (string, error) {

@@ -70,36 +70,39 @@ type microsoftClaims struct {
 
 // verify checks a Microsoft ID token and returns its upn and expiry.
 func (v *microsoftVerifier) verify(token string) (string, time.Time, error) {
-	upn, err := v.check(token)
-	return upn, expiry(token), err
-}
-
-func (v *microsoftVerifier) check(token string) (string, error) {
 	if v.keys == nil {
-		return "", refuse(ReasonTenant, "no Microsoft tenant is configured")
+		return "", time.Time{}, refuse(ReasonTenant, "no Microsoft tenant is configured")
 	}
 	var claims microsoftClaims
 	if _, err := v.parser.ParseWithClaims(token, &claims, v.keys.Keyfunc); err != nil {
-		return "", tokenError(err)
+		return "", time.Time{}, tokenError(err)
 	}
+	if err := v.check(&claims); err != nil {
+		return "", time.Time{}, err
+	}
+	return claims.UPN, claims.ExpiresAt.Time, nil // the parser requires exp
+}
+
+// check applies the rules to a verified token's claims.
+func (v *microsoftVerifier) check(claims *microsoftClaims) error {
 	tenant, version, ok := microsoftIssuer(claims.Issuer)
 	switch {
 	case !ok:
-		return "", refuse(ReasonIssuer, "the token's issuer is not accepted")
+		return refuse(ReasonIssuer, "the token's issuer is not accepted")
 	case !strings.EqualFold(claims.TenantID, tenant):
-		return "", refuse(ReasonTenant, "the token's tenant does not match its issuer")
+		return refuse(ReasonTenant, "the token's tenant does not match its issuer")
 	case v.tenants[tenant] == nil:
-		return "", refuse(ReasonTenant, "the token's tenant is not allowed")
+		return refuse(ReasonTenant, "the token's tenant is not allowed")
 	case claims.Version != version:
-		return "", refuse(ReasonVersion, "the token's version does not match its issuer")
+		return refuse(ReasonVersion, "the token's version does not match its issuer")
 	case !audienceAllowed(claims.Audience, v.tenants[tenant]):
-		return "", refuse(ReasonAudience, "the token's audience is not allowed")
+		return refuse(ReasonAudience, "the token's audience is not allowed")
 	case claims.Scope != nil:
-		return "", refuse(ReasonClaims, "Microsoft access tokens are not accepted; send an ID token")
+		return refuse(ReasonClaims, "Microsoft access tokens are not accepted; send an ID token")
 	case claims.ObjectID == "":
-		return "", refuse(ReasonClaims, "the token has no oid claim")
+		return refuse(ReasonClaims, "the token has no oid claim")
 	case claims.UPN == "":
-		return "", refuse(ReasonClaims, "the token has no upn claim")
+		return refuse(ReasonClaims, "the token has no upn claim")
 	}
-	return claims.UPN, nil
+	return nil
 }

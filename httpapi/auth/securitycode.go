@@ -18,7 +18,10 @@ const (
 	codeFailureLimit  = 20
 	codeFailureWindow = time.Minute
 	// throttleSweepAt is the number of addresses past which addresses with
-	// no recent failure are forgotten.
+	// no recent failure are forgotten. A sweep visits every address, so the
+	// next one waits until their number has doubled (to at least
+	// throttleSweepAt): sweeping costs O(1) a failure however many addresses
+	// keep failing, and the map holds at most twice those that do.
 	throttleSweepAt = 10_000
 )
 
@@ -39,7 +42,7 @@ type codeChecker struct {
 }
 
 func newCodeChecker(cfg *config.Config, now func() time.Time) *codeChecker {
-	c := &codeChecker{now: now, throttle: &failureThrottle{failures: map[string][]time.Time{}, now: now}}
+	c := &codeChecker{now: now, throttle: &failureThrottle{failures: map[string][]time.Time{}, now: now, sweepAt: throttleSweepAt}}
 	for _, d := range cfg.Domains {
 		for _, sc := range d.SecurityCodes {
 			k := knownCode{domain: d.Name, expires: sc.Expires}
@@ -89,6 +92,8 @@ type failureThrottle struct {
 	mu       sync.Mutex
 	failures map[string][]time.Time // oldest first, within the window
 	now      func() time.Time
+	// sweepAt is the number of addresses at which the next sweep is due.
+	sweepAt int
 }
 
 // blocked tells whether client has used up its failures, and how long until
@@ -107,10 +112,11 @@ func (t *failureThrottle) blocked(client string) (time.Duration, bool) {
 func (t *failureThrottle) fail(client string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.failures) >= throttleSweepAt {
+	if len(t.failures) >= t.sweepAt {
 		for c := range t.failures {
 			t.recent(c)
 		}
+		t.sweepAt = max(throttleSweepAt, 2*len(t.failures))
 	}
 	t.failures[client] = append(t.recent(client), t.now())
 }

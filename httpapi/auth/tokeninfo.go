@@ -26,6 +26,9 @@ const (
 	refusalCacheFor   = time.Minute
 	tokeninfoRetryIn  = 5 * time.Second
 	maxTokeninfoBytes = 64 << 10
+	// tokeninfoTimeout bounds a question to tokeninfo, whatever the HTTP
+	// client's timeout.
+	tokeninfoTimeout = 10 * time.Second
 )
 
 // tokeninfoChecker checks Google OAuth 2.0 access tokens with Google's
@@ -56,6 +59,11 @@ func (c *tokeninfoChecker) check(ctx context.Context, token string) (string, err
 		return got.email, got.refusal
 	}
 	v, err, _ := c.flight.Do(string(key[:]), func() (any, error) {
+		// Shared by every request with this token: it does not end when the
+		// request that started it does, only after tokeninfoTimeout (or the
+		// HTTP client's own timeout).
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tokeninfoTimeout)
+		defer cancel()
 		got, err := c.ask(ctx, token)
 		if err != nil {
 			return nil, err // unreachable: not cached

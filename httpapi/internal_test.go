@@ -1,0 +1,166 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/httpapi/auth"
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// aliceAuth authenticates every request as alice@example.com.
+type aliceAuth struct{}
+
+func (aliceAuth) Authenticate(*http.Request) (*auth.Identity, error) {
+	return &auth.Identity{Email: "alice@example.com", Domain: "example.com", Method: auth.MethodGoogleIDToken}, nil
+}
+
+// slowIndex is a library of one folder, alice's, whose reading waits for
+// release and honours its context.
+type slowIndex struct {
+	reading chan struct{} // closed when the root is first read
+	once    sync.Once
+	release chan struct{}
+	reads   atomic.Int32
+}
+
+func (x *slowIndex) Library(context.Context, string) (*fm.LibraryState, error) {
+	return &fm.LibraryState{ID: "lib", RootID: "root", Revision: 1}, nil
+}
+
+func (x *slowIndex) Folder(ctx context.Context, _, id string) (*fm.Folder, error) {
+	x.reads.Add(1)
+	x.once.Do(func() { close(x.reading) })
+	select {
+	case <-x.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return &fm.Folder{ID: id, Name: "Root", Grants: []fm.Grant{{Principal: fm.UserPrincipal("alice@example.com"), Role: fm.RoleWriter}}}, nil
+}
+
+func (x *slowIndex) Permissions(context.Context, string, string) ([]fm.Permission, error) {
+	return nil, nil
+}
+
+func (x *slowIndex) Walk(context.Context, string, string, fm.PickFunc, fm.YieldFunc) error {
+	return nil
+}
+
+func newTestServer(t *testing.T, idx fm.IndexReader, logs *bytes.Buffer) *Server {
+	t.Helper()
+	cfg := &config.Config{
+		Limits:    config.Limits{CallerRequestsPerSecond: 1000, CallerBurst: 1000},
+		Libraries: []config.Library{{ID: "lib", Name: "Lib", Domain: "example.com", RootFolderID: "root"}},
+	}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return New(cfg, idx, aliceAuth{}, Options{Logger: logger, Metrics: NewMetrics(prometheus.NewRegistry())})
+}
+
+// serve serves a request, and returns what it panicked with, if anything.
+func serve(s *Server, w http.ResponseWriter, r *http.Request) (panicked any) {
+	defer func() { panicked = recover() }()
+	s.Handler().ServeHTTP(w, r)
+	return nil
+}
+
+// A handler that panics gets a 500, and a response cut short (mid-way
+// through, or by a stream that could not finish) still counts and is
+// logged.
+func TestPanicsAreCountedAndLogged(t *testing.T) {
+	var logs bytes.Buffer
+	s := newTestServer(t, &slowIndex{}, &logs)
+	s.engine.GET("/panic", func(*gin.Context) { panic("boom") })
+	s.engine.GET("/mid", func(c *gin.Context) {
+		c.Writer.WriteString(`{"items":[`)
+		panic("boom")
+	})
+	s.engine.GET("/cut", func(c *gin.Context) {
+		out := newFolderStream(c.Writer)
+		out.streaming, out.err = true, errors.New("the client left")
+		s.finish(c, out)
+	})
+	for _, tc := range []struct {
+		path     string
+		status   string
+		panicked any
+	}{
+		{"/panic", "500", nil},
+		{"/mid", "200", http.ErrAbortHandler},
+		{"/cut", "200", http.ErrAbortHandler},
+	} {
+		w := httptest.NewRecorder()
+		if got := serve(s, w, httptest.NewRequest(http.MethodGet, tc.path, nil)); got != tc.panicked {
+			t.Errorf("%s panicked with %v, want %v", tc.path, got, tc.panicked)
+		}
+		if tc.panicked == nil && w.Code != http.StatusInternalServerError {
+			t.Errorf("%s: status %d, want 500", tc.path, w.Code)
+		}
+		if n := testutil.ToFloat64(s.metrics.requests.WithLabelValues(tc.path, tc.status)); n != 1 {
+			t.Errorf("%s: requests_total{code=%q} = %v, want 1", tc.path, tc.status, n)
+		}
+		var d dto.Metric
+		if err := s.metrics.duration.WithLabelValues(tc.path).(prometheus.Metric).Write(&d); err != nil || d.GetHistogram().GetSampleCount() != 1 {
+			t.Errorf("%s: %d durations observed, want 1 (%v)", tc.path, d.GetHistogram().GetSampleCount(), err)
+		}
+		aborted := tc.panicked != nil
+		want := "route=" + tc.path + " auth=\"\" status=" + tc.status
+		if !strings.Contains(logs.String(), want) || strings.Contains(logs.String(), "aborted=true") != aborted {
+			t.Errorf("%s: not logged as %s (aborted=%v):\n%s", tc.path, want, aborted, logs.String())
+		}
+		logs.Reset()
+	}
+}
+
+// The request that started a catalog's build leaving does not fail the
+// others waiting for it.
+func TestCatalogBuildOutlivesItsFirstCaller(t *testing.T) {
+	idx := &slowIndex{reading: make(chan struct{}), release: make(chan struct{})}
+	var logs bytes.Buffer
+	s := newTestServer(t, idx, &logs)
+	get := func(ctx context.Context) chan *httptest.ResponseRecorder {
+		done := make(chan *httptest.ResponseRecorder, 1)
+		go func() {
+			w := httptest.NewRecorder()
+			s.Handler().ServeHTTP(w, httptest.NewRequestWithContext(ctx, http.MethodGet, "/folder/v1/files/root", nil))
+			done <- w
+		}()
+		return done
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	first := get(ctx)
+	<-idx.reading // the first request is building the catalog
+	second := get(context.Background())
+	time.Sleep(50 * time.Millisecond) // for the second to wait for the same build
+	cancel()
+	time.Sleep(50 * time.Millisecond) // for a build under the first's context to fail
+	close(idx.release)
+	w := <-second
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"fileId":"root"`) {
+		t.Errorf("second caller: %d %s", w.Code, w.Body)
+	}
+	<-first
+	if n := idx.reads.Load(); n != 1 {
+		t.Errorf("the root was read %d times, want once (one shared build)", n)
+	}
+	if !s.Warmed(context.Background(), "lib") {
+		t.Error("the catalog was not kept")
+	}
+	if want := "auth=" + auth.MethodGoogleIDToken + " status=200"; !strings.Contains(logs.String(), want) {
+		t.Errorf("the request log lacks %s:\n%s", want, logs.String())
+	}
+}
