@@ -2,7 +2,7 @@
 // prints them as a table: each figure, the value measured, its limit (fixed,
 // or measured in the same run), their ratio and PASS or FAIL.
 //
-//	go run ./bench                   every figure (about 5 minutes)
+//	go run ./bench                   every figure (about 3 minutes)
 //	go run ./bench -quick            everything scaled down, a smoke test (about a minute)
 //	go run ./bench -only api         one group: sync, api or auth
 //	go run ./bench -md FILE          also write the table as Markdown

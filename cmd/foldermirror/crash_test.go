@@ -45,17 +45,12 @@ func newCrashWorld(t *testing.T) *crashWorld {
 		fake.Share(id, googlefake.Permission{Type: "user", Role: "reader", EmailAddress: fmt.Sprintf("r%d@example.com", i%9)})
 		w.team = append(w.team, id)
 	}
-	os.WriteFile(filepath.Join(w.dir, "key.json"), fake.ServiceAccountKey("crash@p.iam.gserviceaccount.com"), 0o600)
 	for _, name := range []string{"live", "expected"} {
-		cfg := fmt.Sprintf(`adminListen: 127.0.0.1:0
-dataDir: %s
-storage: {credentialsFile: key.json, endpoint: %q, requestsPerSecond: 100000}
-domains: [{name: example.com}]
+		writeTestConfig(t, fake, filepath.Join(w.dir, name+".yaml"), name, fmt.Sprintf(`domains: [{name: example.com}]
 libraries:
   - {id: mine, domain: example.com, storageAccount: %s, rootFolderId: %q}
   - {id: team, domain: example.com, storageAccount: %s, sharedDriveId: %q}
-`, name, fake.DriveEndpoint(), e2eStorage, root, e2eStorage, d)
-		os.WriteFile(filepath.Join(w.dir, name+".yaml"), []byte(cfg), 0o600)
+`, e2eStorage, root, e2eStorage, d))
 	}
 	return w
 }
@@ -63,18 +58,18 @@ libraries:
 // mutate changes both libraries a little.
 func (w *crashWorld) mutate(rng *rand.Rand) {
 	for range 20 {
-		folders := w.mine
+		folders := &w.mine
 		if rng.IntN(2) == 0 {
-			folders = w.team
+			folders = &w.team
 		}
-		id := folders[1+rng.IntN(len(folders)-1)]
+		id := (*folders)[1+rng.IntN(len(*folders)-1)]
 		switch rng.IntN(4) {
 		case 0:
 			w.fake.Rename(id, fmt.Sprint("renamed ", rng.Int()))
 		case 1:
 			w.fake.Share(id, googlefake.Permission{Type: "user", Role: "writer", EmailAddress: fmt.Sprintf("w%d@example.com", rng.IntN(5))})
 		case 2:
-			folders = append(folders, w.fake.CreateFolder(e2eStorage, id, "new"))
+			*folders = append(*folders, w.fake.CreateFolder(e2eStorage, id, "new"))
 		default:
 			w.fake.Modify(id, func(f *googlefake.File) { f.CopyRequiresWriterPermission = !f.CopyRequiresWriterPermission })
 		}

@@ -5,32 +5,42 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// TestDemo runs the demo as a newcomer would and follows every curl line it
-// prints: each answers, and each user sees something different.
-func TestDemo(t *testing.T) {
+// runDemo runs the demo command with args until the test ends and returns
+// what it printed, the tokens it printed by name (ALICE, ...) and the API's
+// base URL.
+func runDemo(t *testing.T, args ...string) (text string, tokens map[string]string, base string) {
+	t.Helper()
 	var out bytes.Buffer
 	c := &demoCommand{stdout: &out, stderr: io.Discard}
-	if err := c.ParseFlags([]string{"--listen", "127.0.0.1:0", "--folders", "150"}); err != nil {
+	if err := c.ParseFlags(args); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	text := out.String()
-
-	tokens := map[string]string{}
+	t.Cleanup(func() { c.Close() })
+	text = out.String()
+	tokens = map[string]string{}
 	for _, m := range regexp.MustCompile(`(?m)^([A-Z]+)='([^']+)'$`).FindAllStringSubmatch(text, -1) {
 		tokens[m[1]] = m[2]
 	}
 	if len(tokens) < 3 {
 		t.Fatalf("the demo printed %d tokens:\n%s", len(tokens), text)
 	}
+	return text, tokens, "http://" + c.daemon.api.addr.String()
+}
+
+// TestDemo runs the demo as a newcomer would and follows every curl line it
+// prints: each answers, and each user sees something different.
+func TestDemo(t *testing.T) {
+	text, tokens, _ := runDemo(t, "--listen", "127.0.0.1:0", "--folders", "150")
 	curls := regexp.MustCompile(`curl -s -H "Authorization: Bearer \$([A-Z]+)" +'([^']+)'`).FindAllStringSubmatch(text, -1)
 	if len(curls) < 6 {
 		t.Fatalf("the demo printed %d curl lines:\n%s", len(curls), text)
@@ -38,15 +48,11 @@ func TestDemo(t *testing.T) {
 	bodies := map[string]string{}
 	for _, m := range curls {
 		user, url := m[1], m[2]
-		status, body := fetch(t, url, tokens[user])
 		want := http.StatusOK
 		if user == "PAT" && strings.Contains(url, "lib-sales") {
 			want = http.StatusNotFound
 		}
-		if status != want {
-			t.Errorf("%s %s: %d, want %d: %s", user, url, status, want, body)
-		}
-		bodies[user+" "+url] = body
+		bodies[user+" "+url] = string(getJSON(t, url, tokens[user], want, nil))
 	}
 	base := strings.Split(curls[0][2], "/folder/")[0]
 	topOfEng := base + "/folder/v1/libraries/lib-eng/folders/children?onlyDirectChildren=true"
@@ -55,15 +61,70 @@ func TestDemo(t *testing.T) {
 	}
 }
 
-func fetch(t *testing.T, url, token string) (int, string) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
+// TestREADMEExamplesAreTheDemos checks that every Drive-like ID (of a
+// folder, a shared drive or a permission) in the README's API examples is
+// one the demo, at its default size, really serves.
+func TestREADMEExamplesAreTheDemos(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
+	_, api, ok := strings.Cut(string(readme), "\n## API\n")
+	if !ok {
+		t.Fatal("README.md has no API section")
+	}
+	api, _, _ = strings.Cut(api, "\n## ")
+	ids := driveLikeIDs(api)
+	if len(ids) == 0 {
+		t.Fatal("no Drive-like IDs found in README.md's API section")
+	}
+
+	_, tokens, base := runDemo(t, "--listen", "127.0.0.1:0")
+	// Alice may list every folder of the demo: writer on Engineering, reader
+	// on Sales, file organizer of Partners.
+	served := map[string]bool{}
+	for _, lib := range []string{"lib-eng", "lib-sales", "lib-partners"} {
+		var all struct {
+			Items []struct{ FileID string }
+		}
+		getJSON(t, base+"/folder/v1/libraries/"+lib+"/folders", tokens["ALICE"], http.StatusOK, &all)
+		for _, it := range all.Items {
+			served[it.FileID] = true
+		}
+	}
+	var folders []string
+	for _, id := range ids {
+		if served[id] {
+			folders = append(folders, id)
+		}
+	}
+	for _, id := range folders { // and the permissions of the README's folders
+		var perms struct {
+			StoragePermissions []struct{ PermissionID string }
+		}
+		getJSON(t, base+"/folder/v1/folders/"+id+"/permissions", tokens["ALICE"], http.StatusOK, &perms)
+		for _, p := range perms.StoragePermissions {
+			served[p.PermissionID] = true
+		}
+	}
+	for _, id := range ids {
+		if !served[id] {
+			t.Errorf("README.md's API examples show %s, which the demo does not have (regenerate them with `go run ./cmd/foldermirror demo`)", id)
+		}
+	}
+}
+
+// driveLikeIDs returns the words of text that look like Drive IDs: 18
+// characters or more of letters, digits, - and _, one a digit at least.
+func driveLikeIDs(text string) []string {
+	var ids []string
+	words := strings.FieldsFunc(text, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+	})
+	for _, w := range words {
+		if len(w) >= 18 && strings.ContainsAny(w, "0123456789") && !slices.Contains(ids, w) {
+			ids = append(ids, w)
+		}
+	}
+	return ids
 }

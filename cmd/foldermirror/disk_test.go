@@ -45,16 +45,11 @@ func TestFullAndReadOnlyDisk(t *testing.T) {
 	data, out := filepath.Join(dir, "data"), filepath.Join(dir, "out")
 	os.MkdirAll(data, 0o755)
 	os.MkdirAll(out, 0o755)
-	os.WriteFile(filepath.Join(dir, "key.json"), fake.ServiceAccountKey("disk@p.iam.gserviceaccount.com"), 0o600)
-	cfg := filepath.Join(dir, "config.yaml")
-	os.WriteFile(cfg, fmt.Appendf(nil, `adminListen: 127.0.0.1:0
-dataDir: data
-storage: {credentialsFile: key.json, endpoint: %q, requestsPerSecond: 100000}
-domains: [{name: example.com}]
+	cfg := writeTestConfig(t, fake, filepath.Join(dir, "config.yaml"), "data", fmt.Sprintf(`domains: [{name: example.com}]
 libraries:
   - {id: small, domain: example.com, storageAccount: %s, rootFolderId: %q}
   - {id: big, domain: example.com, storageAccount: %s, rootFolderId: %q}
-`, fake.DriveEndpoint(), e2eStorage, small, e2eStorage, big), 0o600)
+`, e2eStorage, small, e2eStorage, big))
 
 	script := fmt.Sprintf(`
 mount -t tmpfs -o size=1536k tmpfs %[1]s || exit 3

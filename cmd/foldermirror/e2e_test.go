@@ -164,16 +164,30 @@ func buildE2EWorld(fake *googlefake.Server) *model {
 	return m
 }
 
-func writeE2EConfig(t *testing.T, fake *googlefake.Server, m *model) string {
+// writeTestConfig writes a key of fake's service account next to path (as
+// key.json, which every configuration of that directory shares) and a
+// configuration at path: the admin listener on any free port, the index in
+// dataDir, the key, the fake's Drive and Directory endpoints, a rate limit
+// the tests do not reach, and then rest, the test's own keys.
+func writeTestConfig(t *testing.T, fake *googlefake.Server, path, dataDir, rest string) string {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "key.json"), fake.ServiceAccountKey("e2e@p.iam.gserviceaccount.com"), 0o600); err != nil {
+	dir := filepath.Dir(path)
+	if err := os.WriteFile(filepath.Join(dir, "key.json"), fake.ServiceAccountKey("test@p.iam.gserviceaccount.com"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := fmt.Sprintf(`listen: 127.0.0.1:0
-adminListen: 127.0.0.1:0
-dataDir: data
-storage: {credentialsFile: key.json, endpoint: %q}
+	cfg := fmt.Sprintf(`adminListen: 127.0.0.1:0
+dataDir: %s
+storage: {credentialsFile: key.json, endpoint: %q, directoryEndpoint: %q, requestsPerSecond: 100000}
+`, dataDir, fake.DriveEndpoint(), fake.DirectoryEndpoint()) + rest
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func writeE2EConfig(t *testing.T, fake *googlefake.Server, m *model) string {
+	t.Helper()
+	return writeTestConfig(t, fake, filepath.Join(t.TempDir(), "config.yaml"), "data", fmt.Sprintf(`listen: 127.0.0.1:0
 auth:
   google: {clientIds: [%q], jwksUrl: %q, tokeninfoUrl: %q}
 domains:
@@ -181,12 +195,22 @@ domains:
     users: [alice@example.com, bob@example.com, carol@example.com]
 libraries:
   - {id: eng, name: Engineering, domain: example.com, storageAccount: %s, rootFolderId: %s}
-`, fake.DriveEndpoint(), e2eClient, fake.GoogleJWKSURL(), fake.TokeninfoURL(), e2eStorage, m.root)
-	path := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+`, e2eClient, fake.GoogleJWKSURL(), fake.TokeninfoURL(), e2eStorage, m.root))
+}
+
+// startServe runs `foldermirror serve --config path args...` in this
+// process until the test ends, and returns the API's base URL.
+func startServe(t *testing.T, path string, args ...string) string {
+	t.Helper()
+	serve := &serveCommand{stderr: io.Discard}
+	if err := serve.ParseFlags(append([]string{"--config", path}, args...)); err != nil {
 		t.Fatal(err)
 	}
-	return path
+	if err := serve.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { serve.Close() })
+	return "http://" + serve.daemon.api.addr.String()
 }
 
 // TestEndToEnd: a fake Drive tree with varied sharing → foldermirror sync →
@@ -195,7 +219,7 @@ libraries:
 func TestEndToEnd(t *testing.T) {
 	fake := googlefake.New()
 	fake.Start()
-	defer fake.Close()
+	t.Cleanup(fake.Close) // after the daemon's Close
 	m := buildE2EWorld(fake)
 	path := writeE2EConfig(t, fake, m)
 
@@ -214,15 +238,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("sync showed no progress lines: %q", errOut.String())
 	}
 
-	serve := &serveCommand{stderr: io.Discard}
-	if err := serve.ParseFlags([]string{"--config", path}); err != nil {
-		t.Fatal(err)
-	}
-	if err := serve.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer serve.Close()
-	base := "http://" + serve.daemon.api.addr.String()
+	base := startServe(t, path)
 
 	for _, user := range []string{"alice@example.com", "bob@example.com", "carol@example.com", "pat@partner.org"} {
 		t.Run(user, func(t *testing.T) {
@@ -266,7 +282,10 @@ func equalTrees(a, b []tree) bool {
 	return true
 }
 
-func getJSON(t *testing.T, url, token string, status int, into any) {
+// getJSON GETs url with a bearer token (none if token is ""), fails the
+// test unless the answer has the status, decodes it into into if not nil,
+// and returns its body.
+func getJSON(t *testing.T, url, token string, status int, into any) []byte {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, url, nil)
 	if token != "" {
@@ -286,6 +305,7 @@ func getJSON(t *testing.T, url, token string, status int, into any) {
 			t.Fatalf("GET %s: %v", url, err)
 		}
 	}
+	return body
 }
 
 // freePort returns a loopback address nothing listens on now.
@@ -304,21 +324,14 @@ func freePort(t *testing.T) string {
 func TestSyncThroughTheDaemon(t *testing.T) {
 	fake := googlefake.New()
 	fake.Start()
-	defer fake.Close()
+	t.Cleanup(fake.Close) // after the daemon's Close
 	m := buildE2EWorld(fake)
 	path := writeE2EConfig(t, fake, m)
 	adminAddr := freePort(t)
 	data, _ := os.ReadFile(path)
 	os.WriteFile(path, []byte(strings.Replace(string(data), "adminListen: 127.0.0.1:0", "adminListen: "+adminAddr, 1)), 0o600)
 
-	serve := &serveCommand{stderr: io.Discard}
-	if err := serve.ParseFlags([]string{"--config", path}); err != nil {
-		t.Fatal(err)
-	}
-	if err := serve.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer serve.Close()
+	startServe(t, path)
 
 	var out, errOut bytes.Buffer
 	if code := run(context.Background(), []string{"sync", "--config", path, "--full"}, &out, &errOut); code != 0 {

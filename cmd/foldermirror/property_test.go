@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,7 +30,7 @@ func TestAccessControlProperty(t *testing.T) {
 			w := newPropertyWorld(t, uint64(seed))
 			base := w.serve(t)
 			for _, user := range w.users {
-				w.checkUser(t, base, user)
+				t.Run(user, func(t *testing.T) { w.checkUser(t, base, user) })
 			}
 		})
 	}
@@ -217,43 +216,25 @@ func (w *propertyWorld) makeLibrary(id string, shared bool) *plib {
 // serve writes a configuration, syncs everything with the sync command and
 // serves it; it returns the API's base URL.
 func (w *propertyWorld) serve(t *testing.T) string {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "key.json"), w.fake.ServiceAccountKey("p@p.iam.gserviceaccount.com"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg := fmt.Sprintf(`listen: 127.0.0.1:0
-adminListen: 127.0.0.1:0
-dataDir: data
-storage: {credentialsFile: key.json, endpoint: %q, directoryEndpoint: %q, requestsPerSecond: 10000}
+	rest := fmt.Sprintf(`listen: 127.0.0.1:0
 auth:
   google: {clientIds: [%q], jwksUrl: %q, tokeninfoUrl: %q}
 domains:
   - {name: %s, adminEmail: %s}
 libraries:
-`, w.fake.DriveEndpoint(), w.fake.DirectoryEndpoint(), pClient, w.fake.GoogleJWKSURL(), w.fake.TokeninfoURL(), pDomain, pAdmin)
+`, pClient, w.fake.GoogleJWKSURL(), w.fake.TokeninfoURL(), pDomain, pAdmin)
 	for _, l := range w.libs {
 		key := "rootFolderId"
 		if l.shared {
 			key = "sharedDriveId"
 		}
-		cfg += fmt.Sprintf("  - {id: %s, domain: %s, storageAccount: %s, %s: %q}\n", l.id, pDomain, pStorage, key, l.root)
+		rest += fmt.Sprintf("  - {id: %s, domain: %s, storageAccount: %s, %s: %q}\n", l.id, pDomain, pStorage, key, l.root)
 	}
-	path := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := writeTestConfig(t, w.fake, filepath.Join(t.TempDir(), "config.yaml"), "data", rest)
 	if code := run(context.Background(), []string{"sync", "--config", path}, io.Discard, io.Discard); code != 0 {
 		t.Fatalf("sync exited %d", code)
 	}
-	serve := &serveCommand{stderr: io.Discard}
-	if err := serve.ParseFlags([]string{"--config", path, "--log-level", "error"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := serve.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { serve.Close() })
-	return "http://" + serve.daemon.api.addr.String()
+	return startServe(t, path, "--log-level", "error")
 }
 
 // The oracle.
@@ -470,48 +451,15 @@ type apiClient struct {
 
 func (c *apiClient) expect(path string, status int, into any) {
 	c.t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, c.base+path, nil)
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != status {
-		c.t.Fatalf("%s: GET %s: %d, want %d: %s", c.user, path, resp.StatusCode, status, body)
-	}
+	body := getJSON(c.t, c.base+path, c.token, status, into)
 	c.checkNames(path, body)
-	if into != nil {
-		if err := json.Unmarshal(body, into); err != nil {
-			c.t.Fatalf("%s: GET %s: %v", c.user, path, err)
-		}
-	}
 }
 
 // checkNames: no answer names a folder the user may not see.
 func (c *apiClient) checkNames(path string, body []byte) {
-	var ids []string
-	var collect func(v any)
-	collect = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if id, ok := x["fileId"].(string); ok {
-				ids = append(ids, id)
-			}
-			for _, e := range x {
-				collect(e)
-			}
-		case []any:
-			for _, e := range x {
-				collect(e)
-			}
-		}
-	}
 	var v any
 	json.Unmarshal(body, &v)
-	collect(v)
-	for _, id := range ids {
+	for _, id := range allFileIDs(v) {
 		if !c.seen[id] {
 			c.t.Errorf("%s: GET %s names folder %s, which it may not see", c.user, path, id)
 		}

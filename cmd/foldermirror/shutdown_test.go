@@ -21,17 +21,6 @@ import (
 	"github.com/foldermirror/foldermirror/index"
 )
 
-// buildBinary builds foldermirror once per test binary run.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "foldermirror")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // TestGracefulShutdown runs the built daemon, and on SIGTERM (and SIGINT)
 // checks that a request in flight is answered whole, a running full sync
 // stops without touching the index, and the process exits within 10 s.

@@ -238,10 +238,7 @@ func (l *soakLoad) check(r soakRequest, status int, body []byte) {
 	}
 	var v any
 	json.Unmarshal(body, &v)
-	var got []string
-	for _, id := range topLevelIDs(v) {
-		got = append(got, id)
-	}
+	got := topLevelIDs(v)
 	for _, id := range allFileIDs(v) {
 		if r.never[id] {
 			l.wrong.Add(1)
