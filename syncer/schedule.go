@@ -56,7 +56,6 @@ func (e *Event) Final() bool { return e.Progress == nil }
 type job struct {
 	name      string
 	mode      Mode
-	run       func(ctx context.Context, progress ProgressFunc) (Event, error)
 	followers []follower
 }
 
@@ -90,13 +89,6 @@ type RunStatus struct {
 	Changes     int           `json:"changes,omitempty"`
 }
 
-// directoryJob prefixes the job names of directory syncs (library IDs
-// cannot contain ':').
-const directoryJob = "directory:"
-
-// DirectoryJob is the name Follow knows a domain's directory sync by.
-func DirectoryJob(domain string) string { return directoryJob + domain }
-
 // NewScheduler returns a scheduler of s's libraries; Start starts it.
 func NewScheduler(s *Syncer) (*Scheduler, error) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -119,13 +111,8 @@ func NewScheduler(s *Syncer) (*Scheduler, error) {
 		cancel()
 		return nil, fmt.Errorf("schedule.full %q: %w", s.cfg.Schedule.Full, err)
 	}
-	for _, lib := range s.cfg.Libraries {
-		sc.status[lib.ID] = &JobStatus{Name: lib.ID}
-	}
-	for _, d := range s.cfg.Domains {
-		if d.AdminEmail != "" {
-			sc.status[directoryJob+d.Name] = &JobStatus{Name: directoryJob + d.Name}
-		}
+	for _, name := range Jobs(s.cfg, "") {
+		sc.status[name] = &JobStatus{Name: name}
 	}
 	return sc, nil
 }
@@ -157,10 +144,8 @@ func (sc *Scheduler) triggerAll(mode Mode) {
 }
 
 func (sc *Scheduler) triggerDirectories() {
-	for _, d := range sc.syncer.cfg.Domains {
-		if d.AdminEmail != "" {
-			sc.Follow(context.Background(), directoryJob+d.Name, Full, nil)
-		}
+	for _, name := range directoryJobs(sc.syncer.cfg) {
+		sc.Follow(context.Background(), name, Full, nil)
 	}
 }
 
@@ -188,7 +173,7 @@ func (sc *Scheduler) Follow(ctx context.Context, name string, mode Mode, events 
 	}
 	j, running := sc.running[name]
 	if !running {
-		j = &job{name: name, mode: mode, run: sc.runFunc(name, mode)}
+		j = &job{name: name, mode: mode}
 		sc.running[name] = j
 		sc.status[name].Running = true
 		sc.wg.Add(1)
@@ -198,20 +183,6 @@ func (sc *Scheduler) Follow(ctx context.Context, name string, mode Mode, events 
 		j.followers = append(j.followers, follower{ctx: ctx, events: events})
 	}
 	return !running, nil
-}
-
-// runFunc returns what a job of that name does.
-func (sc *Scheduler) runFunc(name string, mode Mode) func(context.Context, ProgressFunc) (Event, error) {
-	if domain, ok := strings.CutPrefix(name, directoryJob); ok {
-		return func(ctx context.Context, _ ProgressFunc) (Event, error) {
-			res, err := sc.syncer.SyncDirectory(ctx, domain)
-			return Event{Job: name, Directory: res}, err
-		}
-	}
-	return func(ctx context.Context, progress ProgressFunc) (Event, error) {
-		res, err := sc.syncer.Sync(ctx, name, mode, progress)
-		return Event{Job: name, Result: res}, err
-	}
 }
 
 // execute runs a job in a slot and tells its followers how it went.
@@ -250,7 +221,7 @@ func (sc *Scheduler) inSlot(j *job) (Event, error) {
 		return Event{}, sc.ctx.Err()
 	}
 	started := time.Now()
-	ev, err := j.run(sc.ctx, func(p Progress) { sc.broadcast(j, p) })
+	ev, err := sc.syncer.Run(sc.ctx, j.name, j.mode, func(p Progress) { sc.broadcast(j, p) })
 	sc.observe(j, ev, err, started)
 	return ev, err
 }

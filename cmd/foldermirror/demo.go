@@ -81,7 +81,8 @@ func (c *demoCommand) writeConfig(world *demo.World) (*config.Config, error) {
 	return config.Load(path)
 }
 
-// syncAll syncs every library before serving, so the first request finds them.
+// syncAll syncs the directory and every library before serving, so the
+// first request finds them.
 func (c *demoCommand) syncAll(ctx context.Context, cfg *config.Config) error {
 	quiet, _ := newLogger(io.Discard, "error")
 	db, err := index.Open(cfg.DataDir, quiet)
@@ -94,16 +95,16 @@ func (c *demoCommand) syncAll(ctx context.Context, cfg *config.Config) error {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "foldermirror demo: a generated domain, %s, in an in-process Google Drive fake.\n\n", demo.Domain)
-	dir, err := s.SyncDirectory(ctx, demo.Domain)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(c.stdout, "  synced the directory of %s: %d users, %d groups\n", dir.Domain, dir.Users, dir.Groups)
-	for _, lib := range cfg.Libraries {
-		res, err := s.Sync(ctx, lib.ID, syncer.Full, nil)
+	for _, job := range syncer.Jobs(cfg, "") {
+		ev, err := s.Run(ctx, job, syncer.Full, nil)
 		if err != nil {
 			return err
 		}
+		if d := ev.Directory; d != nil {
+			fmt.Fprintf(c.stdout, "  synced the directory of %s: %d users, %d groups\n", d.Domain, d.Users, d.Groups)
+			continue
+		}
+		res, lib := ev.Result, cfg.Library(job)
 		fmt.Fprintf(c.stdout, "  synced %-12s %-11s %5d folders %6d permissions  %4d Drive calls  %s\n",
 			lib.ID, lib.Name, res.Folders, res.Permissions, res.Calls, res.Duration.Round(time.Millisecond))
 	}

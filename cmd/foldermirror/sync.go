@@ -143,14 +143,8 @@ func (c *syncCommand) locally(ctx context.Context, cfg *config.Config) error {
 		mode = syncer.Full
 	}
 	var failed []error
-	for _, job := range c.jobs(cfg) {
-		ev := syncer.Event{Job: job}
-		var err error
-		if domain, ok := strings.CutPrefix(job, syncer.DirectoryJob("")); ok {
-			ev.Directory, err = s.SyncDirectory(ctx, domain)
-		} else {
-			ev.Result, err = s.Sync(ctx, job, mode, c.view(job).update)
-		}
+	for _, job := range syncer.Jobs(cfg, c.library) {
+		ev, err := s.Run(ctx, job, mode, c.view(job).update)
 		if err != nil {
 			ev.Error = err.Error()
 		}
@@ -159,22 +153,6 @@ func (c *syncCommand) locally(ctx context.Context, cfg *config.Config) error {
 		}
 	}
 	return joinFailures(failed)
-}
-
-func (c *syncCommand) jobs(cfg *config.Config) []string {
-	if c.library != "" {
-		return []string{c.library}
-	}
-	var jobs []string
-	for _, d := range cfg.Domains {
-		if d.AdminEmail != "" {
-			jobs = append(jobs, syncer.DirectoryJob(d.Name))
-		}
-	}
-	for _, l := range cfg.Libraries {
-		jobs = append(jobs, l.ID)
-	}
-	return jobs
 }
 
 // view returns the progress view of a job. Call it from one goroutine; the

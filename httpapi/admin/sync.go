@@ -23,7 +23,7 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "mode must be full or incremental")
 		return
 	}
-	names := s.jobNames(r.URL.Query().Get("library"))
+	names := syncer.Jobs(s.cfg, r.URL.Query().Get("library"))
 	if names == nil {
 		writeError(w, http.StatusNotFound, "no library "+r.URL.Query().Get("library"))
 		return
@@ -63,25 +63,4 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-}
-
-// jobNames returns what to sync: one library, or (for "") every directory
-// then every library; nil for an unknown library.
-func (s *Server) jobNames(library string) []string {
-	if library != "" {
-		if s.cfg.Library(library) == nil {
-			return nil
-		}
-		return []string{library}
-	}
-	var names []string
-	for _, d := range s.cfg.Domains {
-		if d.AdminEmail != "" {
-			names = append(names, syncer.DirectoryJob(d.Name))
-		}
-	}
-	for _, l := range s.cfg.Libraries {
-		names = append(names, l.ID)
-	}
-	return names
 }
