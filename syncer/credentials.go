@@ -54,3 +54,7 @@ func (c *credentials) tokenSource(subject string, scopes ...string) (oauth2.Toke
 	}
 	return creds.TokenSource, nil
 }
+
+// authorizedUser tells whether the key is an authorized_user one, which acts
+// as its own user rather than as each library's storage account.
+func (c *credentials) authorizedUser() bool { return c != nil && c.kind == google.AuthorizedUser }

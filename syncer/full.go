@@ -46,7 +46,7 @@ func (s *Syncer) fullSync(ctx context.Context, lib *config.Library, prev *fm.Lib
 	}
 	folders, err := r.readTree(ctx, &state)
 	if err != nil {
-		return nil, describe(err, lib)
+		return nil, s.describe(err, lib)
 	}
 	r.odd.report(s.logger, lib.ID)
 	progress(Progress{Library: lib.ID, Phase: "writing", Total: len(folders)})
@@ -389,9 +389,12 @@ func (r *reader) listPermissions(ctx context.Context, fileID string) ([]fm.Permi
 
 // describe turns the Google errors a sync meets into messages an operator can
 // act on, keeping the cause.
-func describe(err error, lib *config.Library) error {
+func (s *Syncer) describe(err error, lib *config.Library) error {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
+		if s.creds.authorizedUser() {
+			return fmt.Errorf("the authorized_user key %s: the token endpoint refused its refresh token (%s): %w", s.creds.path, re.ErrorCode, err)
+		}
 		return fmt.Errorf("storage account %s: the token endpoint refused to act as it (%s; is domain-wide delegation granted to the key's client for the Drive scope?): %w",
 			lib.StorageAccount, re.ErrorCode, err)
 	}
@@ -400,7 +403,11 @@ func describe(err error, lib *config.Library) error {
 		if lib.IsSharedDrive() {
 			what = "shared drive " + lib.SharedDriveID
 		}
-		return fmt.Errorf("%s not found, or not shared with storage account %s: %w", what, lib.StorageAccount, err)
+		actor := "storage account " + lib.StorageAccount
+		if s.creds.authorizedUser() {
+			actor = "the user of the authorized_user key " + s.creds.path
+		}
+		return fmt.Errorf("%s not found, or not shared with %s: %w", what, actor, err)
 	}
 	return err
 }

@@ -37,14 +37,14 @@ func (s *Syncer) incrementalSync(ctx context.Context, lib *config.Library, prev 
 	}
 	changes, token, err := r.readChanges(ctx, prev.StartPageToken)
 	if err != nil {
-		return nil, describe(err, lib)
+		return nil, s.describe(err, lib)
 	}
 	p := &plan{reader: r, index: s.index, root: prev.RootID, staged: map[string]*node{}, removed: map[string]bool{}}
 	if err := p.make(ctx, changes); err != nil {
-		return nil, describe(err, lib)
+		return nil, s.describe(err, lib)
 	}
 	if err := r.readPermissions(ctx, p.order, prev.RootID, p.inherited(ctx)); err != nil {
-		return nil, describe(err, lib)
+		return nil, s.describe(err, lib)
 	}
 	r.odd.report(s.logger, lib.ID)
 	progress(Progress{Library: lib.ID, Phase: "writing", Total: len(p.order) + len(p.removed)})
