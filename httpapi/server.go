@@ -171,6 +171,10 @@ func (s *Server) recoverPanics() gin.HandlerFunc {
 // its caller came in.
 func (s *Server) logRequests() gin.HandlerFunc {
 	return func(c *gin.Context) {
+		if !s.logger.Enabled(c.Request.Context(), slog.LevelDebug) {
+			c.Next() // nothing to log: no attributes built
+			return
+		}
 		start, completed := time.Now(), false
 		defer func() {
 			method := ""
