@@ -1,0 +1,113 @@
+// Package intern numbers strings compactly: a Table keeps its strings back to
+// back in one byte slice, with an open-addressing index of their numbers. It
+// holds no pointer per string, so that a million IDs cost the garbage
+// collector nothing to scan and their memory little more than their bytes
+// (about 8 bytes each beyond them, against some 60 for a map[string]uint32).
+package intern
+
+import (
+	"hash/maphash"
+	"math/bits"
+	"unsafe"
+)
+
+// Table numbers the strings interned in it 0, 1, 2... in the order they
+// come. It is not safe for concurrent writers; readers may share a table no
+// one writes to.
+type Table struct {
+	data []byte
+	// ends[n] is where string n ends in data; it starts where n-1 ends.
+	ends []uint32
+	// slots index the numbers by hash: 0 is empty, n+1 holds number n.
+	slots []uint32
+	seed  maphash.Seed
+}
+
+// New returns a table with room for about n strings.
+func New(n int) *Table {
+	return &Table{ends: make([]uint32, 0, n), slots: make([]uint32, slotsFor(n)), seed: maphash.MakeSeed()}
+}
+
+// slotsFor is a power of two above n/0.75, so that at most three slots in
+// four are in use.
+func slotsFor(n int) int {
+	return 1 << bits.Len(uint(max(n, 6)*4/3))
+}
+
+// Len returns how many strings the table holds.
+func (t *Table) Len() int { return len(t.ends) }
+
+// Intern returns the number of s, giving it the next one if the table does
+// not hold it yet (added then tells so).
+func (t *Table) Intern(s string) (n uint32, added bool) {
+	if len(t.slots) == 0 {
+		*t = *New(0)
+	}
+	i := t.find(s)
+	if t.slots[i] != 0 {
+		return t.slots[i] - 1, false
+	}
+	n = uint32(len(t.ends))
+	t.data = append(t.data, s...)
+	t.ends = append(t.ends, uint32(len(t.data)))
+	t.slots[i] = n + 1
+	if len(t.ends)*4 > len(t.slots)*3 {
+		t.grow()
+	}
+	return n, true
+}
+
+// Lookup returns the number of s, and whether the table holds it.
+func (t *Table) Lookup(s string) (uint32, bool) {
+	if len(t.slots) == 0 {
+		return 0, false
+	}
+	n := t.slots[t.find(s)]
+	return n - 1, n != 0
+}
+
+// Bytes returns string n as bytes of the table's own: they must not be
+// changed, and stay valid until the next Intern.
+func (t *Table) Bytes(n uint32) []byte {
+	start := uint32(0)
+	if n > 0 {
+		start = t.ends[n-1]
+	}
+	return t.data[start:t.ends[n]:t.ends[n]]
+}
+
+// String returns string n.
+func (t *Table) String(n uint32) string { return string(t.Bytes(n)) }
+
+// Size returns the bytes the table holds, for memory accounting.
+func (t *Table) Size() int { return cap(t.data) + 4*cap(t.ends) + 4*len(t.slots) }
+
+// find returns the slot of s: the one holding it, or the empty one where it
+// would go.
+func (t *Table) find(s string) int {
+	mask := uint64(len(t.slots) - 1)
+	for i := maphash.String(t.seed, s) & mask; ; i = (i + 1) & mask {
+		n := t.slots[i]
+		if n == 0 || bytesEqual(t.Bytes(n-1), s) {
+			return int(i)
+		}
+	}
+}
+
+// grow doubles the index and puts every number in its new slot.
+func (t *Table) grow() {
+	t.slots = make([]uint32, len(t.slots)*2)
+	mask := uint64(len(t.slots) - 1)
+	for n := range uint32(len(t.ends)) {
+		i := maphash.Bytes(t.seed, t.Bytes(n)) & mask
+		for t.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = n + 1
+	}
+}
+
+// bytesEqual compares without converting b to a string (which would copy it).
+func bytesEqual(b []byte, s string) bool {
+	return len(b) == len(s) && unsafe.String(unsafe.SliceData(b), len(b)) == s
+}
