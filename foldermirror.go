@@ -137,7 +137,8 @@ func GrantsOf(perms []Permission) []Grant {
 	return grants
 }
 
-// Folder is a folder of a library as the index holds it.
+// Folder is a folder of a library as the index holds it. Its permissions
+// are kept apart, in permission sets that folders with equal lists share.
 type Folder struct {
 	ID       string
 	ParentID string // "" for the library root
@@ -154,15 +155,26 @@ type Folder struct {
 	// WritersCanShare is Drive's writersCanShare (true in shared drives, where
 	// the drive's restriction decides instead).
 	WritersCanShare bool
-	// Grants are derived from the folder's permissions.
-	Grants []Grant
+	// PermissionSet names the set of permissions Drive lists for the folder,
+	// inherited ones included.
+	PermissionSet PermissionSetKey
+	// OwnSet names the set of the permissions set on the folder itself (not
+	// inherited), from which its list is made again when an ancestor's
+	// permissions change.
+	OwnSet PermissionSetKey
 }
 
-// SyncedFolder is a folder with the permissions Drive listed for it.
+// SyncedFolder is a folder with its permissions, as a sync read them.
 type SyncedFolder struct {
 	Folder
+	// Permissions are Drive's list for the folder, in Drive's order.
 	Permissions []Permission
+	// OwnPermissions are those of Permissions set on the folder itself.
+	OwnPermissions []Permission
 }
+
+// ChildLink ties a folder to its parent.
+type ChildLink struct{ ParentID, ChildID string }
 
 // LibraryState is what the index knows of a synced library.
 type LibraryState struct {
@@ -201,27 +213,44 @@ func (s *LibraryState) LastSynced() time.Time {
 	return s.LastFullSync
 }
 
-// PickFunc decides, for a folder met in a walk, whether to hand it to the
-// YieldFunc and whether to walk its children. It runs while the index is
-// being read, so it must be quick and must not block.
-type PickFunc func(f *Folder, depth int) (emit, descend bool)
+// LibraryReader receives a whole library as an index reads it: first every
+// permission set its folders refer to, then every folder, in no set order.
+// The values it is given are its own to keep.
+type LibraryReader interface {
+	PermissionSet(set PermissionSet) error
+	Folder(f *Folder) error
+}
 
-// YieldFunc receives the picked folders of a walk, in order. It may block
-// (write to a network, say): the index is not held while it runs.
-type YieldFunc func(f *Folder, depth int) error
+// ChangeSet is what changed in a library after a revision: the folders
+// written (as they are now) and the folders removed, with the permission
+// sets the written ones refer to.
+type ChangeSet struct {
+	// State is the library's state the changes lead to.
+	State LibraryState
+	// Reread: the index cannot tell what changed (a full sync replaced much
+	// of the tree, or the changes are too old to be kept): read the whole
+	// library again.
+	Reread  bool
+	Written []Folder
+	Removed []string
+	Sets    []PermissionSet
+}
 
 // IndexReader is what the API reads from an index.
 type IndexReader interface {
 	// Library returns the state of a synced library; ENOTFOUND if it was
 	// never synced.
 	Library(ctx context.Context, libraryID string) (*LibraryState, error)
-	// Folder returns one folder of a library; ENOTFOUND if it has none such.
-	Folder(ctx context.Context, libraryID, folderID string) (*Folder, error)
-	// Permissions returns a folder's permissions in Drive's order.
-	Permissions(ctx context.Context, libraryID, folderID string) ([]Permission, error)
-	// Walk visits the descendants of parentID depth first, siblings sorted by
-	// lower-cased name then ID; the children of parentID have depth 0.
-	Walk(ctx context.Context, libraryID, parentID string, pick PickFunc, yield YieldFunc) error
+	// ReadLibrary hands a synced library's whole tree, as one consistent
+	// revision, to r, and returns the state of that revision; ENOTFOUND if
+	// it was never synced.
+	ReadLibrary(ctx context.Context, libraryID string, r LibraryReader) (*LibraryState, error)
+	// Changes returns what changed in a library after revision since, read
+	// as one consistent revision.
+	Changes(ctx context.Context, libraryID string, since uint64) (*ChangeSet, error)
+	// PermissionSet returns the permissions of a set of the library's
+	// current tree, in Drive's order; ENOTFOUND if the tree has none such.
+	PermissionSet(ctx context.Context, libraryID string, key PermissionSetKey) ([]Permission, error)
 }
 
 // IndexWriter is what the syncer writes to an index.
@@ -234,10 +263,18 @@ type IndexWriter interface {
 	UpdateLibrary(ctx context.Context, libraryID string, fn func(LibraryTx) error) error
 }
 
-// FullSyncWriter writes one library's new tree in batches.
+// FullSyncWriter writes one library's new tree. A full sync holds a large
+// tree compactly and can hand it over in the orders the index keeps it.
 type FullSyncWriter interface {
-	// Put adds a batch of folders to the new tree.
-	Put(folders []SyncedFolder) error
+	// PutPermissionSets adds permission sets the new tree's folders refer to.
+	PutPermissionSets(sets []PermissionSet) error
+	// PutFolders adds folders, in ascending order of ID over all calls;
+	// each refers to permission sets already put.
+	PutFolders(folders []Folder) error
+	// PutChildren adds the links from parents to children of the folders
+	// put, in ascending order of parent ID, then child ID, over all calls.
+	// An index that finds children by other means may ignore them.
+	PutChildren(links []ChildLink) error
 	// Commit makes the new tree, with its state, the one readers see, at
 	// once, and says how much it differs from the tree it replaces (nothing
 	// for a first sync). Folder and permission counts and the revision are
@@ -258,13 +295,15 @@ type LibraryTx interface {
 	SetState(LibraryState)
 	// Folder returns a folder; ENOTFOUND if the tree has none such.
 	Folder(id string) (*Folder, error)
+	// Permissions returns a folder's permissions and its own ones.
+	Permissions(id string) (perms, own []Permission, err error)
 	// Children returns the IDs of a folder's children, in no set order.
 	Children(id string) ([]string, error)
 	// Put adds a folder or replaces one (moved, renamed, reshared...),
-	// its grants derived from its permissions.
+	// with the permission sets its lists make (f's set keys are ignored).
 	Put(f SyncedFolder) error
 	// Replace rewrites a folder's record without touching its permissions:
-	// f.Grants is ignored, the grants staying those its permissions make.
+	// f's set keys are ignored, the folder keeping its own.
 	Replace(f *Folder) error
 	// Delete removes one folder (not its children).
 	Delete(id string) error

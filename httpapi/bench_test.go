@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +16,7 @@ import (
 	"github.com/foldermirror/foldermirror/httpapi"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/foldermirror/foldermirror/index"
+	"github.com/foldermirror/foldermirror/index/indextest"
 	"github.com/gin-gonic/gin"
 )
 
@@ -53,7 +53,6 @@ libraries: [{id: big, name: Big, domain: example.com, storageAccount: s@example.
 		{ID: "4", Type: "group", Role: "reader", EmailAddress: "g@example.com"},
 		{ID: "5", Type: "anyone", Role: "reader"},
 	}
-	w, _ := db.BeginFullSync(context.Background(), "big")
 	batch := []fm.SyncedFolder{
 		{Folder: fm.Folder{ID: "root", Name: "Big"}, Permissions: perms},
 		{Folder: fm.Folder{ID: "wide", ParentID: "root", Name: "Wide"}, Permissions: perms},
@@ -67,15 +66,8 @@ libraries: [{id: big, name: Big, domain: example.com, storageAccount: s@example.
 			parent = fmt.Sprintf("f%d", i/10-1)
 		}
 		batch = append(batch, fm.SyncedFolder{Folder: fm.Folder{ID: fmt.Sprintf("f%d", i), ParentID: parent, Name: fmt.Sprintf("Folder %d", i)}, Permissions: perms})
-		if len(batch) == 5000 {
-			w.Put(batch)
-			batch = batch[:0]
-		}
 	}
-	w.Put(batch)
-	if _, err := w.Commit(fm.LibraryState{RootID: "root"}); err != nil {
-		b.Fatal(err)
-	}
+	indextest.FullSync(b, db, "big", fm.LibraryState{RootID: "root"}, 5000, batch...)
 	authn, err := auth.New(cfg, auth.Directory{Config: cfg}, auth.Options{})
 	if err != nil {
 		b.Fatal(err)

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -23,6 +24,7 @@ import (
 	"github.com/foldermirror/foldermirror/httpapi"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/foldermirror/foldermirror/index"
+	"github.com/foldermirror/foldermirror/index/indextest"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -57,6 +59,11 @@ type fixtureOptions struct {
 	// yaml is appended to the configuration.
 	yaml              string
 	readHeaderTimeout time.Duration
+	// dir is the directory of the configuration and the index (a new one
+	// by default): another fixture's, to restart it.
+	dir string
+	// allowlisted replaces example.com's allowlistedDomains.
+	allowlisted string
 }
 
 const configYAML = `
@@ -71,7 +78,7 @@ auth:
 flagDefaults: {theme: light, beta: "false"}
 domains:
   - name: example.com
-    allowlistedDomains: [partner.org]
+    allowlistedDomains: [%s]
     users: [alice@example.com, bob@example.com, carol@example.com, storage@example.com]
     flags: {beta: "true"}
     securityCodes:
@@ -95,11 +102,16 @@ func newFixtureWith(t testing.TB, opts fixtureOptions) *fixture {
 	fake := googlefake.New()
 	fake.Start()
 	t.Cleanup(fake.Close)
-	dir := t.TempDir()
+	dir := opts.dir
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	if err := os.WriteFile(filepath.Join(dir, "sa.json"), fake.ServiceAccountKey("sa@p.iam.gserviceaccount.com"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	yaml := fmt.Appendf(nil, configYAML+opts.yaml, clientID, fake.GoogleJWKSURL(), fake.TokeninfoURL(), sha(exampleAdminCode), sha(bobCode), sha(otherAdminCode))
+	allowlisted := cmp.Or(opts.allowlisted, "partner.org")
+	yaml := fmt.Appendf(nil, configYAML+opts.yaml, clientID, fake.GoogleJWKSURL(), fake.TokeninfoURL(), allowlisted,
+		sha(exampleAdminCode), sha(bobCode), sha(otherAdminCode))
 	cfg, err := config.Parse(yaml, filepath.Join(dir, "config.yaml"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -133,16 +145,7 @@ func newFixtureWith(t testing.TB, opts fixtureOptions) *fixture {
 
 func writeTree(t testing.TB, db *index.DB, lib string, state fm.LibraryState, folders []fm.SyncedFolder) {
 	t.Helper()
-	w, err := db.BeginFullSync(context.Background(), lib)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Put(folders); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Commit(state); err != nil {
-		t.Fatal(err)
-	}
+	indextest.FullSync(t, db, lib, state, 5000, folders...)
 }
 
 // syncedAt is when the fixture's Engineering library was synced.

@@ -11,6 +11,7 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/httpapi/catalog"
 	"github.com/gin-gonic/gin"
 )
 
@@ -22,26 +23,26 @@ func setDeprecated(c *gin.Context) {
 	c.Header("Deprecation", "@"+strconv.FormatInt(deprecatedSince.Unix(), 10))
 }
 
-// synced returns a library's state and catalog, seen by cl (nil: nobody);
-// ENOTFOUND if never synced.
-func (s *Server) synced(ctx context.Context, lib *config.Library, cl *caller) (libraryView, error) {
+// synced returns a library at the index's latest revision, seen by cl
+// (nil: nobody); ENOTFOUND if never synced.
+func (s *Server) synced(ctx context.Context, lib *config.Library, cl *caller) (*libraryView, error) {
 	state, err := s.index.Library(ctx, lib.ID)
 	if err != nil {
-		return libraryView{}, err
+		return nil, err
 	}
-	cat, err := s.catalogs.get(ctx, lib, state)
+	l, err := s.catalogs.get(ctx, lib.ID, state)
 	if err != nil {
-		return libraryView{}, err
+		return nil, err
 	}
-	lv := libraryView{cfg: lib, state: state, cat: cat}
+	lv := &libraryView{cfg: lib, json: s.libJSON[lib.ID], lib: l, ops: &opsTables[b2i(l.State.SharingRequiresOrganizer)]}
 	if cl != nil {
-		lv.viewer = cat.viewerOf(cl)
+		lv.viewer = viewerOf(l, lib.Domain, cl)
 	}
 	return lv, nil
 }
 
-// Warm builds the catalog of a library's current revision, so that the next
-// request finds it ready.
+// Warm brings a library's catalog to the index's latest revision, so that
+// the next request finds it ready.
 func (s *Server) Warm(ctx context.Context, libraryID string) error {
 	lib := s.cfg.Library(libraryID)
 	if lib == nil {
@@ -51,81 +52,82 @@ func (s *Server) Warm(ctx context.Context, libraryID string) error {
 	return err
 }
 
-// Warmed tells whether a catalog of a library was built: requests find it
-// (a sync since then makes the next request wait for a new one only if the
-// rebuild that follows each sync has not finished yet).
+// Warmed tells whether a catalog of a library was made: requests find it
+// (a sync since then makes the next request wait for it to catch up, which
+// takes the time of reading the sync's changes).
 func (s *Server) Warmed(_ context.Context, libraryID string) bool {
 	return s.catalogs.built(libraryID)
 }
 
 // visibleLibrary returns a configured, synced library the caller may see.
-func (s *Server) visibleLibrary(ctx context.Context, cl *caller, libraryID string) (libraryView, error) {
+func (s *Server) visibleLibrary(ctx context.Context, cl *caller, libraryID string) (*libraryView, error) {
 	notFound := fm.Errorf(fm.ENOTFOUND, "Library %s not found.", libraryID)
 	lib := s.cfg.Library(libraryID)
 	if lib == nil {
-		return libraryView{}, notFound
+		return nil, notFound
 	}
 	inDomain := cl.Domain == lib.Domain
 	lv, err := s.synced(ctx, lib, cl)
 	switch {
 	case fm.ErrorCode(err) == fm.ENOTFOUND && inDomain:
-		return libraryView{}, unavailable("Library %s has not been synced yet.", libraryID)
+		return nil, unavailable("Library %s has not been synced yet.", libraryID)
 	case fm.ErrorCode(err) == fm.ENOTFOUND:
-		return libraryView{}, notFound
+		return nil, notFound
 	case err != nil:
-		return libraryView{}, err
+		return nil, err
 	}
 	if !inDomain && !lv.viewer.sharedWith() {
-		return libraryView{}, notFound
+		return nil, notFound
 	}
 	return lv, nil
 }
 
 // locateFolder finds a folder by ID in the synced libraries, among those the
 // caller has a role on (link grants included).
-func (s *Server) locateFolder(ctx context.Context, cl *caller, folderID string) (libraryView, *entry, access, error) {
+func (s *Server) locateFolder(ctx context.Context, cl *caller, folderID string) (*libraryView, catalog.Ref, access, error) {
 	for i := range s.cfg.Libraries {
-		lv, err := s.synced(ctx, &s.cfg.Libraries[i], nil)
+		lib := &s.cfg.Libraries[i]
+		lv, err := s.synced(ctx, lib, nil)
 		if fm.ErrorCode(err) == fm.ENOTFOUND {
 			continue
 		} else if err != nil {
-			return libraryView{}, nil, access{}, err
+			return nil, catalog.Ref{}, access{}, err
 		}
-		e := lv.cat.byID[folderID]
-		if e == nil {
+		r, ok := lv.lib.Lookup(folderID)
+		if !ok {
 			continue
 		}
-		lv.viewer = lv.cat.viewerOf(cl) // only for the library that holds the folder
-		if a := lv.viewer.access(e); a.role != fm.RoleNone {
-			return lv, e, a, nil
+		lv.viewer = viewerOf(lv.lib, lib.Domain, cl) // only for the library that holds the folder
+		if a := lv.viewer.access(r); a.role != fm.RoleNone {
+			return lv, r, a, nil
 		}
 	}
-	return libraryView{}, nil, access{}, fm.Errorf(fm.ENOTFOUND, "Folder %s not found.", folderID)
+	return nil, catalog.Ref{}, access{}, fm.Errorf(fm.ENOTFOUND, "Folder %s not found.", folderID)
 }
 
 // folderParam finds the folder the path's folderId names, among those the
 // caller may see; marks the answer deprecated if it is; and sets the
 // freshness headers. False: it answered the request itself (an error, or
 // 304 Not Modified).
-func (s *Server) folderParam(c *gin.Context, deprecated bool) (libraryView, *entry, fm.Role, bool) {
-	lv, e, a, err := s.locateFolder(c.Request.Context(), callerOf(c), c.Param("folderId"))
+func (s *Server) folderParam(c *gin.Context, deprecated bool) (*libraryView, catalog.Ref, fm.Role, bool) {
+	lv, r, a, err := s.locateFolder(c.Request.Context(), callerOf(c), c.Param("folderId"))
 	if err != nil {
 		s.writeError(c, err)
-		return libraryView{}, nil, fm.RoleNone, false
+		return nil, catalog.Ref{}, fm.RoleNone, false
 	}
 	if deprecated {
 		setDeprecated(c)
 	}
-	return lv, e, a.role, !s.validate(c, lv)
+	return lv, r, a.role, !s.validate(c, lv)
 }
 
 // libraryParam returns the library the path's libraryId names, if the
 // caller may see it. False: it answered the request with an error.
-func (s *Server) libraryParam(c *gin.Context) (libraryView, bool) {
+func (s *Server) libraryParam(c *gin.Context) (*libraryView, bool) {
 	lv, err := s.visibleLibrary(c.Request.Context(), callerOf(c), c.Param("libraryId"))
 	if err != nil {
 		s.writeError(c, err)
-		return libraryView{}, false
+		return nil, false
 	}
 	return lv, true
 }
@@ -159,56 +161,81 @@ func (s *Server) listChildrenDeprecated(c *gin.Context) {
 	if !ok {
 		return
 	}
-	parent := lv.cat.root
+	parent := lv.lib.Root()
 	if id := c.Query("folderServiceId"); id != "" {
-		parent = lv.cat.byID[id]
-		if parent == nil || lv.viewer.access(parent).role == fm.RoleNone {
+		r, ok := lv.lib.Lookup(id)
+		if !ok || lv.viewer.access(r).role == fm.RoleNone {
 			s.writeError(c, fm.Errorf(fm.ENOTFOUND, "Folder %s not found.", id))
 			return
 		}
+		parent = r
 	}
 	setDeprecated(c)
-	c.Header("Link", fmt.Sprintf(`</folder/v1/files/%s/children>; rel="successor-version"`, url.PathEscape(parent.ID)))
+	c.Header("Link", fmt.Sprintf(`</folder/v1/files/%s/children>; rel="successor-version"`, url.PathEscape(lv.lib.View(parent).ID)))
 	if !s.validate(c, lv) {
 		s.streamChildren(c, lv, parent, q)
 	}
 }
 
-// listChildren is operation 6.
+// listChildren is operation 6. On a library's root it answers what
+// operation 2 answers without a parent: the root's children the caller may
+// list, whether or not it may see the root itself.
 func (s *Server) listChildren(c *gin.Context) {
 	q, err := parseChildrenQuery(c)
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
-	if lv, e, _, ok := s.folderParam(c, false); ok {
-		s.streamChildren(c, lv, e, q)
+	if lib := s.libraryRootedAt(c.Request.Context(), c.Param("folderId")); lib != nil {
+		lv, err := s.visibleLibrary(c.Request.Context(), callerOf(c), lib.ID)
+		if err != nil {
+			s.writeError(c, err)
+		} else if !s.validate(c, lv) {
+			s.streamChildren(c, lv, lv.lib.Root(), q)
+		}
+		return
 	}
+	if lv, r, _, ok := s.folderParam(c, false); ok {
+		s.streamChildren(c, lv, r, q)
+	}
+}
+
+// libraryRootedAt returns the synced library whose root folder is folderID,
+// nil if none.
+func (s *Server) libraryRootedAt(ctx context.Context, folderID string) *config.Library {
+	for i := range s.cfg.Libraries {
+		lib := &s.cfg.Libraries[i]
+		if st, err := s.index.Library(ctx, lib.ID); err == nil && st.RootID == folderID {
+			return lib
+		}
+	}
+	return nil
 }
 
 // streamChildren writes the children of parent the caller may list, sorted,
 // each with its listable descendants nested unless only direct children are
 // asked for. nameFilter applies to the direct children.
-func (s *Server) streamChildren(c *gin.Context, lv libraryView, parent *entry, q childrenQuery) {
-	out := newFolderStream(c.Writer)
-	var write func(e *entry, depth int)
-	write = func(e *entry, depth int) {
-		for _, child := range e.children {
-			if out.failed() {
-				return
-			}
-			a := lv.viewer.access(child)
-			if !a.listable || (depth == 0 && q.nameFilter != "" && !strings.Contains(strings.ToLower(child.Name), q.nameFilter)) {
-				continue
-			}
-			out.open(&lv.cat.ops, child, a.role, depth)
-			if !q.onlyDirect {
-				write(child, depth+1)
-			}
-			out.close()
+func (s *Server) streamChildren(c *gin.Context, lv *libraryView, parent catalog.Ref, q childrenQuery) {
+	out := s.newFolderStream(c)
+	lv.lib.Walk(parent, func(r catalog.Ref, depth int) bool {
+		if out.failed() {
+			return false
 		}
-	}
-	write(parent, 0)
+		a := lv.viewer.access(r)
+		if !a.listable {
+			return false
+		}
+		v := lv.lib.View(r)
+		if depth == 0 && q.nameFilter != "" && !strings.Contains(strings.ToLower(v.Name), q.nameFilter) {
+			return false
+		}
+		out.open(lv, &v, a.role, depth)
+		if q.onlyDirect {
+			out.close()
+			return false
+		}
+		return true
+	}, func(catalog.Ref, int) { out.close() })
 	s.finish(c, out)
 }
 
@@ -223,28 +250,27 @@ func (s *Server) listLibraryFolders(c *gin.Context) {
 	if s.validate(c, lv) {
 		return
 	}
-	out := newFolderStream(c.Writer)
-	var write func(e *entry)
-	write = func(e *entry) {
-		if out.failed() {
-			return
-		}
-		if a := lv.viewer.access(e); a.listable {
-			out.open(&lv.cat.ops, e, a.role, 0)
+	out := s.newFolderStream(c)
+	lv.lib.All(func(r catalog.Ref) bool {
+		if a := lv.viewer.access(r); a.listable {
+			v := lv.lib.View(r)
+			out.open(lv, &v, a.role, 0)
 			out.close()
 		}
-		for _, child := range e.children {
-			write(child)
-		}
-	}
-	write(lv.cat.root)
+		return !out.failed()
+	})
 	s.finish(c, out)
 }
 
-// finish ends a stream; one that cannot be finished cuts the connection, so
-// that the client sees an incomplete body rather than a short one.
+// finish ends a folder list; one that could not stream is answered with
+// why, and one that cannot be finished cuts the connection, so that the
+// client sees an incomplete body rather than a short one.
 func (s *Server) finish(c *gin.Context, out *folderStream) {
-	if err := out.finish(); err != nil {
+	refused, err := out.finish()
+	switch {
+	case refused != nil:
+		s.writeError(c, refused)
+	case err != nil:
 		if c.Request.Context().Err() == nil {
 			s.logger.Error("response cut short", "path", c.Request.URL.Path, "err", err)
 		}
@@ -254,7 +280,8 @@ func (s *Server) finish(c *gin.Context, out *folderStream) {
 
 // getFolder is operation 5.
 func (s *Server) getFolder(c *gin.Context) {
-	if lv, e, role, ok := s.folderParam(c, false); ok {
-		c.Data(http.StatusOK, "application/json; charset=utf-8", folderBody(&lv.cat.ops, e, role))
+	if lv, r, role, ok := s.folderParam(c, false); ok {
+		v := lv.lib.View(r)
+		c.Data(http.StatusOK, "application/json; charset=utf-8", folderBody(lv, &v, role))
 	}
 }

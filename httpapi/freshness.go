@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/foldermirror/foldermirror/config"
 	"github.com/gin-gonic/gin"
 )
 
@@ -15,15 +16,15 @@ import (
 // whether the caller's copy is current (If-None-Match), in which case it
 // answers 304 without a body. Last-Modified is when the library was last
 // synced. The ETag changes whenever the answer may have: a sync changed the
-// library, the library's configuration changed, or the caller's principals
-// did (its groups, say).
-func (s *Server) validate(c *gin.Context, lv libraryView) bool {
-	tag := etag(lv, callerOf(c))
+// library, the configuration its answers show changed, or the caller's
+// principals did (its groups, say).
+func (s *Server) validate(c *gin.Context, lv *libraryView) bool {
+	tag := etag(lv, s.configTags[lv.cfg.ID], callerOf(c))
 	h := c.Writer.Header()
 	h.Set("ETag", tag)
 	h.Set("Cache-Control", "private, no-cache")
 	h.Set("Vary", "Authorization")
-	if t := lv.state.LastSynced(); !t.IsZero() {
+	if t := lv.state().LastSynced(); !t.IsZero() {
 		h.Set("Last-Modified", t.UTC().Format(http.TimeFormat))
 	}
 	if matches(c.GetHeader("If-None-Match"), tag) {
@@ -33,15 +34,14 @@ func (s *Server) validate(c *gin.Context, lv libraryView) bool {
 	return false
 }
 
-func etag(lv libraryView, cl *caller) string {
+func etag(lv *libraryView, configTag []byte, cl *caller) string {
 	h := sha256.New()
 	var rev [8]byte
-	binary.BigEndian.PutUint64(rev[:], lv.state.Revision)
+	binary.BigEndian.PutUint64(rev[:], lv.state().Revision)
 	h.Write(rev[:])
-	for _, part := range []string{lv.cfg.ID, lv.cfg.Name, lv.cfg.FolderDefinitionID, lv.cfg.Domain, lv.state.RootID} {
-		h.Write([]byte(part))
-		h.Write([]byte{0})
-	}
+	h.Write(configTag)
+	h.Write([]byte(lv.state().RootID))
+	h.Write([]byte{0})
 	principals := slices.Clone(cl.principals)
 	slices.Sort(principals)
 	for _, p := range principals {
@@ -52,6 +52,23 @@ func etag(lv libraryView, cl *caller) string {
 		h.Write([]byte("admin:" + cl.CodeDomain))
 	}
 	return `"` + hex.EncodeToString(h.Sum(nil)[:16]) + `"`
+}
+
+// configTag sums up what of the configuration a library's answers show: its
+// own keys, and its domain's (belongsToDomain and allowlisted depend on the
+// domain's name and allowlistedDomains). A change of any of them, read at
+// the next start, changes the ETags of the library's answers.
+func configTag(cfg *config.Config, lib *config.Library) []byte {
+	h := sha256.New()
+	parts := []string{lib.ID, lib.Name, lib.FolderDefinitionID, lib.Domain}
+	if dom := cfg.Domain(lib.Domain); dom != nil {
+		parts = append(parts, slices.Sorted(slices.Values(dom.AllowlistedDomains))...)
+	}
+	for _, part := range parts {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return h.Sum(nil)
 }
 
 // matches tells whether an If-None-Match header names tag (weak

@@ -32,17 +32,19 @@ func (aliceAuth) Authenticate(*http.Request) (*auth.Identity, error) {
 // slowIndex is a library of one folder, alice's, whose reading waits for
 // release and honours its context.
 type slowIndex struct {
-	reading chan struct{} // closed when the root is first read
+	reading chan struct{} // closed when the library is first read
 	once    sync.Once
 	release chan struct{}
 	reads   atomic.Int32
 }
 
+var aliceWriter = fm.NewPermissionSet([]fm.Permission{{ID: "a", Type: "user", Role: "writer", EmailAddress: "alice@example.com"}})
+
 func (x *slowIndex) Library(context.Context, string) (*fm.LibraryState, error) {
 	return &fm.LibraryState{ID: "lib", RootID: "root", Revision: 1}, nil
 }
 
-func (x *slowIndex) Folder(ctx context.Context, _, id string) (*fm.Folder, error) {
+func (x *slowIndex) ReadLibrary(ctx context.Context, _ string, r fm.LibraryReader) (*fm.LibraryState, error) {
 	x.reads.Add(1)
 	x.once.Do(func() { close(x.reading) })
 	select {
@@ -50,15 +52,22 @@ func (x *slowIndex) Folder(ctx context.Context, _, id string) (*fm.Folder, error
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	return &fm.Folder{ID: id, Name: "Root", Grants: []fm.Grant{{Principal: fm.UserPrincipal("alice@example.com"), Role: fm.RoleWriter}}}, nil
+	if err := r.PermissionSet(aliceWriter); err != nil {
+		return nil, err
+	}
+	if err := r.Folder(&fm.Folder{ID: "root", Name: "Root", PermissionSet: aliceWriter.Key}); err != nil {
+		return nil, err
+	}
+	return x.Library(ctx, "lib")
 }
 
-func (x *slowIndex) Permissions(context.Context, string, string) ([]fm.Permission, error) {
-	return nil, nil
+func (x *slowIndex) Changes(ctx context.Context, _ string, _ uint64) (*fm.ChangeSet, error) {
+	st, _ := x.Library(ctx, "lib")
+	return &fm.ChangeSet{State: *st}, nil
 }
 
-func (x *slowIndex) Walk(context.Context, string, string, fm.PickFunc, fm.YieldFunc) error {
-	return nil
+func (x *slowIndex) PermissionSet(context.Context, string, fm.PermissionSetKey) ([]fm.Permission, error) {
+	return aliceWriter.Permissions, nil
 }
 
 func newTestServer(t *testing.T, idx fm.IndexReader, logs *bytes.Buffer) *Server {
@@ -90,7 +99,8 @@ func TestPanicsAreCountedAndLogged(t *testing.T) {
 		panic("boom")
 	})
 	s.engine.GET("/cut", func(c *gin.Context) {
-		out := newFolderStream(c.Writer)
+		c.Set(callerKey, newCaller(&auth.Identity{Email: "alice@example.com"}))
+		out := s.newFolderStream(c)
 		out.streaming, out.err = true, errors.New("the client left")
 		s.finish(c, out)
 	})

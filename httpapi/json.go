@@ -3,16 +3,21 @@ package httpapi
 import (
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/httpapi/catalog"
 )
 
-// libraryView is a synced library as the API shows it: its configuration,
-// its state, and its catalog.
+// libraryView is a synced library as the API shows it to a caller: its
+// configuration, its catalog at one revision, and how it sees the caller.
 type libraryView struct {
 	cfg    *config.Library
-	state  *fm.LibraryState
-	cat    *catalog
+	json   *libraryJSON
+	lib    *catalog.Library
+	ops    *opsTable
 	viewer viewer
 }
+
+// state is the library's state at the revision shown.
+func (lv *libraryView) state() *fm.LibraryState { return &lv.lib.State }
 
 // storagePermissionJSON is a Drive permission on the wire.
 type storagePermissionJSON struct {

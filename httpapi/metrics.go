@@ -13,6 +13,8 @@ type Metrics struct {
 	requests     *prometheus.CounterVec
 	duration     *prometheus.HistogramVec
 	authFailures *prometheus.CounterVec
+	streams      prometheus.Gauge
+	streamsCut   prometheus.Counter
 }
 
 // NewMetrics registers the API's metrics with reg.
@@ -31,8 +33,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "foldermirror_auth_failures_total",
 			Help: "Requests whose credentials were missing or refused, by reason.",
 		}, []string{"reason"}),
+		streams: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "foldermirror_api_streams",
+			Help: "Answers too long to be sent whole being streamed now.",
+		}),
+		streamsCut: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "foldermirror_api_streams_cut_total",
+			Help: "Streamed answers cut because their client had not read them by their deadline.",
+		}),
 	}
-	reg.MustRegister(m.requests, m.duration, m.authFailures)
+	reg.MustRegister(m.requests, m.duration, m.authFailures, m.streams, m.streamsCut)
 	return m
 }
 

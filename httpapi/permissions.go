@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
@@ -13,28 +14,30 @@ import (
 )
 
 // getPermissions is operation 4: a folder's Drive permissions, in Drive's
-// order. The answer is the same for every caller who may see the folder, so
-// it is encoded once per catalog.
+// order. The answer depends on the folder's permission set, its download
+// restriction and its library's domain alone: it is encoded once and kept
+// (see answerCache).
 func (s *Server) getPermissions(c *gin.Context) {
-	lv, e, _, ok := s.folderParam(c, true)
+	lv, r, _, ok := s.folderParam(c, true)
 	if !ok {
 		return
 	}
-	body := e.permissions.Load()
-	if body == nil {
-		b, err := s.permissionsBody(c.Request.Context(), lv, e)
-		if err != nil {
+	v := lv.lib.View(r)
+	key := answerKey{library: lv.cfg.ID, set: lv.lib.SetKey(v.Set), restricted: v.Restricted}
+	body, ok := s.answers.get(key)
+	if !ok {
+		var err error
+		if body, err = s.permissionsBody(c.Request.Context(), lv, key); err != nil {
 			s.writeError(c, err)
 			return
 		}
-		e.permissions.Store(&b)
-		body = &b
+		s.answers.put(key, body)
 	}
-	c.Data(http.StatusOK, "application/json; charset=utf-8", *body)
+	c.Data(http.StatusOK, "application/json; charset=utf-8", body)
 }
 
-func (s *Server) permissionsBody(ctx context.Context, lv libraryView, e *entry) ([]byte, error) {
-	perms, err := s.index.Permissions(ctx, lv.cfg.ID, e.ID)
+func (s *Server) permissionsBody(ctx context.Context, lv *libraryView, key answerKey) ([]byte, error) {
+	perms, err := s.index.PermissionSet(ctx, lv.cfg.ID, key.set)
 	if err != nil {
 		return nil, err
 	}
@@ -42,12 +45,61 @@ func (s *Server) permissionsBody(ctx context.Context, lv libraryView, e *entry) 
 	out := folderPermissionsJSON{
 		StoragePermissions: make([]storagePermissionJSON, len(perms)),
 		Kind:               kindFolderPermissions,
-		RestrictedDownload: e.RestrictedDownload,
+		RestrictedDownload: key.restricted,
 	}
 	for i, p := range perms {
 		out.StoragePermissions[i] = storagePermission(p, dom)
 	}
 	return json.Marshal(out)
+}
+
+// answerKey is what an answer of operation 4 depends on.
+type answerKey struct {
+	library    string
+	set        fm.PermissionSetKey
+	restricted bool
+}
+
+// answerCache keeps encoded answers of operation 4, up to about maxBytes:
+// two generations, the older dropped when the newer fills its half, so that
+// answers in use stay and the cache never grows past its bound.
+type answerCache struct {
+	mu       sync.Mutex
+	cur, old map[answerKey][]byte
+	curBytes int
+	maxBytes int
+}
+
+func newAnswerCache(maxBytes int) *answerCache {
+	return &answerCache{cur: map[answerKey][]byte{}, maxBytes: maxBytes}
+}
+
+func (ac *answerCache) get(k answerKey) ([]byte, bool) {
+	ac.mu.Lock()
+	defer ac.mu.Unlock()
+	if b, ok := ac.cur[k]; ok {
+		return b, true
+	}
+	b, ok := ac.old[k]
+	if ok {
+		ac.add(k, b)
+	}
+	return b, ok
+}
+
+func (ac *answerCache) put(k answerKey, b []byte) {
+	ac.mu.Lock()
+	defer ac.mu.Unlock()
+	ac.add(k, b)
+}
+
+// add keeps an answer in the newer generation. Call with ac.mu held.
+func (ac *answerCache) add(k answerKey, b []byte) {
+	if ac.curBytes+len(b) > ac.maxBytes/2 {
+		ac.old, ac.cur, ac.curBytes = ac.cur, map[answerKey][]byte{}, 0
+	}
+	ac.cur[k] = b
+	ac.curBytes += len(b)
 }
 
 // storagePermission shows a Drive permission of a library of domain dom.

@@ -3,12 +3,18 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/httpapi/catalog"
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Resource kinds.
@@ -22,77 +28,46 @@ const (
 
 // A folder on the wire is, in the description's order: editable,
 // editableDocuments (the caller's), fileId ... parentFolderIsRoot (the
-// folder's: its head), permittedOperations (the caller's), resourceKey,
-// restrictedDownload (the folder's: its tail), subfolders.
+// folder's), permittedOperations (the caller's), resourceKey,
+// restrictedDownload (the folder's), subfolders. It is assembled from
+// pieces: the catalog's fields, escaped already, and the JSON between them,
+// made once.
 
-type headJSON struct {
-	FileID                string `json:"fileId"`
-	FolderServiceID       string `json:"folderServiceId"`
-	FolderDefinitionID    string `json:"folderDefinitionId"`
-	FolderIsRoot          bool   `json:"folderIsRoot"`
-	Kind                  string `json:"kind"`
-	LibraryID             string `json:"libraryId"`
-	LibraryName           string `json:"libraryName"`
-	Name                  string `json:"name"`
-	ParentFolderServiceID string `json:"parentFolderServiceId"`
-	ParentFolderStorageID string `json:"parentFolderStorageId"`
-	ParentFolderIsRoot    bool   `json:"parentFolderIsRoot"`
+// libraryJSON is the JSON a library's folders share.
+type libraryJSON struct {
+	// definitionID is the library's folderDefinitionId, escaped.
+	definitionID string
+	// afterDefinition runs from the end of folderDefinitionId to the
+	// opening of name, for a folder that is the root ([1]) or not ([0]).
+	afterDefinition [2][]byte
 }
 
-type tailJSON struct {
-	ResourceKey        string `json:"resourceKey"`
-	RestrictedDownload bool   `json:"restrictedDownload"`
-}
-
-// encoder encodes the caller-independent parts of folders into large
-// shared buffers (few allocations for a large library).
-type encoder struct {
-	tmp   bytes.Buffer
-	enc   *json.Encoder
-	arena []byte
-}
-
-// folder returns the head and tail of a folder of catalog c.
-func (e *encoder) folder(c *catalog, f *fm.Folder) (head, tail []byte) {
-	def := f.DefinitionID
-	if def == "" {
-		def = c.lib.FolderDefinitionID
+func newLibraryJSON(lib *config.Library) *libraryJSON {
+	lj := &libraryJSON{definitionID: jsonContents(lib.FolderDefinitionID)}
+	for isRoot := range 2 {
+		lj.afterDefinition[isRoot] = fmt.Appendf(nil, `","folderIsRoot":%t,"kind":%q,"libraryId":"%s","libraryName":"%s","name":"`,
+			isRoot == 1, kindFolder, jsonContents(lib.ID), jsonContents(lib.Name))
 	}
-	head = e.fields(headJSON{
-		FileID: f.ID, FolderServiceID: f.ID, FolderDefinitionID: def, FolderIsRoot: f.ID == c.rootID,
-		Kind: kindFolder, LibraryID: c.lib.ID, LibraryName: c.lib.Name, Name: f.Name,
-		ParentFolderServiceID: f.ParentID, ParentFolderStorageID: f.ParentID,
-		ParentFolderIsRoot: f.ParentID != "" && f.ParentID == c.rootID,
-	})
-	tail = e.fields(tailJSON{ResourceKey: f.ResourceKey, RestrictedDownload: f.RestrictedDownload})
-	return head, tail
+	return lj
 }
 
-// fields encodes v's fields without the braces, followed by a comma.
-func (e *encoder) fields(v any) []byte {
-	if e.enc == nil {
-		e.enc = json.NewEncoder(&e.tmp)
-		e.enc.SetEscapeHTML(false)
-	}
-	e.tmp.Reset()
-	_ = e.enc.Encode(v) // strings and booleans only: cannot fail
-	b := bytes.TrimSuffix(e.tmp.Bytes(), []byte("}\n"))[1:]
-	return e.keep(append(b, ','))
-}
-
-// keep copies b into the arena.
-func (e *encoder) keep(b []byte) []byte {
-	if cap(e.arena)-len(e.arena) < len(b) {
-		e.arena = make([]byte, 0, max(256<<10, len(b)))
-	}
-	start := len(e.arena)
-	e.arena = append(e.arena, b...)
-	return e.arena[start:len(e.arena):len(e.arena)]
+// jsonContents returns s escaped as a JSON string's contents.
+func jsonContents(s string) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string: cannot fail
+	out := bytes.TrimSpace(buf.Bytes())
+	return string(out[1 : len(out)-1])
 }
 
 // opsTable holds permittedOperations, encoded, for every combination that
 // changes them.
 type opsTable [3][2][2][2][]byte
+
+// opsTables are the tables of libraries where writers may share folders
+// ([0]) and where sharing a folder asks for an organizer ([1]).
+var opsTables = [2]opsTable{newOpsTable(false), newOpsTable(true)}
 
 func newOpsTable(sharingRequiresOrganizer bool) opsTable {
 	var t opsTable
@@ -110,7 +85,7 @@ func newOpsTable(sharingRequiresOrganizer bool) opsTable {
 	return t
 }
 
-func (t *opsTable) get(role fm.Role, e *entry) []byte {
+func (t *opsTable) get(role fm.Role, v *catalog.View) []byte {
 	class := 0
 	switch {
 	case role >= fm.RoleFileOrganizer:
@@ -118,7 +93,7 @@ func (t *opsTable) get(role fm.Role, e *entry) []byte {
 	case role >= fm.RoleWriter:
 		class = 1
 	}
-	return t[class][b2i(e.RestrictedDownload)][b2i(e.isRoot)][b2i(e.WritersCanShare)]
+	return t[class][b2i(v.Restricted)][b2i(v.IsRoot)][b2i(v.WritersCanShare)]
 }
 
 func b2i(b bool) int {
@@ -129,32 +104,45 @@ func b2i(b bool) int {
 }
 
 var (
-	editableTrue  = []byte(`{"editable":true,"editableDocuments":true,`)
-	editableFalse = []byte(`{"editable":false,"editableDocuments":false,`)
-	opsKey        = []byte(`"permittedOperations":`)
-	subfoldersKey = []byte(`,"subfolders":[`)
+	openEditable       = [2]string{`{"editable":false,"editableDocuments":false,"fileId":"`, `{"editable":true,"editableDocuments":true,"fileId":"`}
+	parentIsRootOps    = [2]string{`","parentFolderIsRoot":false,"permittedOperations":`, `","parentFolderIsRoot":true,"permittedOperations":`}
+	restrictedSubfolds = [2]string{`","restrictedDownload":false,"subfolders":[`, `","restrictedDownload":true,"subfolders":[`}
 )
 
-// appendFolder appends a folder for a caller of that role, up to and with
-// the opening of its subfolders list.
-func appendFolder(b []byte, ops *opsTable, e *entry, role fm.Role) []byte {
-	if role >= fm.RoleWriter {
-		b = append(b, editableTrue...)
-	} else {
-		b = append(b, editableFalse...)
+// appendFolder appends a folder of lv for a caller of that role, up to and
+// with the opening of its subfolders list.
+func appendFolder(b []byte, lv *libraryView, v *catalog.View, role fm.Role) []byte {
+	id, parent := v.ID, v.ParentID
+	if v.EscapedID {
+		id, parent = jsonContents(id), jsonContents(parent)
 	}
-	b = append(b, e.head...)
-	b = append(b, opsKey...)
-	b = append(b, ops.get(role, e)...)
-	b = append(b, ',')
-	b = append(b, e.tail[:len(e.tail)-1]...) // its comma goes before subfolders
-	return append(b, subfoldersKey...)
+	def := v.DefinitionID
+	if def == "" {
+		def = lv.json.definitionID
+	}
+	b = append(b, openEditable[b2i(role >= fm.RoleWriter)]...)
+	b = append(b, id...)
+	b = append(b, `","folderServiceId":"`...)
+	b = append(b, id...)
+	b = append(b, `","folderDefinitionId":"`...)
+	b = append(b, def...)
+	b = append(b, lv.json.afterDefinition[b2i(v.IsRoot)]...)
+	b = append(b, v.EscapedName...)
+	b = append(b, `","parentFolderServiceId":"`...)
+	b = append(b, parent...)
+	b = append(b, `","parentFolderStorageId":"`...)
+	b = append(b, parent...)
+	b = append(b, parentIsRootOps[b2i(v.ParentID != "" && v.ParentID == lv.lib.State.RootID)]...)
+	b = append(b, lv.ops.get(role, v)...)
+	b = append(b, `,"resourceKey":"`...)
+	b = append(b, v.ResourceKey...)
+	return append(b, restrictedSubfolds[b2i(v.Restricted)]...)
 }
 
 // folderBody is operation 5's answer: one folder, no subfolders.
-func folderBody(ops *opsTable, e *entry, role fm.Role) []byte {
-	b := make([]byte, 0, len(e.head)+len(e.tail)+256)
-	b = appendFolder(b, ops, e, role)
+func folderBody(lv *libraryView, v *catalog.View, role fm.Role) []byte {
+	b := make([]byte, 0, 512+len(v.EscapedName))
+	b = appendFolder(b, lv, v, role)
 	return append(b, "]}"...)
 }
 
@@ -166,41 +154,63 @@ const (
 	streamChunkBytes = 32 << 10
 )
 
-// streamWriteTimeout is the time each chunk of a stream gets, so that a long
-// stream outlives the server's WriteTimeout while a stalled client does not.
-const streamWriteTimeout = 30 * time.Second
+// A stream holds a buffer and a revision of its library while its client
+// reads it. So that slow readers cannot pin memory, a caller has at most
+// StreamsPerCaller streams at once (beyond, 429 before anything is sent),
+// each chunk must be taken within StreamChunkTimeout, and a whole stream
+// within StreamDeadline (beyond, the connection is cut). The defaults:
+const (
+	streamsPerCaller   = 4
+	streamChunkTimeout = 30 * time.Second
+	streamDeadline     = 10 * time.Minute
+)
 
 // buffers recycles answer buffers: large answers do not each cost the
 // garbage collector a megabyte.
 var buffers = sync.Pool{New: func() any { b := make([]byte, 0, wholeAnswerBytes+64<<10); return &b }}
 
+// errStreamDeadline cuts a stream that took longer than streamDeadline.
+var errStreamDeadline = errors.New("the answer took longer than its deadline to be read")
+
 // folderStream writes a folder list:
 // {"items":[ folder {..., "subfolders":[ ... ]} ... ],"kind":...}.
 type folderStream struct {
-	w         http.ResponseWriter
-	rc        *http.ResponseController
-	buf       *[]byte
-	streaming bool
-	err       error
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	buf *[]byte
+	// startStream takes a stream slot of the caller's, when the answer
+	// turns out too long to be sent whole; it returns the slot's release.
+	startStream func() (release func(), err error)
+	release     func()
+	streaming   bool
+	limits      *streamSlots
+	deadline    time.Time
+	// refused is why the answer could not stream; err why it cannot go on.
+	refused, err error
 	// first tells, per nesting level, that no item was written there yet.
 	first []bool
 }
 
-func newFolderStream(w http.ResponseWriter) *folderStream {
-	s := &folderStream{w: w, rc: http.NewResponseController(w), buf: buffers.Get().(*[]byte), first: []bool{true}}
-	*s.buf = append((*s.buf)[:0], `{"items":[`...)
-	return s
+// newFolderStream starts a folder list answering c, whose caller's streams
+// are counted.
+func (s *Server) newFolderStream(c *gin.Context) *folderStream {
+	fs := &folderStream{w: c.Writer, rc: http.NewResponseController(c.Writer), buf: buffers.Get().(*[]byte),
+		first: []bool{true}, limits: s.streams}
+	key := budgetKey(callerOf(c).Identity)
+	fs.startStream = func() (func(), error) { return s.streams.take(key) }
+	*fs.buf = append((*fs.buf)[:0], `{"items":[`...)
+	return fs
 }
 
 // open writes a folder at nesting depth (0: an item of the list), leaving
 // its subfolders list open; close ends it.
-func (s *folderStream) open(ops *opsTable, e *entry, role fm.Role, depth int) {
+func (s *folderStream) open(lv *libraryView, v *catalog.View, role fm.Role, depth int) {
 	b := *s.buf
 	if !s.first[depth] {
 		b = append(b, ',')
 	}
 	s.first[depth] = false
-	*s.buf = appendFolder(b, ops, e, role)
+	*s.buf = appendFolder(b, lv, v, role)
 	s.first = append(s.first[:depth+1], true)
 }
 
@@ -214,33 +224,62 @@ func (s *folderStream) close() {
 // sent whole.
 func (s *folderStream) spill() {
 	switch n := len(*s.buf); {
-	case s.streaming && n >= streamChunkBytes, !s.streaming && n >= wholeAnswerBytes:
-		if !s.streaming {
-			s.streaming = true
-			s.w.Header().Set("Content-Type", "application/json; charset=utf-8")
-			s.w.WriteHeader(http.StatusOK)
+	case s.err != nil:
+		*s.buf = (*s.buf)[:0]
+	case s.streaming && n >= streamChunkBytes:
+		s.send()
+	case !s.streaming && n >= wholeAnswerBytes:
+		if s.release, s.refused = s.startStream(); s.refused != nil {
+			s.err = s.refused
+			return
 		}
+		s.streaming, s.deadline = true, time.Now().Add(s.limits.deadline)
+		s.w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		s.w.WriteHeader(http.StatusOK)
 		s.send()
 	}
 }
 
 // send writes the buffer out, with a fresh write deadline.
 func (s *folderStream) send() {
-	if s.err == nil {
-		_ = s.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	defer func() { *s.buf = (*s.buf)[:0] }()
+	if s.err != nil {
+		return
+	}
+	if !time.Now().Before(s.deadline) {
+		s.err = errStreamDeadline
+	} else {
+		chunk := time.Now().Add(s.limits.chunkTimeout)
+		if chunk.After(s.deadline) {
+			chunk = s.deadline
+		}
+		_ = s.rc.SetWriteDeadline(chunk)
 		if _, s.err = s.w.Write(*s.buf); s.err == nil {
 			s.err = s.rc.Flush()
 		}
+		if s.err != nil && !time.Now().Before(s.deadline) {
+			s.err = fmt.Errorf("%w: %w", errStreamDeadline, s.err)
+		}
 	}
-	*s.buf = (*s.buf)[:0]
+	if errors.Is(s.err, errStreamDeadline) {
+		s.limits.cut.Inc()
+	}
 }
 
-// failed tells whether the client is gone: the rest need not be produced.
+// failed tells whether the answer cannot go on (the client is gone, say):
+// the rest need not be produced.
 func (s *folderStream) failed() bool { return s.err != nil }
 
-// finish ends the answer, and gives the buffer back.
-func (s *folderStream) finish() error {
+// finish ends the answer, gives the buffer back, and releases the stream's
+// slot. An answer refused a stream was not started: refused tells why.
+func (s *folderStream) finish() (refused, err error) {
 	defer buffers.Put(s.buf)
+	if s.release != nil {
+		defer s.release()
+	}
+	if s.refused != nil {
+		return s.refused, nil
+	}
 	*s.buf = append(*s.buf, `],"kind":"`+kindFolderList+`"}`...)
 	if !s.streaming {
 		h := s.w.Header()
@@ -248,8 +287,45 @@ func (s *folderStream) finish() error {
 		h.Set("Content-Length", strconv.Itoa(len(*s.buf)))
 		s.w.WriteHeader(http.StatusOK)
 		_, err := s.w.Write(*s.buf)
-		return err
+		return nil, err
 	}
 	s.send()
-	return s.err
+	return nil, s.err
+}
+
+// streamSlots counts each caller's streams, and bounds them.
+type streamSlots struct {
+	perCaller              int
+	chunkTimeout, deadline time.Duration
+	// active and cut are the metrics of streams under way, and of those
+	// cut at their deadline.
+	active prometheus.Gauge
+	cut    prometheus.Counter
+
+	mu    sync.Mutex
+	count map[string]int
+}
+
+// take takes a stream slot of a caller's, and returns its release; it is
+// refused (ERATELIMITED) when the caller has all its slots taken already.
+func (ss *streamSlots) take(caller string) (func(), error) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.count[caller] >= ss.perCaller {
+		return nil, &fm.Error{Code: fm.ERATELIMITED, RetryAfter: 5 * time.Second,
+			Message: fmt.Sprintf("Too many long answers under way for this caller (at most %d at once); try again after Retry-After seconds.", ss.perCaller)}
+	}
+	if ss.count == nil {
+		ss.count = map[string]int{}
+	}
+	ss.count[caller]++
+	ss.active.Inc()
+	return func() {
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		ss.active.Dec()
+		if ss.count[caller]--; ss.count[caller] == 0 {
+			delete(ss.count, caller)
+		}
+	}, nil
 }

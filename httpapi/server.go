@@ -3,6 +3,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -33,8 +34,14 @@ type Server struct {
 	metrics  *Metrics
 	catalogs *catalogs
 	budgets  *budgets
-	engine   *gin.Engine
-	http     *http.Server
+	streams  *streamSlots
+	answers  *answerCache
+	// libJSON and configTags are each library's shared JSON and the
+	// configuration its answers show, by library ID.
+	libJSON    map[string]*libraryJSON
+	configTags map[string][]byte
+	engine     *gin.Engine
+	http       *http.Server
 }
 
 // Options tune a Server; the zero value is usable.
@@ -45,6 +52,12 @@ type Options struct {
 	// ReadHeaderTimeout bounds the reading of a request's header; 10 s by
 	// default.
 	ReadHeaderTimeout time.Duration
+	// StreamsPerCaller bounds the answers too long to be sent whole that a
+	// caller reads at once (4 by default); StreamChunkTimeout the time to
+	// take each chunk of one (30 s), StreamDeadline the time to take it all
+	// (10 min).
+	StreamsPerCaller                   int
+	StreamChunkTimeout, StreamDeadline time.Duration
 }
 
 // Server limits. Streams extend their own write deadline as they go.
@@ -55,6 +68,9 @@ const (
 	idleTimeout       = 2 * time.Minute
 	maxHeaderBytes    = 64 << 10
 )
+
+// answerCacheBytes bounds the encoded answers of operation 4 kept.
+const answerCacheBytes = 16 << 20
 
 func init() { gin.SetMode(gin.ReleaseMode) }
 
@@ -69,8 +85,19 @@ func New(cfg *config.Config, idx fm.IndexReader, authn Authenticator, opts Optio
 	if opts.ReadHeaderTimeout == 0 {
 		opts.ReadHeaderTimeout = readHeaderTimeout
 	}
-	s := &Server{cfg: cfg, index: idx, auth: authn, logger: opts.Logger, metrics: opts.Metrics, catalogs: newCatalogs(idx),
-		budgets: newBudgets(cfg.Limits.CallerRequestsPerSecond, cfg.Limits.CallerBurst)}
+	opts.StreamsPerCaller = cmp.Or(opts.StreamsPerCaller, streamsPerCaller)
+	opts.StreamChunkTimeout = cmp.Or(opts.StreamChunkTimeout, streamChunkTimeout)
+	opts.StreamDeadline = cmp.Or(opts.StreamDeadline, streamDeadline)
+	s := &Server{cfg: cfg, index: idx, auth: authn, logger: opts.Logger, metrics: opts.Metrics,
+		catalogs: newCatalogs(idx, cfg.Libraries), budgets: newBudgets(cfg.Limits.CallerRequestsPerSecond, cfg.Limits.CallerBurst),
+		streams: &streamSlots{perCaller: opts.StreamsPerCaller, chunkTimeout: opts.StreamChunkTimeout, deadline: opts.StreamDeadline,
+			active: opts.Metrics.streams, cut: opts.Metrics.streamsCut},
+		answers: newAnswerCache(answerCacheBytes),
+		libJSON: map[string]*libraryJSON{}, configTags: map[string][]byte{}}
+	for i := range cfg.Libraries {
+		lib := &cfg.Libraries[i]
+		s.libJSON[lib.ID], s.configTags[lib.ID] = newLibraryJSON(lib), configTag(cfg, lib)
+	}
 	s.engine = s.routes()
 	s.http = &http.Server{
 		Handler:           s.engine,

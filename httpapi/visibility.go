@@ -3,6 +3,7 @@ package httpapi
 import (
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
+	"github.com/foldermirror/foldermirror/httpapi/catalog"
 )
 
 // caller is an authenticated caller and the principals a grant may name to
@@ -26,18 +27,20 @@ type access struct {
 	listable bool
 }
 
-// viewer is a caller as one catalog knows it: the numbers of its principals.
+// viewer is a caller as one library knows it: the numbers of its
+// principals.
 type viewer struct {
+	lib *catalog.Library
 	// owner: a security code of the library's domain acting as its admin.
 	owner      bool
 	principals []int32
 }
 
-// viewerOf returns how the catalog sees a caller.
-func (c *catalog) viewerOf(cl *caller) viewer {
-	v := viewer{owner: cl.Admin && cl.CodeDomain == c.lib.Domain}
+// viewerOf returns how a library sees a caller.
+func viewerOf(lib *catalog.Library, domain string, cl *caller) viewer {
+	v := viewer{lib: lib, owner: cl.Admin && cl.CodeDomain == domain}
 	for _, p := range cl.principals {
-		if n, ok := c.principals[p]; ok {
+		if n, ok := lib.Principal(p); ok {
 			v.principals = append(v.principals, n)
 		}
 	}
@@ -48,16 +51,16 @@ func (c *catalog) viewerOf(cl *caller) viewer {
 func (v viewer) sharedWith() bool { return v.owner || len(v.principals) > 0 }
 
 // access is what the viewer may do with a folder.
-func (v viewer) access(e *entry) access {
+func (v viewer) access(r catalog.Ref) access {
 	if v.owner {
 		return access{role: fm.RoleOwner, listable: true}
 	}
 	var a access
-	for _, g := range e.grants {
+	for _, g := range v.lib.Grants(r) {
 		for _, p := range v.principals {
-			if g.principal == p {
-				a.role = max(a.role, g.role)
-				a.listable = a.listable || !g.withLink
+			if g.Principal == p {
+				a.role = max(a.role, g.Role)
+				a.listable = a.listable || !g.WithLink
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package index
 
 import (
 	"encoding/binary"
-	"errors"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -14,7 +13,7 @@ import (
 
 const recordFormat = 1
 
-var errCorrupt = errors.New("corrupt record")
+var errCorrupt = fm.ErrCorrupt
 
 type encoder struct{ buf []byte }
 
@@ -117,10 +116,9 @@ const (
 	flagWritersCanShare
 )
 
-// encodeFolder encodes everything of f but its ID, which is the record's
-// key, and its grants, which its permission set makes.
-func encodeFolder(f *fm.Folder, permset []byte) []byte {
-	e := encoder{buf: make([]byte, 0, 64+len(f.Name)+len(permset))}
+// encodeFolder encodes everything of f but its ID, which is the record's key.
+func encodeFolder(f *fm.Folder) []byte {
+	e := encoder{buf: make([]byte, 0, 48+len(f.ParentID)+len(f.Name)+len(f.ResourceKey)+len(f.DefinitionID))}
 	e.byte(recordFormat)
 	e.str(f.ParentID)
 	e.str(f.Name)
@@ -137,76 +135,58 @@ func encodeFolder(f *fm.Folder, permset []byte) []byte {
 		flags |= flagWritersCanShare
 	}
 	e.byte(flags)
-	e.str(string(permset))
+	e.buf = append(e.buf, f.PermissionSet[:]...)
+	e.buf = append(e.buf, f.OwnSet[:]...)
 	return e.buf
 }
 
-// decodeFolder decodes a folder record (its grants left empty) and returns
-// the key of its permission set.
-func decodeFolder(id string, b []byte) (*fm.Folder, []byte, error) {
+// decodeFolder decodes a folder record into f, whose ID it sets to id.
+func decodeFolder(f *fm.Folder, id string, b []byte) error {
 	d := decoder{buf: b}
 	d.header()
-	f := &fm.Folder{ID: id, ParentID: d.str(), Name: d.str(), ResourceKey: d.str(), DefinitionID: d.str()}
+	*f = fm.Folder{ID: id, ParentID: d.str(), Name: d.str(), ResourceKey: d.str(), DefinitionID: d.str()}
 	flags := d.byte()
 	f.OwnRestrictedDownload = flags&flagOwnRestricted != 0
 	f.RestrictedDownload = flags&flagRestricted != 0
 	f.WritersCanShare = flags&flagWritersCanShare != 0
-	permset := []byte(d.str())
-	if err := d.done(); err != nil {
-		return nil, nil, err
-	}
-	return f, permset, nil
+	d.key(&f.PermissionSet)
+	d.key(&f.OwnSet)
+	return d.done()
 }
 
-func encodePermissions(perms []fm.Permission) []byte {
-	e := encoder{buf: make([]byte, 0, 8+96*len(perms))}
-	e.byte(recordFormat)
-	e.uint(uint64(len(perms)))
-	for _, p := range perms {
-		e.str(p.ID)
-		e.str(p.Type)
-		e.str(p.Role)
-		e.str(p.EmailAddress)
-		e.str(p.Domain)
-		e.str(p.DisplayName)
-		e.str(p.PhotoLink)
-		e.bool(p.AllowFileDiscovery)
+// folderSets reads only the permission set keys of a folder record.
+func folderSets(b []byte) (set, own fm.PermissionSetKey, err error) {
+	n := len(fm.PermissionSetKey{})
+	if len(b) < 1+2*n || b[0] != recordFormat {
+		return set, own, errCorrupt
 	}
-	return e.buf
+	copy(set[:], b[len(b)-2*n:])
+	copy(own[:], b[len(b)-n:])
+	return set, own, nil
 }
 
-// permissionCount reads only the number of permissions of an encoded list.
-func permissionCount(b []byte) int {
-	d := decoder{buf: b}
-	d.header()
-	return int(d.uint())
+func (d *decoder) key(k *fm.PermissionSetKey) {
+	if d.err != nil {
+		return
+	}
+	if len(d.buf) < len(k) {
+		d.err = errCorrupt
+		return
+	}
+	copy(k[:], d.buf)
+	d.buf = d.buf[len(k):]
 }
 
-func decodePermissions(b []byte) ([]fm.Permission, error) {
-	d := decoder{buf: b}
-	d.header()
-	n := d.uint()
-	if n > uint64(len(d.buf)) {
-		return nil, errCorrupt
-	}
-	perms := make([]fm.Permission, n)
-	for i := range perms {
-		perms[i] = fm.Permission{
-			ID: d.str(), Type: d.str(), Role: d.str(), EmailAddress: d.str(),
-			Domain: d.str(), DisplayName: d.str(), PhotoLink: d.str(), AllowFileDiscovery: d.bool(),
-		}
-	}
-	if err := d.done(); err != nil {
-		return nil, err
-	}
-	return perms, nil
-}
-
-// libraryRecord is what the index keeps of a library: its public state and
-// the generation of the tree readers see.
+// libraryRecord is what the index keeps of a library: its public state, the
+// generation of the tree readers see, and what its change log holds.
 type libraryRecord struct {
 	fm.LibraryState
 	Generation uint64
+	// LogStart is the first revision whose changes the log holds: readers
+	// at an older revision must read the library again.
+	LogStart uint64
+	// LogEntries counts the log's entries.
+	LogEntries uint64
 }
 
 func encodeLibrary(r *libraryRecord) []byte {
@@ -223,6 +203,8 @@ func encodeLibrary(r *libraryRecord) []byte {
 	e.uint(uint64(r.Folders))
 	e.uint(uint64(r.Permissions))
 	e.uint(r.Revision)
+	e.uint(r.LogStart)
+	e.uint(r.LogEntries)
 	return e.buf
 }
 
@@ -240,6 +222,8 @@ func decodeLibrary(b []byte) (*libraryRecord, error) {
 	r.Folders = int(d.uint())
 	r.Permissions = int(d.uint())
 	r.Revision = d.uint()
+	r.LogStart = d.uint()
+	r.LogEntries = d.uint()
 	if err := d.done(); err != nil {
 		return nil, err
 	}

@@ -9,18 +9,20 @@ import (
 )
 
 func FuzzFolderCodec(f *testing.F) {
-	f.Add("parent", "Name ✓", "rk", "def", byte(3), "\x01\x02permset")
-	f.Add("", "", "", "", byte(0), "")
-	f.Fuzz(func(t *testing.T, parent, name, rk, def string, flags byte, permset string) {
+	f.Add("parent", "Name ✓", "rk", "def", byte(3), []byte("0123456789abcdef"))
+	f.Add("", "", "", "", byte(0), []byte{})
+	f.Fuzz(func(t *testing.T, parent, name, rk, def string, flags byte, key []byte) {
 		in := &fm.Folder{ID: "id", ParentID: parent, Name: name, ResourceKey: rk, DefinitionID: def,
 			OwnRestrictedDownload: flags&1 != 0, RestrictedDownload: flags&2 != 0, WritersCanShare: flags&4 != 0}
-		out, set, err := decodeFolder("id", encodeFolder(in, []byte(permset)))
-		if err != nil || !reflect.DeepEqual(in, out) || string(set) != permset {
-			t.Fatalf("round trip: %+v %q → %+v %q, %v", in, permset, out, set, err)
+		copy(in.PermissionSet[:], key)
+		copy(in.OwnSet[:], name)
+		out := &fm.Folder{}
+		if err := decodeFolder(out, "id", encodeFolder(in)); err != nil || !reflect.DeepEqual(in, out) {
+			t.Fatalf("round trip: %+v → %+v, %v", in, out, err)
 		}
 		// Any byte string decodes to a value or an error, never a panic.
-		_, _, _ = decodeFolder("id", []byte(name))
-		_, _ = decodePermissions([]byte(name))
+		_ = decodeFolder(out, "id", []byte(name))
+		_, _ = fm.DecodePermissions([]byte(name))
 		_, _ = decodeLibrary([]byte(name))
 	})
 }
@@ -28,11 +30,14 @@ func FuzzFolderCodec(f *testing.F) {
 func TestPermissionsAndLibraryCodecs(t *testing.T) {
 	perms := []fm.Permission{{ID: "1", Type: "user", Role: "writer", EmailAddress: "a@b.c", DisplayName: "A", PhotoLink: "https://x"},
 		{ID: "anyone", Type: "anyone", Role: "reader", AllowFileDiscovery: true}}
-	got, err := decodePermissions(encodePermissions(perms))
+	got, err := fm.DecodePermissions(fm.AppendPermissions(nil, perms))
 	if err != nil || !reflect.DeepEqual(got, perms) {
 		t.Errorf("permissions: %+v, %v", got, err)
 	}
-	rec := &libraryRecord{Generation: 42, LibraryState: fm.LibraryState{ID: "lib", RootID: "r", DriveID: "d",
+	if _, err := fm.DecodePermissions(append(fm.AppendPermissions(nil, perms), 0)); err == nil {
+		t.Error("permissions: trailing byte accepted")
+	}
+	rec := &libraryRecord{Generation: 42, LogStart: 3, LogEntries: 7, LibraryState: fm.LibraryState{ID: "lib", RootID: "r", DriveID: "d",
 		SharingRequiresOrganizer: true, StartPageToken: "77", LastFullSync: time.Unix(1700000000, 5).UTC(),
 		Folders: 3, Permissions: 9}}
 	back, err := decodeLibrary(encodeLibrary(rec))

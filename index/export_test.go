@@ -1,10 +1,6 @@
 package index
 
-import (
-	"slices"
-
-	bolt "go.etcd.io/bbolt"
-)
+import bolt "go.etcd.io/bbolt"
 
 // Generations returns how many trees the index holds for a library.
 func (db *DB) Generations(libraryID string) int {
@@ -14,29 +10,41 @@ func (db *DB) Generations(libraryID string) int {
 		if lib == nil {
 			return nil
 		}
-		return lib.ForEachBucket(func([]byte) error { n++; return nil })
+		return lib.ForEachBucket(func(name []byte) error {
+			if isGeneration(name) {
+				n++
+			}
+			return nil
+		})
 	})
 	return n
 }
 
-// OpenReadTransactions returns the number of read transactions now open.
-func (db *DB) OpenReadTransactions() int { return db.bolt.Stats().OpenTxN }
+// LogBounds returns the first revision a library's log holds and its
+// number of entries.
+func (db *DB) LogBounds(libraryID string) (start, entries uint64) {
+	rec := db.library(libraryID)
+	return rec.LogStart, rec.LogEntries
+}
 
-// PermissionSets returns the references of each permission set of a
-// library's current tree.
-func (db *DB) PermissionSets(libraryID string) []uint64 {
-	var refs []uint64
-	_ = db.bolt.View(func(tx *bolt.Tx) error {
-		t, err := currentTree(tx, libraryID)
+// PruneLog prunes a library's log to at most keep entries, as appendLog does
+// past maxLogEntries.
+func (db *DB) PruneLog(libraryID string, keep uint64) error {
+	var rec *libraryRecord
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		lib := tx.Bucket(bucketLibraries).Bucket([]byte(libraryID))
+		r, err := readLibraryRecord(lib)
 		if err != nil {
 			return err
 		}
-		return t.permsets.ForEach(func(_, v []byte) error {
-			n, _ := splitPermset(v)
-			refs = append(refs, n)
-			return nil
-		})
+		if err := pruneLog(lib.Bucket(bucketLog), r, keep); err != nil {
+			return err
+		}
+		rec = r
+		return lib.Put(keyState, encodeLibrary(r))
 	})
-	slices.Sort(refs)
-	return refs
+	if err == nil {
+		db.setLibrary(rec)
+	}
+	return err
 }

@@ -4,10 +4,11 @@
 // Layout (bucket → contents):
 //
 //	meta                        schema → version
-//	libraries/<libraryID>       state → library record (current generation, sync state)
+//	libraries/<libraryID>       state → library record (current generation, sync state, log bounds)
+//	libraries/<libraryID>/log   revision (8 bytes) folderID → nothing: the folders each revision changed
 //	libraries/<libraryID>/g<N>  one generation of the library's tree:
-//	    folders     folderID → folder record, with the key of its permission set
-//	    children    parentID 0x00 sortName 0x00 childID → childID
+//	    folders     folderID → folder record, with the keys of its permission sets
+//	    children    parentID 0x00 childID → nothing
 //	    permsets    key → references, Drive permissions in Drive's order (see permsets.go)
 //	directory/<domain>          the domain's users and group memberships
 //
@@ -15,6 +16,12 @@
 // library's record to it in one transaction, so readers see the old tree or
 // the new one, never a mix. Generations no record points to (left by a crash
 // or an aborted sync) are dropped at Open.
+//
+// Writes go in one transaction per logical batch, never with NoSync. Large
+// reads and writes (a whole library, a full sync) touch much of the file,
+// which bbolt reads through a memory map: the pages they touched are then
+// released from the process (see release), so that its resident memory does
+// not grow with the file.
 package index
 
 import (
@@ -24,15 +31,17 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // SchemaVersion is the version of the layout above. Open refuses any other.
-const SchemaVersion = "3"
+const SchemaVersion = "4"
 
 // FileName is the name of the index file inside the data directory.
 const FileName = "index.db"
@@ -43,6 +52,7 @@ var (
 	bucketFolders   = []byte("folders")
 	bucketChildren  = []byte("children")
 	bucketPermsets  = []byte("permsets")
+	bucketLog       = []byte("log")
 	keySchema       = []byte("schema")
 	keyState        = []byte("state")
 )
@@ -68,7 +78,7 @@ func Open(dataDir string, logger *slog.Logger) (*DB, error) {
 	}
 	path := filepath.Join(dataDir, FileName)
 	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: openTimeout, FreelistType: bolt.FreelistMapType})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open index %s: locked by another process (is a foldermirror daemon running?)", path)
 	}
 	if err != nil {
@@ -92,7 +102,7 @@ func (db *DB) Close() error { return db.bolt.Close() }
 // generations and loads the library records.
 func (db *DB) init() error {
 	return db.bolt.Update(func(tx *bolt.Tx) error {
-		if err := checkSchema(tx); err != nil {
+		if err := checkSchema(tx, db.logger); err != nil {
 			return err
 		}
 		if err := db.loadDirectories(tx); err != nil {
@@ -119,7 +129,11 @@ func (db *DB) init() error {
 	})
 }
 
-func checkSchema(tx *bolt.Tx) error {
+// checkSchema creates the schema in a new file, and refuses a file of
+// another program or of a newer foldermirror. An index of an older
+// foldermirror is emptied: it only mirrors Drive, and the next syncs fill
+// it again.
+func checkSchema(tx *bolt.Tx, logger *slog.Logger) error {
 	meta := tx.Bucket(bucketMeta)
 	if meta == nil {
 		foreign := false
@@ -127,16 +141,45 @@ func checkSchema(tx *bolt.Tx) error {
 		if foreign {
 			return errors.New("not a foldermirror index (no schema version)")
 		}
-		meta, err := tx.CreateBucket(bucketMeta)
-		if err != nil {
+		return createSchema(tx)
+	}
+	v := string(meta.Get(keySchema))
+	switch {
+	case v == SchemaVersion:
+		return nil
+	case olderSchema(v):
+		logger.Warn("the index was written by an older foldermirror; it is emptied and filled again by the next syncs",
+			"schema", v, "now", SchemaVersion)
+		return emptyIndex(tx)
+	}
+	return fmt.Errorf("index schema version %q is not one this foldermirror reads (%q): it was written by a newer foldermirror", v, SchemaVersion)
+}
+
+// olderSchema tells whether v is the version of an older layout.
+func olderSchema(v string) bool {
+	n, err := strconv.Atoi(v)
+	current, _ := strconv.Atoi(SchemaVersion)
+	return err == nil && n >= 1 && n < current
+}
+
+func createSchema(tx *bolt.Tx) error {
+	meta, err := tx.CreateBucket(bucketMeta)
+	if err != nil {
+		return err
+	}
+	return meta.Put(keySchema, []byte(SchemaVersion))
+}
+
+// emptyIndex deletes every bucket and writes the current schema.
+func emptyIndex(tx *bolt.Tx) error {
+	var names [][]byte
+	_ = tx.ForEach(func(name []byte, _ *bolt.Bucket) error { names = append(names, bytes.Clone(name)); return nil })
+	for _, name := range names {
+		if err := tx.DeleteBucket(name); err != nil {
 			return err
 		}
-		return meta.Put(keySchema, []byte(SchemaVersion))
 	}
-	if v := meta.Get(keySchema); string(v) != SchemaVersion {
-		return fmt.Errorf("index schema version %q, this foldermirror reads %q", v, SchemaVersion)
-	}
-	return nil
+	return createSchema(tx)
 }
 
 func readLibraryRecord(lib *bolt.Bucket) (*libraryRecord, error) {
@@ -150,7 +193,7 @@ func readLibraryRecord(lib *bolt.Bucket) (*libraryRecord, error) {
 func dropOrphanGenerations(lib *bolt.Bucket, rec *libraryRecord, logger *slog.Logger) error {
 	var orphans [][]byte
 	err := lib.ForEachBucket(func(name []byte) error {
-		if rec == nil || !bytes.Equal(name, generationKey(rec.Generation)) {
+		if isGeneration(name) && (rec == nil || !bytes.Equal(name, generationKey(rec.Generation))) {
 			orphans = append(orphans, bytes.Clone(name))
 		}
 		return nil
@@ -169,6 +212,9 @@ func dropOrphanGenerations(lib *bolt.Bucket, rec *libraryRecord, logger *slog.Lo
 
 func generationKey(gen uint64) []byte { return fmt.Appendf(nil, "g%016x", gen) }
 
+// isGeneration tells a generation's bucket from the library's others.
+func isGeneration(name []byte) bool { return len(name) == 17 && name[0] == 'g' }
+
 // update runs fn in a write transaction; a failure (a full disk, say) names
 // what was being written and the index file.
 func (db *DB) update(what string, fn func(tx *bolt.Tx) error) error {
@@ -176,6 +222,19 @@ func (db *DB) update(what string, fn func(tx *bolt.Tx) error) error {
 		return fmt.Errorf("%s in index %s: %w", what, db.path, err)
 	}
 	return nil
+}
+
+// release gives back to the system the pages of the index file the process
+// has mapped: they stay in the page cache, and are mapped again when read.
+// It runs under a read transaction, so bbolt cannot remap the file meanwhile.
+// A failure only leaves the pages mapped, so it is logged.
+func (db *DB) release() {
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		return unmapPages(tx.DB().Info().Data, uintptr(tx.Size()))
+	})
+	if err != nil {
+		db.logger.Debug("could not release the index's mapped pages", "err", err)
+	}
 }
 
 // library returns the cached record of a library, nil if never synced.
@@ -194,8 +253,6 @@ func (db *DB) setLibrary(rec *libraryRecord) {
 // tree is the buckets of one generation of a library, within a transaction.
 type tree struct {
 	folders, children, permsets *bolt.Bucket
-	// grantCache holds the grants of the permission sets read.
-	grantCache map[string][]fm.Grant
 }
 
 func openTree(gen *bolt.Bucket) (*tree, error) {

@@ -3,15 +3,17 @@ package index
 import (
 	"bytes"
 	"context"
+	"slices"
 
 	fm "github.com/foldermirror/foldermirror"
 	bolt "go.etcd.io/bbolt"
 )
 
 // UpdateLibrary runs fn on the library's current tree in one write
-// transaction: all of fn's changes and its new state are written together,
-// or, when fn fails, none. The revision grows by one if fn wrote to the tree
-// or changed a field of the state readers see.
+// transaction: all of fn's changes, its new state and the log of the
+// folders it touched are written together, or, when fn fails, none. The
+// revision grows by one if fn wrote to the tree or changed a field of the
+// state readers see.
 func (db *DB) UpdateLibrary(_ context.Context, libraryID string, fn func(fm.LibraryTx) error) error {
 	var rec *libraryRecord
 	err := db.update("update library "+libraryID, func(tx *bolt.Tx) error {
@@ -19,13 +21,23 @@ func (db *DB) UpdateLibrary(_ context.Context, libraryID string, fn func(fm.Libr
 		if err != nil {
 			return err
 		}
-		ltx := &libraryTx{tree: t, rec: *old}
+		ltx := &libraryTx{tree: t, rec: *old, touched: map[string]bool{}}
 		if err := fn(ltx); err != nil {
 			return err
 		}
 		rec = &ltx.rec
-		if ltx.wrote || readerVisibleChange(&old.LibraryState, &rec.LibraryState) {
-			rec.Revision = old.Revision + 1
+		wrote := len(ltx.touched) > 0
+		if !wrote && !readerVisibleChange(&old.LibraryState, &rec.LibraryState) {
+			return lib.Put(keyState, encodeLibrary(rec))
+		}
+		rec.Revision = old.Revision + 1
+		ids := make([]string, 0, len(ltx.touched))
+		for id := range ltx.touched {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		if err := appendLog(lib, rec, rec.Revision, ids); err != nil {
+			return err
 		}
 		return lib.Put(keyState, encodeLibrary(rec))
 	})
@@ -40,8 +52,8 @@ func (db *DB) UpdateLibrary(_ context.Context, libraryID string, fn func(fm.Libr
 type libraryTx struct {
 	*tree
 	rec libraryRecord
-	// wrote tells whether the tree was written to.
-	wrote bool
+	// touched are the folders written or removed.
+	touched map[string]bool
 }
 
 func (l *libraryTx) State() fm.LibraryState { return l.rec.LibraryState }
@@ -54,83 +66,105 @@ func (l *libraryTx) SetState(s fm.LibraryState) {
 
 func (l *libraryTx) Folder(id string) (*fm.Folder, error) { return l.folder(id) }
 
+func (l *libraryTx) Permissions(id string) (perms, own []fm.Permission, err error) {
+	f, err := l.folder(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if perms, err = l.permissions(f.PermissionSet); err != nil {
+		return nil, nil, err
+	}
+	own, err = l.permissions(f.OwnSet)
+	return perms, own, err
+}
+
 func (l *libraryTx) Children(id string) ([]string, error) {
 	var ids []string
 	prefix := childrenPrefix(id)
 	c := l.children.Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		ids = append(ids, string(v))
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		ids = append(ids, string(k[len(prefix):]))
 	}
 	return ids, nil
 }
 
 func (l *libraryTx) Put(sf fm.SyncedFolder) error {
-	old, err := l.unlink(sf.ID)
-	if err != nil {
+	if _, err := l.unlink(sf.ID); err != nil {
 		return err
 	}
-	l.wrote = true
-	if err := l.putFolder(&sf); err != nil {
+	var err error
+	if sf.PermissionSet, err = l.putList(sf.Permissions); err != nil {
 		return err
 	}
-	if old == nil {
-		l.rec.Folders++
+	if sf.OwnSet, err = l.putList(sf.OwnPermissions); err != nil {
+		return err
 	}
+	if err := l.link(&sf.Folder); err != nil {
+		return err
+	}
+	l.rec.Folders++
 	l.rec.Permissions += len(sf.Permissions)
 	return nil
 }
 
 func (l *libraryTx) Replace(f *fm.Folder) error {
-	old, permset, err := l.folderRecord(f.ID)
+	old, err := l.folder(f.ID)
 	if err != nil {
 		return err
 	}
-	l.wrote = true
 	if old.ParentID != "" {
-		if err := l.children.Delete(childKey(old.ParentID, old.Name, old.ID)); err != nil {
+		if err := l.children.Delete(childKey(old.ParentID, old.ID)); err != nil {
 			return err
 		}
 	}
-	if err := l.folders.Put([]byte(f.ID), encodeFolder(f, permset)); err != nil {
+	kept := *f
+	kept.PermissionSet, kept.OwnSet = old.PermissionSet, old.OwnSet
+	return l.link(&kept)
+}
+
+func (l *libraryTx) Delete(id string) error {
+	_, err := l.unlink(id)
+	return err
+}
+
+// link writes a folder's record and its parent's children entry.
+func (l *libraryTx) link(f *fm.Folder) error {
+	l.touched[f.ID] = true
+	if err := l.folders.Put([]byte(f.ID), encodeFolder(f)); err != nil {
 		return err
 	}
 	if f.ParentID == "" {
 		return nil
 	}
-	return l.children.Put(childKey(f.ParentID, f.Name, f.ID), []byte(f.ID))
+	return l.children.Put(childKey(f.ParentID, f.ID), nil)
 }
 
-func (l *libraryTx) Delete(id string) error {
-	old, err := l.unlink(id)
-	if err != nil || old == nil {
-		return err
-	}
-	l.rec.Folders--
-	return nil
-}
-
-// unlink removes a folder's record, children entry and permissions, and
-// takes them out of the counts; it returns the removed folder, nil if none.
+// unlink removes a folder's record, children entry and references to its
+// permission sets, and takes them out of the counts; it returns the
+// removed folder, nil if none.
 func (l *libraryTx) unlink(id string) (*fm.Folder, error) {
-	key := []byte(id)
-	v := l.folders.Get(key)
+	v := l.folders.Get([]byte(id))
 	if v == nil {
 		return nil, nil
 	}
-	old, permset, err := decodeFolder(id, v)
-	if err != nil {
+	old := &fm.Folder{}
+	if err := decodeFolder(old, id, v); err != nil {
 		return nil, err
 	}
-	l.wrote = true
+	l.touched[id] = true
 	if old.ParentID != "" {
-		if err := l.children.Delete(childKey(old.ParentID, old.Name, id)); err != nil {
+		if err := l.children.Delete(childKey(old.ParentID, id)); err != nil {
 			return nil, err
 		}
 	}
-	n, err := l.dropPermset(permset)
+	n, err := l.dropSet(old.PermissionSet)
 	if err != nil {
 		return nil, err
 	}
+	if _, err := l.dropSet(old.OwnSet); err != nil {
+		return nil, err
+	}
 	l.rec.Permissions -= n
-	return old, l.folders.Delete(key)
+	l.rec.Folders--
+	return old, l.folders.Delete([]byte(id))
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -25,32 +24,36 @@ type fullSync struct {
 	perms      int
 	drift      fm.Drift
 	matched    int // folders of the new tree found in the old one
-	// lastID is the highest folder ID written: batches in ascending order
-	// are appended to packed pages.
-	lastID string
-	// children are the children entries, written sorted at Commit.
-	children []childEntry
-	// permsetRefs counts the folders referring to each permission set,
-	// written at Commit.
-	permsetRefs map[string]uint64
-	done        bool
+	// lastID and lastLink are the last folder and link written: both come
+	// in ascending order, and are appended to packed pages.
+	lastID   string
+	lastLink fm.ChildLink
+	// sizes is the number of permissions of each set put.
+	sizes map[fm.PermissionSetKey]int
+	// refs counts the references to each set, written at Commit.
+	refs map[fm.PermissionSetKey]uint64
+	// drifted are the folders added or changed, while they are few enough
+	// to be logged (see maxLoggedDrift); nil past that.
+	drifted []string
+	// unreleased counts the folders written since mapped pages were last
+	// released.
+	unreleased int
+	done       bool
 }
-
-// childEntry is a children key and its value, the child's ID.
-type childEntry struct{ key, id []byte }
 
 // packedFill is how full pages written in key order are filled: they are
 // not split again, as a tree written whole is then mostly read. Keys
 // written out of order keep bbolt's default, which leaves room to insert.
 const packedFill = 1.0
 
-// childrenBatch is how many children entries one transaction of Commit
-// writes.
-const childrenBatch = 20_000
+// releaseEvery is how many folders a full sync writes between releases of
+// the index's mapped pages.
+const releaseEvery = 50_000
 
 // BeginFullSync creates an empty generation for the library's new tree.
 func (db *DB) BeginFullSync(_ context.Context, libraryID string) (fm.FullSyncWriter, error) {
-	fs := &fullSync{db: db, libraryID: libraryID, permsetRefs: map[string]uint64{}}
+	fs := &fullSync{db: db, libraryID: libraryID, sizes: map[fm.PermissionSetKey]int{},
+		refs: map[fm.PermissionSetKey]uint64{}, drifted: []string{}}
 	err := db.update("begin a full sync of "+libraryID, func(tx *bolt.Tx) error {
 		lib, err := tx.Bucket(bucketLibraries).CreateBucketIfNotExists([]byte(libraryID))
 		if err != nil {
@@ -78,7 +81,7 @@ func nextGeneration(lib *bolt.Bucket) uint64 {
 	var max uint64
 	_ = lib.ForEachBucket(func(name []byte) error {
 		var g uint64
-		if _, err := fmt.Sscanf(string(name), "g%x", &g); err == nil && g > max {
+		if _, err := fmt.Sscanf(string(name), "g%x", &g); err == nil && isGeneration(name) && g > max {
 			max = g
 		}
 		return nil
@@ -86,64 +89,100 @@ func nextGeneration(lib *bolt.Bucket) uint64 {
 	return max + 1
 }
 
-func (fs *fullSync) tree(tx *bolt.Tx) (*tree, error) {
-	return fs.generationTree(tx, fs.generation)
-}
-
-// oldTree is the tree being replaced, nil if none.
-func (fs *fullSync) oldTree(tx *bolt.Tx) (*tree, error) {
-	if fs.prev == nil {
-		return nil, nil
-	}
-	return fs.generationTree(tx, fs.prev.Generation)
-}
-
-func (fs *fullSync) generationTree(tx *bolt.Tx, generation uint64) (*tree, error) {
+// trees opens the new tree and the one being replaced (nil if none).
+func (fs *fullSync) trees(tx *bolt.Tx) (cur, old *tree, err error) {
 	lib := tx.Bucket(bucketLibraries).Bucket([]byte(fs.libraryID))
 	if lib == nil {
-		return nil, errors.New("library bucket vanished")
+		return nil, nil, errors.New("library bucket vanished")
 	}
-	gen := lib.Bucket(generationKey(generation))
-	if gen == nil {
-		return nil, fmt.Errorf("generation %d vanished", generation)
+	open := func(generation uint64) (*tree, error) {
+		gen := lib.Bucket(generationKey(generation))
+		if gen == nil {
+			return nil, fmt.Errorf("generation %d vanished", generation)
+		}
+		return openTree(gen)
 	}
-	return openTree(gen)
+	if cur, err = open(fs.generation); err != nil || fs.prev == nil {
+		return cur, nil, err
+	}
+	old, err = open(fs.prev.Generation)
+	return cur, old, err
 }
 
-// Put writes a batch of folders in one transaction. Batches in ascending
-// order of folder ID make a compact index.
-func (fs *fullSync) Put(folders []fm.SyncedFolder) error {
+func (fs *fullSync) check() error {
 	if fs.done {
 		return errors.New("full sync already finished")
 	}
-	batch := sortedByID(folders)
-	inOrder := len(batch) > 0 && batch[0].ID > fs.lastID
-	refs := map[string]uint64{}
+	return nil
+}
+
+// PutPermissionSets stores sets, without references yet.
+func (fs *fullSync) PutPermissionSets(sets []fm.PermissionSet) error {
+	if err := fs.check(); err != nil {
+		return err
+	}
+	err := fs.db.update("write permissions of "+fs.libraryID, func(tx *bolt.Tx) error {
+		t, _, err := fs.trees(tx)
+		if err != nil {
+			return err
+		}
+		for _, s := range sets {
+			if err := t.addSet(s.Key, fm.AppendPermissions(nil, s.Permissions), 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, s := range sets {
+		fs.sizes[s.Key] = len(s.Permissions)
+	}
+	return nil
+}
+
+// PutFolders writes a batch of folders in one transaction, appended to
+// packed pages, and counts how they differ from the old tree.
+func (fs *fullSync) PutFolders(folders []fm.Folder) error {
+	if err := fs.check(); err != nil {
+		return err
+	}
+	if err := fs.checkOrder(folders); err != nil {
+		return err
+	}
 	var drift fm.Drift
-	var matched int
+	var matched, perms int
+	var drifted []string
 	err := fs.db.update("write folders of "+fs.libraryID, func(tx *bolt.Tx) error {
-		t, err := fs.tree(tx)
+		t, old, err := fs.trees(tx)
 		if err != nil {
 			return err
 		}
-		if inOrder {
-			t.folders.FillPercent = packedFill
-		}
-		old, err := fs.oldTree(tx)
-		if err != nil {
-			return err
-		}
-		for _, sf := range batch {
-			// References are counted here and written at Commit.
-			permset, err := t.addPermset(sf.Permissions, 0)
-			if err != nil {
+		t.folders.FillPercent = packedFill
+		for i := range folders {
+			f := &folders[i]
+			n, ok := fs.sizes[f.PermissionSet]
+			if _, own := fs.sizes[f.OwnSet]; !ok || !own {
+				return fmt.Errorf("folder %s refers to a permission set not put", f.ID)
+			}
+			perms += n
+			record := encodeFolder(f)
+			if err := t.folders.Put([]byte(f.ID), record); err != nil {
 				return err
 			}
-			refs[string(permset)]++
-			if err := t.folders.Put([]byte(sf.ID), encodeFolder(&sf.Folder, permset)); err != nil {
-				return err
+			if old == nil {
+				continue
 			}
-			if old != nil && compareFolder(t, old, sf.ID, &drift) {
+			switch was := old.folders.Get([]byte(f.ID)); {
+			case was == nil:
+				drift.Added++
+				drifted = append(drifted, f.ID)
+			case !bytes.Equal(was, record):
+				drift.Changed++
+				matched++
+				drifted = append(drifted, f.ID)
+			default:
 				matched++
 			}
 		}
@@ -152,77 +191,105 @@ func (fs *fullSync) Put(folders []fm.SyncedFolder) error {
 	if err != nil {
 		return err
 	}
-	if len(batch) > 0 {
-		fs.lastID = max(fs.lastID, batch[len(batch)-1].ID)
+	for i := range folders {
+		fs.refs[folders[i].PermissionSet]++
+		fs.refs[folders[i].OwnSet]++
 	}
-	for k, n := range refs {
-		fs.permsetRefs[k] += n
-	}
-	for _, sf := range batch {
-		if sf.ParentID != "" {
-			fs.children = append(fs.children, childEntry{childKey(sf.ParentID, sf.Name, sf.ID), []byte(sf.ID)})
-		}
-	}
+	fs.lastID = folders[len(folders)-1].ID
+	fs.folders += len(folders)
+	fs.perms += perms
+	fs.matched += matched
 	fs.drift.Added += drift.Added
 	fs.drift.Changed += drift.Changed
-	fs.matched += matched
-	for i := range folders {
-		fs.perms += len(folders[i].Permissions)
+	if fs.drifted != nil {
+		fs.drifted = append(fs.drifted, drifted...)
+		if len(fs.drifted) > maxLoggedDrift {
+			fs.drifted = nil
+		}
 	}
-	fs.folders += len(folders)
+	fs.releaseSometimes(len(folders))
 	return nil
 }
 
-// compareFolder counts a folder of the new tree as added or changed against
-// the old tree, and reports whether the old tree has it.
-func compareFolder(t, old *tree, id string, drift *fm.Drift) bool {
-	key := []byte(id)
-	was := old.folders.Get(key)
-	switch {
-	case was == nil:
-		drift.Added++
-		return false
-	case !bytes.Equal(was, t.folders.Get(key)):
-		drift.Changed++
+// checkOrder refuses folders that do not come in ascending order of ID.
+func (fs *fullSync) checkOrder(folders []fm.Folder) error {
+	if len(folders) == 0 {
+		return errors.New("no folders to put")
 	}
-	return true
-}
-
-// sortedByID returns the folders in ascending order of ID.
-func sortedByID(folders []fm.SyncedFolder) []*fm.SyncedFolder {
-	out := make([]*fm.SyncedFolder, len(folders))
+	last := fs.lastID
 	for i := range folders {
-		out[i] = &folders[i]
+		if fs.folders+i > 0 && folders[i].ID <= last {
+			return fmt.Errorf("folder %s put after %s: folders must come in ascending order of ID", folders[i].ID, last)
+		}
+		last = folders[i].ID
 	}
-	slices.SortFunc(out, func(a, b *fm.SyncedFolder) int { return strings.Compare(a.ID, b.ID) })
-	return out
+	return nil
 }
 
-// putFolder writes a folder, a reference to its permissions and its
-// children entry.
-func (t *tree) putFolder(sf *fm.SyncedFolder) error {
-	permset, err := t.addPermset(sf.Permissions, 1)
-	if err != nil {
+// PutChildren writes links in one transaction, appended to packed pages.
+func (fs *fullSync) PutChildren(links []fm.ChildLink) error {
+	if err := fs.check(); err != nil {
 		return err
 	}
-	if err := t.folders.Put([]byte(sf.ID), encodeFolder(&sf.Folder, permset)); err != nil {
-		return err
+	last := fs.lastLink
+	for _, l := range links {
+		if compareLinks(l, last) <= 0 && last != (fm.ChildLink{}) {
+			return fmt.Errorf("link %s→%s put after %s→%s: links must come in ascending order", l.ParentID, l.ChildID, last.ParentID, last.ChildID)
+		}
+		last = l
 	}
-	if sf.ParentID == "" {
-		return nil
-	}
-	return t.children.Put(childKey(sf.ParentID, sf.Name, sf.ID), []byte(sf.ID))
-}
-
-// writePermsetRefs writes the references counted while folders were put.
-func (fs *fullSync) writePermsetRefs() error {
-	return fs.db.update("write the permissions of "+fs.libraryID, func(tx *bolt.Tx) error {
-		t, err := fs.tree(tx)
+	err := fs.db.update("write the tree of "+fs.libraryID, func(tx *bolt.Tx) error {
+		t, _, err := fs.trees(tx)
 		if err != nil {
 			return err
 		}
-		for key, n := range fs.permsetRefs {
-			if err := t.setPermsetRefs([]byte(key), n); err != nil {
+		t.children.FillPercent = packedFill
+		for _, l := range links {
+			if err := t.children.Put(childKey(l.ParentID, l.ChildID), nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fs.lastLink = last
+	fs.releaseSometimes(len(links))
+	return nil
+}
+
+func compareLinks(a, b fm.ChildLink) int {
+	if c := strings.Compare(a.ParentID, b.ParentID); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ChildID, b.ChildID)
+}
+
+// releaseSometimes releases the index's mapped pages once enough was written.
+func (fs *fullSync) releaseSometimes(n int) {
+	if fs.unreleased += n; fs.unreleased >= releaseEvery {
+		fs.unreleased = 0
+		fs.db.release()
+	}
+}
+
+// writeRefs writes the references counted while folders were put, and
+// drops the sets no folder refers to.
+func (fs *fullSync) writeRefs() error {
+	return fs.db.update("write the permissions of "+fs.libraryID, func(tx *bolt.Tx) error {
+		t, _, err := fs.trees(tx)
+		if err != nil {
+			return err
+		}
+		for key := range fs.sizes {
+			if fs.refs[key] == 0 {
+				if err := t.permsets.Delete(key[:]); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := t.setRefs(key, fs.refs[key]); err != nil {
 				return err
 			}
 		}
@@ -230,53 +297,27 @@ func (fs *fullSync) writePermsetRefs() error {
 	})
 }
 
-// writeChildren writes the children entries in key order, packed.
-func (fs *fullSync) writeChildren() error {
-	slices.SortFunc(fs.children, func(a, b childEntry) int { return bytes.Compare(a.key, b.key) })
-	for start := 0; start < len(fs.children); start += childrenBatch {
-		batch := fs.children[start:min(start+childrenBatch, len(fs.children))]
-		err := fs.db.update("write the tree of "+fs.libraryID, func(tx *bolt.Tx) error {
-			t, err := fs.tree(tx)
-			if err != nil {
-				return err
-			}
-			t.children.FillPercent = packedFill
-			for _, c := range batch {
-				if err := t.children.Put(c.key, c.id); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	fs.children = nil
-	return nil
-}
-
-// Commit writes the children entries and permission set references, then,
-// in one transaction, the state, switching readers to the new tree. The old
-// tree is dropped afterwards. The revision grows from the replaced record's
-// when the tree drifted or a field of the state readers see changed.
+// Commit writes the permission set references, then, in one transaction,
+// the state, switching readers to the new tree, and the log of what
+// drifted. The old tree is dropped afterwards. The revision grows from the
+// replaced record's when the tree drifted or a field of the state readers
+// see changed.
 func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
-	if fs.done {
-		return fm.Drift{}, errors.New("full sync already finished")
-	}
-	if err := fs.writeChildren(); err != nil {
+	if err := fs.check(); err != nil {
 		return fm.Drift{}, err
 	}
-	if err := fs.writePermsetRefs(); err != nil {
+	if err := fs.writeRefs(); err != nil {
 		return fm.Drift{}, err
 	}
-	state.ID = fs.libraryID
-	state.Folders = fs.folders
-	state.Permissions = fs.perms
+	removed, err := fs.removed()
+	if err != nil {
+		return fm.Drift{}, err
+	}
+	state.ID, state.Folders, state.Permissions = fs.libraryID, fs.folders, fs.perms
 	var drift fm.Drift
 	var rec *libraryRecord
 	var old []byte
-	err := fs.db.update("commit the full sync of "+fs.libraryID, func(tx *bolt.Tx) error {
+	err = fs.db.update("commit the full sync of "+fs.libraryID, func(tx *bolt.Tx) error {
 		lib := tx.Bucket(bucketLibraries).Bucket([]byte(fs.libraryID))
 		if lib == nil {
 			return errors.New("library bucket vanished")
@@ -285,22 +326,13 @@ func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
 		if err != nil {
 			return err
 		}
-		drift = fs.drift
-		state.Revision = 1
 		if prev != nil {
 			old = generationKey(prev.Generation)
-			// The drift was measured against the tree read at BeginFullSync;
-			// if another tree has replaced it since, the change is unknown.
-			measured := fs.prev != nil && fs.prev.Generation == prev.Generation
-			if measured {
-				drift.Removed = max(0, prev.Folders-fs.matched)
-			}
-			state.Revision = prev.Revision
-			if !measured || drift.Total() > 0 || readerVisibleChange(&prev.LibraryState, &state) {
-				state.Revision++
-			}
 		}
-		rec = &libraryRecord{LibraryState: state, Generation: fs.generation}
+		rec, drift = fs.record(prev, state)
+		if err := fs.log(lib, prev, rec, removed); err != nil {
+			return err
+		}
 		return lib.Put(keyState, encodeLibrary(rec))
 	})
 	if err != nil {
@@ -311,7 +343,67 @@ func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
 	if old != nil {
 		fs.db.dropGeneration(fs.libraryID, old)
 	}
+	fs.db.release()
 	return drift, nil
+}
+
+// record makes the library's new record: the revision grows when the tree
+// drifted from the one it replaces, or a field of the state readers see
+// changed.
+func (fs *fullSync) record(prev *libraryRecord, state fm.LibraryState) (*libraryRecord, fm.Drift) {
+	rec := &libraryRecord{LibraryState: state, Generation: fs.generation}
+	rec.Revision = 1
+	if prev == nil {
+		rec.LogStart = 2
+		return rec, fm.Drift{}
+	}
+	drift := fs.drift
+	if fs.measured(prev) {
+		drift.Removed = max(0, prev.Folders-fs.matched)
+	}
+	rec.Revision, rec.LogStart, rec.LogEntries = prev.Revision, prev.LogStart, prev.LogEntries
+	if !fs.measured(prev) || drift.Total() > 0 || readerVisibleChange(&prev.LibraryState, &rec.LibraryState) {
+		rec.Revision++
+	}
+	return rec, drift
+}
+
+// measured tells whether the drift was measured against the tree prev
+// points to: another tree may have replaced the one read at BeginFullSync.
+func (fs *fullSync) measured(prev *libraryRecord) bool {
+	return fs.prev != nil && fs.prev.Generation == prev.Generation
+}
+
+// removed returns the IDs of the old tree's folders the new one lacks, when
+// the drift is small enough to be logged; nil otherwise.
+func (fs *fullSync) removed() ([]string, error) {
+	if fs.prev == nil || fs.drifted == nil || fs.prev.Folders-fs.matched <= 0 ||
+		len(fs.drifted)+fs.prev.Folders-fs.matched > maxLoggedDrift {
+		return nil, nil
+	}
+	var gone []string
+	err := fs.db.bolt.View(func(tx *bolt.Tx) error {
+		cur, old, err := fs.trees(tx)
+		if err != nil {
+			return err
+		}
+		gone = removedBetween(old, cur)
+		return nil
+	})
+	return gone, err
+}
+
+// log records what drifted under the new revision, or, when that is too
+// much (or unknown), starts the log afresh.
+func (fs *fullSync) log(lib *bolt.Bucket, prev, rec *libraryRecord, removed []string) error {
+	if prev == nil || rec.Revision == prev.Revision {
+		return nil
+	}
+	if !fs.measured(prev) || fs.drifted == nil || rec.RootID != prev.RootID ||
+		(prev.Folders-fs.matched > 0 && removed == nil) {
+		return resetLog(lib, rec)
+	}
+	return appendLog(lib, rec, rec.Revision, append(fs.drifted, removed...))
 }
 
 // Abort drops the unfinished tree; after Commit it does nothing.
@@ -320,6 +412,7 @@ func (fs *fullSync) Abort() error {
 		return nil
 	}
 	fs.done = true
+	defer fs.db.release()
 	return fs.db.dropGenerationErr(fs.libraryID, generationKey(fs.generation))
 }
 

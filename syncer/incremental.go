@@ -120,7 +120,7 @@ func tokenRefused(err error) bool {
 // transaction.
 type plan struct {
 	*reader
-	index fm.IndexReader
+	index Index
 	root  string
 
 	staged  map[string]*node

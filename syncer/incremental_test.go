@@ -95,7 +95,7 @@ func TestIncrementalSync(t *testing.T) {
 	e.incremental("lib")
 	snap, _ := e.db.Snapshot(context.Background(), "lib")
 	for _, f := range snap {
-		if !slices.ContainsFunc(f.Grants, func(g fm.Grant) bool { return g.Principal == "user:zed@example.com" }) {
+		if !slices.ContainsFunc(fm.GrantsOf(f.Permissions), func(g fm.Grant) bool { return g.Principal == "user:zed@example.com" }) {
 			t.Errorf("%s (%s) lacks the grant its ancestor was given", f.Name, f.ID)
 		}
 	}
@@ -145,7 +145,7 @@ func TestSharedDriveIncremental(t *testing.T) {
 		t.Errorf("tree %v", got)
 	}
 	for _, id := range []string{d, plans} {
-		if !slices.ContainsFunc(e.folder("team", id).Grants, func(g fm.Grant) bool { return g.Principal == "user:new@example.com" }) {
+		if !slices.ContainsFunc(e.grants("team", id), func(g fm.Grant) bool { return g.Principal == "user:new@example.com" }) {
 			t.Errorf("%s lacks the new member", id)
 		}
 	}

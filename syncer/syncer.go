@@ -26,6 +26,10 @@ import (
 type Index interface {
 	fm.IndexReader
 	fm.IndexWriter
+	// Folder returns one folder of a library; ENOTFOUND if none such.
+	Folder(ctx context.Context, libraryID, folderID string) (*fm.Folder, error)
+	// Permissions returns a folder's permissions in Drive's order.
+	Permissions(ctx context.Context, libraryID, folderID string) ([]fm.Permission, error)
 	ReplaceDirectory(ctx context.Context, snap *fm.DirectorySnapshot) error
 }
 

@@ -119,23 +119,22 @@ func (e *env) tree(lib string) []string {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	root, err := e.db.Folder(context.Background(), lib, st.RootID)
+	snap, err := e.db.Snapshot(context.Background(), lib)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	names := map[string]string{root.ID: root.Name}
+	names := map[string]string{}
+	for _, f := range snap {
+		names[f.ID] = f.Name
+	}
 	var lines []string
-	err = e.db.Walk(context.Background(), lib, st.RootID,
-		func(f *fm.Folder, _ int) (bool, bool) { names[f.ID] = f.Name; return true, true },
-		func(f *fm.Folder, _ int) error {
+	for _, f := range snap {
+		if f.ID != st.RootID {
 			lines = append(lines, f.Name+"<"+names[f.ParentID])
-			return nil
-		})
-	if err != nil {
-		e.t.Fatal(err)
+		}
 	}
 	sort.Strings(lines)
-	return append([]string{root.Name}, lines...)
+	return append([]string{names[st.RootID]}, lines...)
 }
 
 func (e *env) folder(lib, id string) *fm.Folder {
@@ -145,6 +144,16 @@ func (e *env) folder(lib, id string) *fm.Folder {
 		e.t.Fatalf("folder %s: %v", id, err)
 	}
 	return f
+}
+
+// grants returns the grants a folder's permissions make.
+func (e *env) grants(lib, id string) []fm.Grant {
+	e.t.Helper()
+	perms, err := e.db.Permissions(context.Background(), lib, id)
+	if err != nil {
+		e.t.Fatalf("permissions of %s: %v", id, err)
+	}
+	return fm.GrantsOf(perms)
 }
 
 func TestFullSyncMyDrive(t *testing.T) {
@@ -198,7 +207,7 @@ func TestFullSyncMyDrive(t *testing.T) {
 		t.Errorf("writersCanShare: a %v, b %v", fa.WritersCanShare, fb.WritersCanShare)
 	}
 	// a1 inherits bob and the domain from its ancestors, as Drive lists them.
-	if got := principals(fa1.Grants); !slices.Equal(got, []string{"domain:example.com", "user:bob@example.com", "user:storage@example.com"}) {
+	if got := principals(e.grants("eng", a1)); !slices.Equal(got, []string{"domain:example.com", "user:bob@example.com", "user:storage@example.com"}) {
 		t.Errorf("a1 grants %v", got)
 	}
 	perms, err := e.db.Permissions(context.Background(), "eng", crowded)
@@ -273,7 +282,7 @@ func TestFullSyncSharedDrive(t *testing.T) {
 	if !fq1.RestrictedDownload || !fq1.WritersCanShare {
 		t.Errorf("Q1: %+v", fq1)
 	}
-	if got := principals(fq1.Grants); !slices.Equal(got, []string{"user:carol@example.com", "user:dave@example.com", "user:storage@example.com"}) {
+	if got := principals(e.grants("team", q1)); !slices.Equal(got, []string{"user:carol@example.com", "user:dave@example.com", "user:storage@example.com"}) {
 		t.Errorf("Q1 grants %v", got)
 	}
 	// Permissions are listed for the drive and for Q1, the one folder with a
@@ -283,7 +292,7 @@ func TestFullSyncSharedDrive(t *testing.T) {
 		calls["drive.permissions.list"] != 2 {
 		t.Errorf("calls %v for %d folders", calls, res.Folders)
 	}
-	if got := principals(e.folder("team", plans).Grants); !slices.Equal(got, []string{"user:carol@example.com", "user:storage@example.com"}) {
+	if got := principals(e.grants("team", plans)); !slices.Equal(got, []string{"user:carol@example.com", "user:storage@example.com"}) {
 		t.Errorf("Plans grants %v", got)
 	}
 }
@@ -438,10 +447,10 @@ func TestFolderVanishingDuringSync(t *testing.T) {
 	e.cfg.Storage.Endpoint = proxy.URL + "/drive/v3/"
 	e.restartSyncer()
 	e.sync("team")
-	if f := e.folder("team", gone); len(f.Grants) != 0 {
-		t.Errorf("vanished folder keeps grants %v", f.Grants)
+	if g := e.grants("team", gone); len(g) != 0 {
+		t.Errorf("vanished folder keeps grants %v", g)
 	}
-	if f := e.folder("team", keep); len(f.Grants) == 0 {
+	if g := e.grants("team", keep); len(g) == 0 {
 		t.Error("the other folder lost its grants")
 	}
 }

@@ -60,18 +60,41 @@ func countCall(ctx context.Context) {
 }
 
 // RoundTrip implements http.RoundTripper. Only requests without a body, or
-// with a replayable one (GetBody), are retried.
+// with a replayable one (GetBody), are retried. A listing that reads ahead
+// (withReadAhead) gets its pages from the ones read ahead.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ra := readAheadOf(req)
+	if ra == nil {
+		resp, _, err := t.send(req)
+		return resp, err
+	}
+	var resp *http.Response
+	var body []byte
+	var err error
+	if p := ra.take(req); p != nil {
+		resp, body, err = p.wait(req.Context())
+	} else {
+		resp, body, err = t.send(req)
+	}
+	if err == nil && resp.StatusCode == http.StatusOK {
+		ra.start(t, req, body)
+	}
+	return resp, err
+}
+
+// send sends a request, retrying it while its failures are transient, and
+// returns the answer with its body read in full.
+func (t *transport) send(req *http.Request) (*http.Response, []byte, error) {
 	ctx := req.Context()
 	method := apiMethod(req)
 	for attempt := 1; ; attempt++ {
 		if err := t.limiter.Wait(ctx); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		countCall(ctx)
 		try, err := cloneRequest(req)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		resp, err := t.base.RoundTrip(try)
 		var body []byte
@@ -81,17 +104,17 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.count(method, resp, err)
 		wait, retry := t.shouldRetry(ctx, resp, body, err, attempt)
 		if !retry && err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !retry {
-			return resp, nil
+			return resp, body, nil
 		}
 		if resp != nil {
 			resp.Body.Close()
 		}
 		t.metrics.retries.WithLabelValues(method).Inc()
 		if err := sleep(ctx, wait); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 }

@@ -119,61 +119,16 @@ func convertPermissions(perms []*drive.Permission, odd *oddities) []fm.Permissio
 	return out
 }
 
-// placeInTree returns the root and the listed folders reachable from it,
-// parents before children, with ParentID and RestrictedDownload set. Drive
-// data may hold cycles and folders with several parents: a folder's parent is
-// the one nearest the root (the first listed among equals), so the result is
-// always a tree; the other links are counted in odd. Folders not reachable
-// from the root are left out.
-func placeInTree(root *node, listed map[string]*node, odd *oddities) []*node {
-	children := make(map[string][]*node, len(listed))
-	for _, n := range listed {
-		for _, p := range n.parents {
-			if p != n.ID {
-				children[p] = append(children[p], n)
-			}
-		}
+// newNode keeps what foldermirror needs of a changed folder of the library.
+func (r *reader) newNode(f *drive.File) *node {
+	n := newNode(f)
+	if f.Permissions != nil {
+		n.Permissions = r.lists.intern(convertPermissions(f.Permissions, &r.odd))
+		n.permsKnown = true
 	}
-	root.ParentID = ""
-	root.RestrictedDownload = root.OwnRestrictedDownload
-	depth := map[string]int{root.ID: 0}
-	placed := map[string]*node{root.ID: root}
-	order := []*node{root}
-	// Breadth first: when a folder of depth d is taken, every folder of
-	// depth d is already placed, so nearestParent sees all candidates.
-	for i := 0; i < len(order); i++ {
-		for _, child := range children[order[i].ID] {
-			if _, seen := placed[child.ID]; seen {
-				continue
-			}
-			parent := placed[nearestParent(child, depth)]
-			child.ParentID = parent.ID
-			child.RestrictedDownload = child.OwnRestrictedDownload || parent.RestrictedDownload
-			depth[child.ID] = depth[parent.ID] + 1
-			placed[child.ID] = child
-			order = append(order, child)
-		}
+	if r.lib.IsSharedDrive() {
+		n.WritersCanShare = true // the drive's restriction decides instead
+		n.inherits = !f.HasAugmentedPermissions && !f.InheritedPermissionsDisabled
 	}
-	for _, n := range order[1:] {
-		inLibrary := 0
-		for _, p := range n.parents {
-			if _, ok := placed[p]; ok && p != n.ID {
-				inLibrary++
-			}
-		}
-		odd.parentLinks.Add(int64(inLibrary - 1))
-	}
-	return order
-}
-
-// nearestParent returns the placed parent of n nearest the root, the first
-// listed among equals.
-func nearestParent(n *node, depth map[string]int) string {
-	best, bestDepth := "", -1
-	for _, p := range n.parents {
-		if d, ok := depth[p]; ok && p != n.ID && (bestDepth < 0 || d < bestDepth) {
-			best, bestDepth = p, d
-		}
-	}
-	return best
+	return n
 }

@@ -3,47 +3,66 @@ package syncer
 import (
 	"slices"
 	"testing"
+
+	drive "google.golang.org/api/drive/v3"
 )
 
-func n(id string, restricted bool, parents ...string) *node {
-	x := &node{parents: parents}
-	x.ID = id
-	x.OwnRestrictedDownload = restricted
-	return x
-}
-
 func TestPlaceInTree(t *testing.T) {
-	root := n("root", false)
-	listed := map[string]*node{}
-	for _, x := range []*node{
-		root,
-		n("a", true, "root"),
-		n("a1", false, "a"),
-		n("b", false, "root"),
-		// several parents: the one nearest the root wins.
-		n("deep", false, "a1", "b"),
+	st, err := newStage(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.close()
+	for _, x := range []struct {
+		id         string
+		restricted bool
+		parents    []string
+	}{
+		{"root", false, nil},
+		{"a", true, []string{"root"}},
+		{"a1", false, []string{"a"}},
+		{"b", false, []string{"root"}},
+		// several parents: the one nearest the root wins, the first listed among equals.
+		{"deep", false, []string{"a1", "b"}},
+		{"twin", false, []string{"b", "a"}},
 		// a cycle reachable from the root, and one that is not.
-		n("c1", false, "c2", "b"),
-		n("c2", false, "c1"),
-		n("x1", false, "x2"),
-		n("x2", false, "x1"),
+		{"c1", false, []string{"c2", "b"}},
+		{"c2", false, []string{"c1"}},
+		{"x1", false, []string{"x2"}},
+		{"x2", false, []string{"x1"}},
 		// a parent outside the library, and itself as parent.
-		n("orphan", false, "elsewhere"),
-		n("self", false, "self", "a1"),
+		{"orphan", false, []string{"elsewhere"}},
+		{"self", false, []string{"self", "a1"}},
 	} {
-		listed[x.ID] = x
-	}
-	order := placeInTree(root, listed, &oddities{})
-	got := map[string]string{}
-	seen := map[string]bool{}
-	for _, x := range order {
-		if x.ParentID != "" && !seen[x.ParentID] {
-			t.Errorf("%s comes before its parent %s", x.ID, x.ParentID)
+		var flags uint8
+		if x.restricted {
+			flags = flagOwnRestricted
 		}
-		seen[x.ID] = true
-		got[x.ID] = x.ParentID
+		if _, _, err := st.add(&drive.File{Id: x.id, Name: x.id, Parents: x.parents}, flags); err != nil {
+			t.Fatal(err)
+		}
 	}
-	want := map[string]string{"root": "", "a": "root", "a1": "a", "b": "root", "deep": "b", "c1": "b", "c2": "c1", "self": "a1"}
+	root, _ := st.ids.Lookup("root")
+	odd := &oddities{}
+	order := st.place(root, odd)
+	got := map[string]string{}
+	seen := map[uint32]bool{}
+	var restricted []string
+	for _, n := range order {
+		f := st.folders[n]
+		if f.parent != none && !seen[f.parent] {
+			t.Errorf("%s comes before its parent", st.ids.String(n))
+		}
+		seen[n] = true
+		got[st.ids.String(n)] = ""
+		if f.parent != none {
+			got[st.ids.String(n)] = st.ids.String(f.parent)
+		}
+		if f.flags&flagRestricted != 0 {
+			restricted = append(restricted, st.ids.String(n))
+		}
+	}
+	want := map[string]string{"root": "", "a": "root", "a1": "a", "b": "root", "deep": "b", "twin": "b", "c1": "b", "c2": "c1", "self": "a1"}
 	if len(got) != len(want) {
 		t.Errorf("placed %v, want %v", got, want)
 	}
@@ -52,14 +71,12 @@ func TestPlaceInTree(t *testing.T) {
 			t.Errorf("%s: parent %q, want %q", id, got[id], p)
 		}
 	}
-	var restricted []string
-	for _, x := range order {
-		if x.RestrictedDownload {
-			restricted = append(restricted, x.ID)
-		}
-	}
 	slices.Sort(restricted)
 	if !slices.Equal(restricted, []string{"a", "a1", "self"}) {
 		t.Errorf("restricted %v", restricted)
+	}
+	// deep (a1, b), twin (b, a) and c1 (c2, b) have a link not followed each.
+	if n := odd.parentLinks.Load(); n != 3 {
+		t.Errorf("%d parent links not followed, want 3", n)
 	}
 }

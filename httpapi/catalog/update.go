@@ -1,0 +1,81 @@
+package catalog
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	fm "github.com/foldermirror/foldermirror"
+)
+
+// Catalog keeps one library's current Library, and makes the next ones
+// from an index. It is safe for concurrent use: updates happen one at a
+// time, and readers take the current Library at any time.
+type Catalog struct {
+	libraryID string
+	index     fm.IndexReader
+
+	mu      sync.Mutex // one update at a time; guards grants
+	grants  *grantTable
+	current atomic.Pointer[Library]
+}
+
+// New returns the catalog of a library of idx; it holds nothing until its
+// first Update.
+func New(idx fm.IndexReader, libraryID string) *Catalog {
+	return &Catalog{libraryID: libraryID, index: idx}
+}
+
+// Current returns the Library made last, nil before the first Update.
+func (c *Catalog) Current() *Library { return c.current.Load() }
+
+// Update brings the catalog to revision state (the index's current one, or
+// later), and returns the Library of that revision or a later one: from the
+// changes since the current Library when the index keeps them, else by
+// reading the whole library. ENOTFOUND if the library was never synced.
+func (c *Catalog) Update(ctx context.Context, state *fm.LibraryState) (*Library, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cur := c.current.Load()
+	if cur != nil && cur.State.Revision >= state.Revision && cur.State.RootID == state.RootID {
+		return cur, nil
+	}
+	next, err := c.next(ctx, cur)
+	if err != nil {
+		return nil, err
+	}
+	c.current.Store(next)
+	return next, nil
+}
+
+// next makes the Library that follows cur (nil: none yet).
+func (c *Catalog) next(ctx context.Context, cur *Library) (*Library, error) {
+	if cur != nil {
+		cs, err := c.index.Changes(ctx, c.libraryID, cur.State.Revision)
+		if err != nil {
+			return nil, err
+		}
+		if !cs.Reread && cs.State.RootID == cur.State.RootID {
+			if cs.State.Revision == cur.State.Revision {
+				return cur, nil
+			}
+			return cur.apply(c.grants, cs)
+		}
+	}
+	return c.read(ctx)
+}
+
+// read reads the whole library, with grants of its own.
+func (c *Catalog) read(ctx context.Context) (*Library, error) {
+	ld := newLoader(newGrantTable())
+	state, err := c.index.ReadLibrary(ctx, c.libraryID, ld)
+	if err != nil {
+		return nil, err
+	}
+	b, err := ld.base(state.RootID)
+	if err != nil {
+		return nil, err
+	}
+	c.grants = ld.grants
+	return &Library{State: *state, base: b, grants: c.grants.view()}, nil
+}

@@ -1,0 +1,159 @@
+package index
+
+import (
+	"bytes"
+	"encoding/binary"
+	"slices"
+
+	fm "github.com/foldermirror/foldermirror"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Each library keeps a log of the folders each revision wrote or removed,
+// so that a reader holding an older revision in memory (the API's catalog,
+// another replica's) can catch up by reading those folders alone.
+//
+// The log holds every change of the revisions from the record's LogStart on.
+// It is bounded: past maxLogEntries the oldest revisions go, and a full sync
+// that drifted by more than maxLoggedDrift folders starts it afresh; readers
+// at an older revision then read the whole library again.
+const (
+	maxLogEntries  = 250_000
+	maxLoggedDrift = 100_000
+	// maxChanges bounds the folders one ChangeSet returns: beyond it,
+	// reading the library again is the cheaper way.
+	maxChanges = 100_000
+)
+
+// logBucket returns a library's log bucket, creating it if needed.
+func logBucket(lib *bolt.Bucket) (*bolt.Bucket, error) {
+	return lib.CreateBucketIfNotExists(bucketLog)
+}
+
+// appendLog records that revision changed the folders ids, and drops the
+// oldest revisions if the log grows past its bound.
+func appendLog(lib *bolt.Bucket, rec *libraryRecord, revision uint64, ids []string) error {
+	log, err := logBucket(lib)
+	if err != nil {
+		return err
+	}
+	log.FillPercent = packedFill // keys grow with the revision
+	for _, id := range ids {
+		if err := log.Put(logKey(revision, id), nil); err != nil {
+			return err
+		}
+	}
+	rec.LogEntries += uint64(len(ids))
+	if rec.LogEntries > maxLogEntries {
+		return pruneLog(log, rec, maxLogEntries*3/4)
+	}
+	return nil
+}
+
+// pruneLog deletes whole revisions from the start of the log until at most
+// keep entries remain.
+func pruneLog(log *bolt.Bucket, rec *libraryRecord, keep uint64) error {
+	c := log.Cursor()
+	var dropping uint64
+	for k, _ := c.First(); k != nil && len(k) >= 8; k, _ = c.First() {
+		rev := binary.BigEndian.Uint64(k)
+		if rec.LogEntries <= keep && rev != dropping {
+			rec.LogStart = rev
+			return nil
+		}
+		dropping = rev
+		if err := c.Delete(); err != nil {
+			return err
+		}
+		rec.LogEntries--
+	}
+	rec.LogStart = rec.Revision + 1
+	return nil
+}
+
+// resetLog empties the log: readers older than the record's revision must
+// read the whole library again.
+func resetLog(lib *bolt.Bucket, rec *libraryRecord) error {
+	if lib.Bucket(bucketLog) != nil {
+		if err := lib.DeleteBucket(bucketLog); err != nil {
+			return err
+		}
+	}
+	rec.LogStart, rec.LogEntries = rec.Revision+1, 0
+	return nil
+}
+
+// loggedSince returns the IDs of the folders changed after revision since,
+// each once, and false when the log does not reach back that far or holds
+// more than maxChanges of them.
+func loggedSince(lib *bolt.Bucket, rec *libraryRecord, since uint64) ([]string, bool) {
+	if since+1 < rec.LogStart {
+		return nil, false
+	}
+	log := lib.Bucket(bucketLog)
+	if log == nil {
+		return nil, true
+	}
+	seen := map[string]bool{}
+	c := log.Cursor()
+	for k, _ := c.Seek(revisionPrefix(since + 1)); k != nil; k, _ = c.Next() {
+		id := string(k[8:])
+		if !seen[id] {
+			if len(seen) == maxChanges {
+				return nil, false
+			}
+			seen[id] = true
+		}
+	}
+	ids := make([]string, 0, len(seen))
+	for id := range seen {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids, true
+}
+
+// removedBetween returns the IDs of the old tree's folders that the new one
+// lacks, reading both in order of ID.
+func removedBetween(old, cur *tree) []string {
+	var gone []string
+	oc, nc := old.folders.Cursor(), cur.folders.Cursor()
+	nk, _ := nc.First()
+	for ok, _ := oc.First(); ok != nil; ok, _ = oc.Next() {
+		for nk != nil && bytes.Compare(nk, ok) < 0 {
+			nk, _ = nc.Next()
+		}
+		if nk == nil || !bytes.Equal(nk, ok) {
+			gone = append(gone, string(ok))
+		}
+	}
+	return gone
+}
+
+// changeSet reads the current records of the folders ids, with the sets
+// they refer to.
+func changeSet(t *tree, ids []string) (*fm.ChangeSet, error) {
+	cs := &fm.ChangeSet{}
+	sets := map[fm.PermissionSetKey]bool{}
+	for _, id := range ids {
+		v := t.folders.Get([]byte(id))
+		if v == nil {
+			cs.Removed = append(cs.Removed, id)
+			continue
+		}
+		var f fm.Folder
+		if err := decodeFolder(&f, id, v); err != nil {
+			return nil, err
+		}
+		cs.Written = append(cs.Written, f)
+		sets[f.PermissionSet] = true
+	}
+	for key := range sets {
+		perms, err := t.permissions(key)
+		if err != nil {
+			return nil, err
+		}
+		cs.Sets = append(cs.Sets, fm.PermissionSet{Key: key, Permissions: perms})
+	}
+	return cs, nil
+}

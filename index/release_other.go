@@ -1,0 +1,6 @@
+//go:build !linux
+
+package index
+
+// unmapPages does nothing where the index does not release mapped pages.
+func unmapPages(addr, size uintptr) error { return nil }

@@ -1,0 +1,133 @@
+package syncer
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	fm "github.com/foldermirror/foldermirror"
+	drive "google.golang.org/api/drive/v3"
+)
+
+// permissionQueue lists the permissions of folders as they are added,
+// storage.concurrency calls at a time, so that a shared drive's permissions
+// are read while its folders are still being listed. Its context ends at the
+// first failure, whose cause is that failure.
+type permissionQueue struct {
+	r      *reader
+	rootID string
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	jobs   chan permissionJob
+	wg     sync.WaitGroup
+	added  atomic.Int64
+	done   atomic.Int64
+}
+
+// permissionJob is a folder whose permissions to read, and what to do with
+// them.
+type permissionJob struct {
+	id   string
+	keep func(perms []fm.Permission) error
+}
+
+func (r *reader) newPermissionQueue(ctx context.Context, rootID string) *permissionQueue {
+	q := &permissionQueue{r: r, rootID: rootID, jobs: make(chan permissionJob, 4096)}
+	q.ctx, q.cancel = context.WithCancelCause(ctx)
+	for range max(1, r.concurrency) {
+		q.wg.Go(q.work)
+	}
+	return q
+}
+
+// add queues a folder; it waits while the queue is full. keep runs in one
+// of the queue's goroutines.
+func (q *permissionQueue) add(id string, keep func(perms []fm.Permission) error) {
+	q.added.Add(1)
+	select {
+	case q.jobs <- permissionJob{id: id, keep: keep}:
+	case <-q.ctx.Done():
+	}
+}
+
+// wait waits for every folder queued, and returns the first failure (of the
+// queue, of its parent context, or given to fail).
+func (q *permissionQueue) wait() error {
+	close(q.jobs)
+	q.wg.Wait()
+	err := context.Cause(q.ctx)
+	q.cancel(nil)
+	return err
+}
+
+// fail stops the queue, and all that shares its context; the first failure
+// wins.
+func (q *permissionQueue) fail(err error) { q.cancel(err) }
+
+func (q *permissionQueue) work() {
+	for job := range q.jobs {
+		if q.ctx.Err() != nil {
+			continue // drain
+		}
+		perms, err := q.r.listPermissions(q.ctx, job.id)
+		if isNotFound(err) && job.id != q.rootID {
+			q.r.logger.Warn("folder vanished during sync; it is hidden until the next sync", "library", q.r.lib.ID, "folder", job.id)
+			perms, err = nil, nil
+		}
+		if err != nil {
+			q.fail(fmt.Errorf("list permissions of folder %s: %w", job.id, err))
+			continue
+		}
+		if err := job.keep(perms); err != nil {
+			q.fail(err)
+			continue
+		}
+		q.r.progress(Progress{Library: q.r.lib.ID, Phase: "permissions", Done: int(q.done.Add(1)), Total: int(q.added.Load())})
+	}
+}
+
+func (r *reader) listPermissions(ctx context.Context, fileID string) ([]fm.Permission, error) {
+	var perms []*drive.Permission
+	err := r.svc.Permissions.List(fileID).PageSize(permsPageSize).SupportsAllDrives(true).
+		Fields(permsListFields).Pages(ctx, func(page *drive.PermissionList) error {
+		perms = append(perms, page.Permissions...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return convertPermissions(perms, &r.odd), nil
+}
+
+// readPermissions fills in the permissions the changes did not give. A
+// folder that only inherits gets its parent's from inherited (after the
+// others are read, in the order given); the others are listed,
+// storage.concurrency calls at a time.
+func (r *reader) readPermissions(ctx context.Context, folders []*node, rootID string, inherited func(*node) ([]fm.Permission, error)) error {
+	q := r.newPermissionQueue(ctx, rootID)
+	var inheriting []*node
+	for _, n := range folders {
+		switch {
+		case n.permsKnown:
+		case n.inherits && n.ID != rootID:
+			inheriting = append(inheriting, n)
+		default:
+			q.add(n.ID, func(perms []fm.Permission) error {
+				n.Permissions, n.permsKnown = r.lists.intern(perms), true
+				return nil
+			})
+		}
+	}
+	if err := q.wait(); err != nil {
+		return err
+	}
+	for _, n := range inheriting {
+		perms, err := inherited(n)
+		if err != nil {
+			return err
+		}
+		n.Permissions = perms
+	}
+	return nil
+}

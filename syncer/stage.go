@@ -1,0 +1,350 @@
+package syncer
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/internal/intern"
+	drive "google.golang.org/api/drive/v3"
+)
+
+// A full sync lists every folder of a library before it knows which belong
+// to it and where (a parent may come after its children). It stages what
+// it lists compactly, so that its memory is a few dozen bytes a folder
+// rather than Go objects for every folder and permission: the folder IDs,
+// interned, with each folder's first parent, flags and permission sets in
+// an array; its name, resource key and definition, and each distinct
+// permission list, in a temporary file, read back when the tree is written.
+
+// none is the number of no folder or set.
+const none = ^uint32(0)
+
+// Folder flags.
+const (
+	flagListed          = 1 << iota // the listing gave the folder (not only named it as a parent)
+	flagOwnRestricted               // Drive restricts downloads by readers on the folder itself
+	flagWritersCanShare             // Drive's writersCanShare
+	flagInherits                    // a shared-drive folder with no permission of its own
+	flagRestricted                  // restricted on the folder or an ancestor (set when placed)
+)
+
+// stagedFolder is what a stage keeps of a folder in memory.
+type stagedFolder struct {
+	record int64  // offset of its record in the file
+	size   uint32 // length of its record
+	// parent is the first parent listed, then, once placed, its parent in
+	// the library (none for the root).
+	parent uint32
+	set    uint32 // its permission set, none while unknown
+	own    uint32 // its own permissions' set
+	flags  uint8
+}
+
+// stagedSet is a distinct permission list, in the file.
+type stagedSet struct {
+	key    fm.PermissionSetKey
+	offset int64
+	size   uint32
+}
+
+// stage holds a full sync's listing. Folders are numbered as their IDs are
+// first met. While folders are listed, permission readers stage sets at
+// the same time: add, addSet, setPermissions and needsPermissions may be
+// called at once; the others, once the listing and the reading are over.
+type stage struct {
+	mu      sync.Mutex // guards what add, addSet and setPermissions change
+	ids     *intern.Table
+	folders []stagedFolder
+	// more are the parents of folders with several, past the first.
+	more map[uint32][]uint32
+	file *os.File
+	w    *bufio.Writer
+	end  int64 // the file's size, what w holds included
+
+	sets    []stagedSet
+	setOf   map[fm.PermissionSetKey]uint32
+	scratch []byte
+}
+
+// newStage returns a stage whose file is in dir (a full sync's is in the
+// system's temporary directory, $TMPDIR). The file is removed at once: it
+// goes with the process, whatever becomes of it.
+func newStage(dir string) (*stage, error) {
+	f, err := os.CreateTemp(dir, ".foldermirror-sync-*")
+	if err != nil {
+		return nil, fmt.Errorf("full sync: create its temporary file in %s: %w", dir, err)
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("full sync: %w", err)
+	}
+	return &stage{ids: intern.New(1024), more: map[uint32][]uint32{}, file: f,
+		w: bufio.NewWriterSize(f, 256<<10), setOf: map[fm.PermissionSetKey]uint32{}}, nil
+}
+
+// close releases the stage's file.
+func (s *stage) close() error { return s.file.Close() }
+
+// number returns the number of an ID, numbering it if it is new.
+func (s *stage) number(id string) uint32 {
+	n, added := s.ids.Intern(id)
+	if added {
+		s.folders = append(s.folders, stagedFolder{parent: none, set: none, own: none})
+	}
+	return n
+}
+
+// add stages a listed folder; false if it was listed already (a listing
+// may repeat an item), when the first is kept.
+func (s *stage) add(f *drive.File, flags uint8) (uint32, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.number(f.Id)
+	if s.folders[n].flags&flagListed != 0 {
+		return n, false, nil
+	}
+	off, size, err := s.append(f.Name, f.ResourceKey, f.AppProperties[folderDefinitionProperty])
+	if err != nil {
+		return 0, false, err
+	}
+	sf := &s.folders[n]
+	sf.record, sf.size, sf.flags = off, size, flags|flagListed
+	for _, p := range f.Parents {
+		if p == f.Id {
+			continue
+		}
+		pn := s.number(p)
+		sf = &s.folders[n] // folder may have grown the slice
+		if sf.parent == none {
+			sf.parent = pn
+		} else {
+			s.more[n] = append(s.more[n], pn)
+		}
+	}
+	return n, true, nil
+}
+
+// append writes strings to the file as one record.
+func (s *stage) append(fields ...string) (int64, uint32, error) {
+	start := s.end
+	for _, f := range fields {
+		var l [binary.MaxVarintLen64]byte
+		k := binary.PutUvarint(l[:], uint64(len(f)))
+		if _, err := s.w.Write(l[:k]); err != nil {
+			return 0, 0, s.writeError(err)
+		}
+		if _, err := s.w.WriteString(f); err != nil {
+			return 0, 0, s.writeError(err)
+		}
+		s.end += int64(k + len(f))
+	}
+	return start, uint32(s.end - start), nil
+}
+
+func (s *stage) writeError(err error) error {
+	return fmt.Errorf("full sync: write its temporary file in %s: %w", s.file.Name(), err)
+}
+
+// addSet stages a permission list and returns its set's number; equal
+// lists share one.
+func (s *stage) addSet(perms []fm.Permission) (uint32, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.scratch = fm.AppendPermissions(s.scratch[:0], perms)
+	key := fm.KeyOf(s.scratch)
+	if n, ok := s.setOf[key]; ok {
+		return n, nil
+	}
+	if _, err := s.w.Write(s.scratch); err != nil {
+		return 0, s.writeError(err)
+	}
+	n := uint32(len(s.sets))
+	s.sets = append(s.sets, stagedSet{key: key, offset: s.end, size: uint32(len(s.scratch))})
+	s.end += int64(len(s.scratch))
+	s.setOf[key] = n
+	return n, nil
+}
+
+// needsPermissions tells whether a folder's permissions are still to be
+// read: they are unknown, and it does not only inherit.
+func (s *stage) needsPermissions(n uint32) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.folders[n].set == none && s.folders[n].flags&flagInherits == 0
+}
+
+// setPermissions gives a folder its permission sets.
+func (s *stage) setPermissions(n, set, own uint32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.folders[n].set, s.folders[n].own = set, own
+}
+
+// flush writes out what the file's buffer holds, so that it can be read.
+func (s *stage) flush() error {
+	if err := s.w.Flush(); err != nil {
+		return s.writeError(err)
+	}
+	return nil
+}
+
+// read reads a record of the file (after flush).
+func (s *stage) read(buf []byte, off int64, size uint32) ([]byte, error) {
+	buf = append(buf[:0], make([]byte, size)...)
+	if _, err := s.file.ReadAt(buf, off); err != nil {
+		return nil, fmt.Errorf("full sync: read its temporary file: %w", err)
+	}
+	return buf, nil
+}
+
+// record returns a folder's name, resource key and definition.
+func (s *stage) record(buf []byte, n uint32) (name, resourceKey, definition string, err error) {
+	sf := &s.folders[n]
+	if buf, err = s.read(buf, sf.record, sf.size); err != nil {
+		return "", "", "", err
+	}
+	var fields [3]string
+	for i := range fields {
+		l, k := binary.Uvarint(buf)
+		if k <= 0 || l > uint64(len(buf)-k) {
+			return "", "", "", errors.New("full sync: corrupt temporary file")
+		}
+		fields[i] = string(buf[k : k+int(l)])
+		buf = buf[k+int(l):]
+	}
+	return fields[0], fields[1], fields[2], nil
+}
+
+// set returns a staged permission set.
+func (s *stage) set(buf []byte, n uint32) (fm.PermissionSet, error) {
+	ss := s.sets[n]
+	buf, err := s.read(buf, ss.offset, ss.size)
+	if err != nil {
+		return fm.PermissionSet{}, err
+	}
+	perms, err := fm.DecodePermissions(buf)
+	return fm.PermissionSet{Key: ss.key, Permissions: perms}, err
+}
+
+// parentsOf calls fn with each parent of folder n, in the order listed.
+func (s *stage) parentsOf(n uint32, fn func(p uint32)) {
+	if p := s.folders[n].parent; p != none {
+		fn(p)
+	}
+	for _, p := range s.more[n] {
+		fn(p)
+	}
+}
+
+// place finds the library's tree in the stage: the folders reachable from
+// root, parents before children. Drive data may hold cycles and folders with
+// several parents: a folder's parent is the one nearest the root (the first
+// listed among equals), so the result is always a tree; the other links are
+// counted in odd. Each placed folder's parent (none for the root) and
+// restricted flag are set; folders not reachable from the root are left out.
+func (s *stage) place(root uint32, odd *oddities) []uint32 {
+	start, kids := s.childLists()
+	depth := make([]int32, len(s.folders))
+	for i := range depth {
+		depth[i] = -1
+	}
+	depth[root] = 0
+	order := []uint32{root}
+	s.placeAt(root, none)
+	// Breadth first: when a folder of depth d is taken, every folder of
+	// depth d is already placed, so its parents of depth d are known.
+	for i := 0; i < len(order); i++ {
+		p := order[i]
+		for _, c := range kids[start[p]:start[p+1]] {
+			if depth[c] >= 0 {
+				continue
+			}
+			chosen := none
+			s.parentsOf(c, func(q uint32) {
+				if chosen == none && depth[q] == depth[p] {
+					chosen = q
+				}
+			})
+			depth[c] = depth[p] + 1
+			s.placeAt(c, chosen)
+			order = append(order, c)
+		}
+	}
+	odd.parentLinks.Add(int64(linksNotFollowed(start, kids, depth, order)))
+	return order
+}
+
+// placeAt gives folder n its place under parent (none: the root).
+func (s *stage) placeAt(n, parent uint32) {
+	sf := &s.folders[n]
+	sf.parent = parent
+	sf.flags &^= flagRestricted
+	if sf.flags&flagOwnRestricted != 0 || (parent != none && s.folders[parent].flags&flagRestricted != 0) {
+		sf.flags |= flagRestricted
+	}
+}
+
+// childLists returns every listed folder's children by parent: those of
+// folder p are kids[start[p]:start[p+1]].
+func (s *stage) childLists() (start, kids []uint32) {
+	start = make([]uint32, len(s.folders)+1)
+	for n := range s.folders {
+		if s.folders[n].flags&flagListed != 0 {
+			s.parentsOf(uint32(n), func(p uint32) { start[p+1]++ })
+		}
+	}
+	for i := 1; i < len(start); i++ {
+		start[i] += start[i-1]
+	}
+	kids = make([]uint32, start[len(s.folders)])
+	next := start[:len(s.folders):len(s.folders)]
+	next = append([]uint32(nil), next...)
+	for n := range s.folders {
+		if s.folders[n].flags&flagListed != 0 {
+			s.parentsOf(uint32(n), func(p uint32) {
+				kids[next[p]] = uint32(n)
+				next[p]++
+			})
+		}
+	}
+	return start, kids
+}
+
+// linksNotFollowed counts the links between placed folders that are not
+// the tree's: each placed folder but the root has one it follows.
+func linksNotFollowed(start, kids []uint32, depth []int32, order []uint32) int {
+	links := 0
+	for _, p := range order {
+		for _, c := range kids[start[p]:start[p+1]] {
+			if depth[c] > 0 {
+				links++
+			}
+		}
+	}
+	return links - (len(order) - 1)
+}
+
+// folder returns a placed folder as the index keeps it.
+func (s *stage) folder(buf []byte, n uint32) (fm.Folder, error) {
+	name, rk, def, err := s.record(buf, n)
+	if err != nil {
+		return fm.Folder{}, err
+	}
+	sf := &s.folders[n]
+	f := fm.Folder{ID: s.ids.String(n), Name: name, ResourceKey: rk, DefinitionID: def,
+		OwnRestrictedDownload: sf.flags&flagOwnRestricted != 0,
+		RestrictedDownload:    sf.flags&flagRestricted != 0,
+		WritersCanShare:       sf.flags&flagWritersCanShare != 0,
+		PermissionSet:         s.sets[sf.set].key,
+		OwnSet:                s.sets[sf.own].key,
+	}
+	if sf.parent != none {
+		f.ParentID = s.ids.String(sf.parent)
+	}
+	return f, nil
+}

@@ -1,0 +1,131 @@
+package syncer
+
+import (
+	"bytes"
+	"context"
+	"slices"
+
+	fm "github.com/foldermirror/foldermirror"
+)
+
+// Batches a full sync hands the index.
+const (
+	setBatch    = 1000
+	folderBatch = 2000
+	linkBatch   = 10000
+)
+
+// writeTree replaces the library's tree in the index with the placed
+// folders of st: their permission sets, then the folders in order of ID,
+// then the links from parents to children in order of parent and child ID.
+// Readers switch to the new tree at Commit.
+func (s *Syncer) writeTree(ctx context.Context, libraryID string, st *stage, placed []uint32, state fm.LibraryState, progress ProgressFunc) (fm.Drift, error) {
+	w, err := s.index.BeginFullSync(ctx, libraryID)
+	if err != nil {
+		return fm.Drift{}, err
+	}
+	defer w.Abort()
+	byID := slices.Clone(placed)
+	slices.SortFunc(byID, func(a, b uint32) int { return bytes.Compare(st.ids.Bytes(a), st.ids.Bytes(b)) })
+	total := 2 * len(placed)
+	progress(Progress{Library: libraryID, Phase: "writing", Total: total})
+	if err := putSets(ctx, w, st, placed); err != nil {
+		return fm.Drift{}, err
+	}
+	if err := putFolders(ctx, w, st, byID, func(done int) {
+		progress(Progress{Library: libraryID, Phase: "writing", Done: done, Total: total})
+	}); err != nil {
+		return fm.Drift{}, err
+	}
+	if err := putLinks(ctx, w, st, byID, func(done int) {
+		progress(Progress{Library: libraryID, Phase: "writing", Done: len(placed) + done, Total: total})
+	}); err != nil {
+		return fm.Drift{}, err
+	}
+	return w.Commit(state)
+}
+
+// putSets writes every permission set a placed folder refers to.
+func putSets(ctx context.Context, w fm.FullSyncWriter, st *stage, placed []uint32) error {
+	used := make([]bool, len(st.sets))
+	for _, n := range placed {
+		used[st.folders[n].set], used[st.folders[n].own] = true, true
+	}
+	var buf []byte
+	batch := make([]fm.PermissionSet, 0, setBatch)
+	for n, u := range used {
+		if !u {
+			continue
+		}
+		set, err := st.set(buf, uint32(n))
+		if err != nil {
+			return err
+		}
+		if batch = append(batch, set); len(batch) == cap(batch) {
+			if err := putBatch(ctx, w.PutPermissionSets, batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+	}
+	return putBatch(ctx, w.PutPermissionSets, batch)
+}
+
+// putFolders writes the folders, byID being the placed ones in order of ID.
+func putFolders(ctx context.Context, w fm.FullSyncWriter, st *stage, byID []uint32, done func(int)) error {
+	var buf []byte
+	batch := make([]fm.Folder, 0, folderBatch)
+	for i, n := range byID {
+		f, err := st.folder(buf, n)
+		if err != nil {
+			return err
+		}
+		if batch = append(batch, f); len(batch) == cap(batch) || i == len(byID)-1 {
+			if err := putBatch(ctx, w.PutFolders, batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
+			done(i + 1)
+		}
+	}
+	return nil
+}
+
+// putLinks writes the links from parents to children, in order of parent
+// ID, then child ID.
+func putLinks(ctx context.Context, w fm.FullSyncWriter, st *stage, byID []uint32, done func(int)) error {
+	rank := make([]uint32, len(st.folders))
+	for i, n := range byID {
+		rank[n] = uint32(i)
+	}
+	children := slices.DeleteFunc(slices.Clone(byID), func(n uint32) bool { return st.folders[n].parent == none })
+	slices.SortFunc(children, func(a, b uint32) int {
+		if pa, pb := rank[st.folders[a].parent], rank[st.folders[b].parent]; pa != pb {
+			return int(pa) - int(pb)
+		}
+		return int(rank[a]) - int(rank[b])
+	})
+	batch := make([]fm.ChildLink, 0, linkBatch)
+	for i, n := range children {
+		batch = append(batch, fm.ChildLink{ParentID: st.ids.String(st.folders[n].parent), ChildID: st.ids.String(n)})
+		if len(batch) == cap(batch) || i == len(children)-1 {
+			if err := putBatch(ctx, w.PutChildren, batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
+			done(i + 1)
+		}
+	}
+	return nil
+}
+
+// putBatch hands a batch to the index, unless it is empty or ctx ended.
+func putBatch[T any](ctx context.Context, put func([]T) error, batch []T) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return put(batch)
+}
