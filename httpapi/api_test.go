@@ -205,3 +205,30 @@ func TestPermittedOperationsByRole(t *testing.T) {
 		}
 	}
 }
+
+// Operation 6 on a library's root answers what operation 2 answers without
+// a parent, for every caller (its successor link must lead somewhere that
+// works), whether or not the caller may see the root itself.
+func TestChildrenOfTheRootAsOperation2(t *testing.T) {
+	f := newFixture(t)
+	for _, lib := range []struct{ id, root string }{{"lib-eng", "root"}, {"lib-drive", "drive1"}} {
+		for _, user := range []string{"alice", "bob", "carol", "pat@partner.org", "olga@other.org"} {
+			for _, query := range []string{"", "?onlyDirectChildren=true", "?nameFilter=o"} {
+				token := f.token(email(user))
+				old, oldBody := f.get("/folder/v1/libraries/"+lib.id+"/folders/children"+query, token)
+				succ, succBody := f.get("/folder/v1/files/"+lib.root+"/children"+query, token)
+				if old.StatusCode != succ.StatusCode || string(oldBody) != string(succBody) {
+					t.Errorf("%s, %s%s: operation 2 %d %s\noperation 6 %d %s", user, lib.id, query, old.StatusCode, oldBody, succ.StatusCode, succBody)
+				}
+			}
+		}
+	}
+	// Carol cannot see Engineering's root, but lists the Handbook under it.
+	resp, body := f.get("/folder/v1/files/root/children?onlyDirectChildren=true", f.token(email("carol")))
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"fileId":"handbook"`) {
+		t.Errorf("carol, children of the root: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := f.get("/folder/v1/files/root", f.token(email("carol"))); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("carol, the root itself: %d, want 404", resp.StatusCode)
+	}
+}

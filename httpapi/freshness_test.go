@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -65,5 +66,43 @@ func TestConditionalRequests(t *testing.T) {
 	}
 	if r := f.conditional("/folder/v1/files/apollo", alice, tag); r.StatusCode != http.StatusOK {
 		t.Errorf("after a sync changed the library: %d, want 200", r.StatusCode)
+	}
+}
+
+// An ETag covers the configuration a library's answers show: after a
+// restart with another allowlist, the answers are sent again, not 304.
+func TestETagsFollowTheConfiguration(t *testing.T) {
+	dir := t.TempDir()
+	const perms, folder = "/folder/v1/folders/partner/permissions", "/folder/v1/files/partner"
+	tags := map[string]string{}
+	var before []byte
+	t.Run("before", func(t *testing.T) {
+		f := newFixtureWith(t, fixtureOptions{dir: dir})
+		alice := f.token("alice@example.com")
+		for _, path := range []string{perms, folder} {
+			resp, body := f.get(path, alice)
+			tags[path] = resp.Header.Get("ETag")
+			if path == perms {
+				before = body
+			}
+		}
+	})
+	f := newFixtureWith(t, fixtureOptions{dir: dir, allowlisted: "vendor.net"})
+	alice := f.token("alice@example.com")
+	resp := f.conditional(perms, alice, tags[perms])
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("permissions after the allowlist changed: %d, want 200", resp.StatusCode)
+	}
+	_, after := f.get(perms, alice)
+	if string(after) == string(before) {
+		t.Error("the permissions' allowlisted fields did not change with the allowlist")
+	}
+	// Pat's domain left the allowlist, the vendor group's came in.
+	if !strings.Contains(string(after), `"allowlisted":false,"belongsToDomain":false,"email":"pat@partner.org"`) ||
+		!strings.Contains(string(after), `"allowlisted":true,"belongsToDomain":false,"email":"ops@vendor.net"`) {
+		t.Errorf("permissions after the change: %s", after)
+	}
+	if r := f.conditional(folder, alice, tags[folder]); r.StatusCode != http.StatusOK {
+		t.Errorf("folder after the allowlist changed: %d; the tag covers the configuration, so 200", r.StatusCode)
 	}
 }

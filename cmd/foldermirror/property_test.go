@@ -417,16 +417,23 @@ func (w *propertyWorld) checkUser(t *testing.T, base, user string) {
 		if !l.visibleLibrary(user, ps) {
 			c.expect("/folder/v1/libraries/"+l.id+"/folders", http.StatusNotFound, nil)
 			c.expect("/folder/v1/libraries/"+l.id+"/folders/children", http.StatusNotFound, nil)
+			c.expect("/folder/v1/files/"+l.root+"/children", http.StatusNotFound, nil)
 			continue
 		}
 		c.expectItems("/folder/v1/libraries/"+l.id+"/folders", l.all(ps))
-		c.expectItems("/folder/v1/libraries/"+l.id+"/folders/children", l.listing(l.root, ps, true))
-		c.expectItems("/folder/v1/libraries/"+l.id+"/folders/children?onlyDirectChildren=true", l.listing(l.root, ps, false))
+		// Operation 6 on the root answers what operation 2 without a parent
+		// does, whether or not the caller may see the root itself.
+		for _, path := range []string{"/folder/v1/libraries/" + l.id + "/folders/children", "/folder/v1/files/" + l.root + "/children"} {
+			c.expectItems(path, l.listing(l.root, ps, true))
+			c.expectItems(path+"?onlyDirectChildren=true", l.listing(l.root, ps, false))
+		}
 		for id := range l.folders {
 			rank, _ := l.access(id, ps)
 			if rank == 0 {
 				c.expect("/folder/v1/files/"+id, http.StatusNotFound, nil)
-				c.expect("/folder/v1/files/"+id+"/children", http.StatusNotFound, nil)
+				if id != l.root {
+					c.expect("/folder/v1/files/"+id+"/children", http.StatusNotFound, nil)
+				}
 				c.expect("/folder/v1/folders/"+id+"/permissions", http.StatusNotFound, nil)
 				c.expect("/folder/v1/libraries/"+l.id+"/folders/children?folderServiceId="+id, http.StatusNotFound, nil)
 				continue
