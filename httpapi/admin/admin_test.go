@@ -231,8 +231,7 @@ func TestHostMustNameTheListener(t *testing.T) {
 		{"127.0.0.1:8081", map[string]int{
 			"127.0.0.1:8081": 200, "localhost:8081": 200, "LOCALHOST:8081": 200, "localhost.:8081": 200,
 			"[::1]:8081": 200, "127.0.0.2:8081": 200, "localhost": 200, "127.0.0.1": 200, "[::1]": 200,
-			"localhost:9000": 200, // port forwarding
-			"":               200, // HTTP/1.0
+			"localhost:9000": 200, "": 200, // port forwarding; HTTP/1.0 without a Host
 			"evil.example:8081": 421, "127.0.0.1.nip.io:8081": 421, "localhost.evil.example:8081": 421,
 			"10.0.0.5:8081": 421, "evil.example": 421, "sub.localhost:8081": 421,
 		}},
