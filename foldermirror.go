@@ -287,7 +287,9 @@ type DirectorySnapshot struct {
 	Users map[string]bool
 	// DirectGroups maps a member's e-mail (a user or a group, of any domain)
 	// to the groups read in this sync that contain it directly: the
-	// domain's groups and the groups of unconfigured domains nested in them.
+	// domain's groups, and the groups of other domains nested in them that
+	// its admin read (not those of configured domains with a directory of
+	// their own, which that directory holds).
 	DirectGroups map[string][]string
 	// Unreadable lists the groups nested in the domain's whose members its
 	// admin may not read (Google answered 403 or 404: another organisation's,
