@@ -317,15 +317,24 @@ type Directory interface {
 	Lookup(ctx context.Context, email string) (known bool, groups []string, err error)
 }
 
-// DirectorySnapshot is what a directory sync read of one domain.
+// DirectorySnapshot is what a directory sync read of one domain. It holds
+// direct memberships only: ResolveGroups follows them through groups nested
+// across every domain's snapshot. E-mails are lower-case.
 type DirectorySnapshot struct {
 	Domain string
-	// Users maps each user's lower-cased e-mail to whether it is suspended.
+	// Users maps each user's e-mail to whether it is suspended.
 	Users map[string]bool
-	// Groups maps a member's e-mail (a user of any domain) to the groups it
-	// belongs to, directly or through other groups.
-	Groups   map[string][]string
-	SyncedAt time.Time
+	// DirectGroups maps a member's e-mail (a user or a group, of any domain)
+	// to the groups read in this sync that contain it directly: the
+	// domain's groups, and the groups of other domains nested in them that
+	// its admin read (not those of configured domains with a directory of
+	// their own, which that directory holds).
+	DirectGroups map[string][]string
+	// Unreadable lists the groups nested in the domain's whose members its
+	// admin may not read (Google answered 403 or 404: another organisation's,
+	// or none): they contribute no members.
+	Unreadable []string
+	SyncedAt   time.Time
 }
 
 // DirectoryStore keeps the latest directory snapshot of each domain and

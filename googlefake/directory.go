@@ -58,9 +58,10 @@ func directoryRoute(path string) (*endpoint, string) {
 var errDirectoryUnimplemented = newAPIError(http.StatusNotImplemented, "notImplemented",
 	"googlefake implements only users.list, groups.list and members.list of the Directory API", "")
 
-// usersList is users.list: the users of one domain, by e-mail.
+// usersList is users.list: the users of one domain, or of every domain of a
+// customer, by e-mail.
 func (s *Server) usersList(c *call) (any, *apiError) {
-	domain, aerr := s.listDomain(c)
+	inList, selection, aerr := s.listDomains(c)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -68,20 +69,21 @@ func (s *Server) usersList(c *call) (any, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	page, next, aerr := pageOf(inDomain(slices.Collect(maps.Keys(s.people)), domain), "users:"+domain, c.q, size)
+	page, next, aerr := pageOf(inDomains(slices.Collect(maps.Keys(s.people)), inList), "users:"+selection, c.q, size)
 	if aerr != nil {
 		return nil, aerr
 	}
 	out := &admin.Users{Kind: "admin#directory#users", NextPageToken: next}
 	for _, email := range page {
-		out.Users = append(out.Users, userJSON(email, s.people[email]))
+		out.Users = append(out.Users, userJSON(email, s.people[email], s.customerOf(domainOf(email))))
 	}
 	return out, nil
 }
 
-// groupsList is groups.list: the groups of one domain, by e-mail.
+// groupsList is groups.list: the groups of one domain, or of every domain
+// of a customer, by e-mail.
 func (s *Server) groupsList(c *call) (any, *apiError) {
-	domain, aerr := s.listDomain(c)
+	inList, selection, aerr := s.listDomains(c)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -89,7 +91,7 @@ func (s *Server) groupsList(c *call) (any, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	page, next, aerr := pageOf(inDomain(slices.Collect(maps.Keys(s.groups)), domain), "groups:"+domain, c.q, size)
+	page, next, aerr := pageOf(inDomains(slices.Collect(maps.Keys(s.groups)), inList), "groups:"+selection, c.q, size)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -102,17 +104,19 @@ func (s *Server) groupsList(c *call) (any, *apiError) {
 
 // membersList is members.list: a group's direct members, by e-mail, with
 // role MEMBER (includeDerivedMembership is ignored). The group key is its
-// e-mail or ID.
+// e-mail or ID. The acting user must administer the organisation holding
+// the group's domain: another organisation's group is 403, an unknown one
+// 404.
 func (s *Server) membersList(c *call) (any, *apiError) {
-	own := s.adminDomain(c.v.email)
-	if own == "" {
+	customer := s.adminCustomer(c.v.email)
+	if customer == "" {
 		return nil, errNotAuthorized
 	}
 	group, ok := s.groupByKey(c.id)
 	if !ok {
 		return nil, resourceNotFound("groupKey")
 	}
-	if domainOf(group) != own {
+	if s.customerOf(domainOf(group)) != customer {
 		return nil, errNotAuthorized
 	}
 	size, aerr := maxResultsParam(c.q, 200, 200, true)
@@ -135,24 +139,27 @@ func (s *Server) membersList(c *call) (any, *apiError) {
 	return out, nil
 }
 
-// listDomain returns the domain a users.list or groups.list request covers:
-// its domain parameter, else its customer's domain ("my_customer" is the
-// acting user's). The acting user must administer that domain.
-func (s *Server) listDomain(c *call) (string, *apiError) {
-	own := s.adminDomain(c.v.email)
+// listDomains tells which domains a users.list or groups.list request
+// covers: its domain parameter, else every domain of its customer
+// ("my_customer" is the acting user's), and names that selection for page
+// tokens. The acting user must administer the organisation holding them.
+func (s *Server) listDomains(c *call) (func(domain string) bool, string, *apiError) {
+	own := s.adminCustomer(c.v.email)
 	if own == "" {
-		return "", errNotAuthorized
+		return nil, "", errNotAuthorized
 	}
 	domain, customer := strings.ToLower(c.q.Get("domain")), c.q.Get("customer")
 	switch {
 	case domain == "" && customer == "":
-		return "", errBadRequest
-	case customer != "" && customer != "my_customer" && customer != customerID(own):
-		return "", errNotAuthorized
-	case domain != "" && domain != own:
-		return "", errNotAuthorized
+		return nil, "", errBadRequest
+	case customer != "" && customer != "my_customer" && customer != own:
+		return nil, "", errNotAuthorized
+	case domain != "" && s.customerOf(domain) != own:
+		return nil, "", errNotAuthorized
+	case domain != "":
+		return func(d string) bool { return d == domain }, domain, nil
 	}
-	return own, nil
+	return func(d string) bool { return s.customerOf(d) == own }, own, nil
 }
 
 // groupByKey finds a group by e-mail or ID.
@@ -169,8 +176,9 @@ func (s *Server) groupByKey(key string) (string, bool) {
 	return "", false
 }
 
-// userJSON renders a user as users.list does (projection basic).
-func userJSON(email string, p *person) *admin.User {
+// userJSON renders a user of a customer as users.list does (projection
+// basic).
+func userJSON(email string, p *person, customer string) *admin.User {
 	given, family := nameParts(email)
 	u := &admin.User{
 		Kind: "admin#directory#user", Id: googleID(email), PrimaryEmail: email,
@@ -178,7 +186,7 @@ func userJSON(email string, p *person) *admin.User {
 		IsAdmin: p.admin, AgreedToTerms: true, Suspended: p.suspended,
 		CreationTime: p.created.Format(timeFormat), LastLoginTime: "1970-01-01T00:00:00.000Z",
 		Emails:     []map[string]any{{"address": email, "primary": true}},
-		CustomerId: customerID(domainOf(email)), OrgUnitPath: "/", IsMailboxSetup: true,
+		CustomerId: customer, OrgUnitPath: "/", IsMailboxSetup: true,
 		IncludeInGlobalAddressList: true,
 		ForceSendFields: []string{"IsAdmin", "IsDelegatedAdmin", "Suspended", "Archived",
 			"ChangePasswordAtNextLogin", "IpWhitelisted", "IsEnrolledIn2Sv", "IsEnforcedIn2Sv"},
@@ -224,9 +232,9 @@ func rolesInclude(roles, role string) bool {
 	})
 }
 
-// inDomain returns the e-mails of a domain, sorted.
-func inDomain(emails []string, domain string) []string {
-	emails = slices.DeleteFunc(emails, func(e string) bool { return domainOf(e) != domain })
+// inDomains returns the e-mails of the domains selected, sorted.
+func inDomains(emails []string, selected func(domain string) bool) []string {
+	emails = slices.DeleteFunc(emails, func(e string) bool { return !selected(domainOf(e)) })
 	slices.Sort(emails)
 	return emails
 }

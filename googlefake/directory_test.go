@@ -559,3 +559,104 @@ func TestRemoveUserRevokesTokens(t *testing.T) {
 		t.Errorf("tokeninfo of a removed user's token: %d", status)
 	}
 }
+
+// Organisations: alpha.example with its secondary domain alpha-sub.example,
+// beta.example, and gamma.org, which no test admin administers. An admin
+// reads every domain of its own organisation, and gets Google's 403 for
+// another organisation's group and 404 for a group that does not exist.
+func TestDirectoryOrganizations(t *testing.T) {
+	s := newFake(t)
+	s.AddOrganization("alpha.example", "alpha-sub.example")
+	for _, u := range []string{"admin@alpha.example", "ann@alpha.example", "sue@alpha-sub.example", "admin@beta.example", "bob@beta.example", "gus@gamma.org"} {
+		s.AddUser(u)
+	}
+	s.MakeAdmin("admin@alpha.example")
+	s.MakeAdmin("admin@beta.example")
+	s.AddGroup("leads@alpha.example", "ann@alpha.example", "team@alpha-sub.example")
+	s.AddGroup("team@alpha-sub.example", "sue@alpha-sub.example")
+	s.AddGroup("outside@gamma.org", "gus@gamma.org")
+	s.AddGroup("eng@beta.example", "bob@beta.example", "leads@alpha.example", "outside@gamma.org")
+	alpha, beta := directoryAs(t, s, "admin@alpha.example"), directoryAs(t, s, "admin@beta.example")
+
+	t.Run("lists", func(t *testing.T) {
+		tests := []struct {
+			name string
+			call *admin.UsersListCall
+			want string
+		}{
+			{"my_customer: every domain of the organisation", alpha.Users.List().Customer("my_customer"),
+				"admin@alpha.example ann@alpha.example sue@alpha-sub.example"},
+			{"a secondary domain", alpha.Users.List().Domain("alpha-sub.example"), "sue@alpha-sub.example"},
+			{"the primary domain", alpha.Users.List().Domain("alpha.example"), "admin@alpha.example ann@alpha.example"},
+			{"another organisation", beta.Users.List().Customer("my_customer"), "admin@beta.example bob@beta.example"},
+		}
+		for _, tt := range tests {
+			users, _ := allUsers(t, tt.call)
+			if got := strings.Join(userEmails(users), " "); got != tt.want {
+				t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
+			}
+		}
+		groups, _ := allGroups(t, alpha.Groups.List().Customer("my_customer"))
+		if len(groups) != 2 || groups[0].Email != "leads@alpha.example" || groups[1].Email != "team@alpha-sub.example" {
+			t.Errorf("alpha's groups: %+v", groups)
+		}
+		users, _ := allUsers(t, alpha.Users.List().Customer("my_customer"))
+		if users[0].CustomerId != users[2].CustomerId {
+			t.Errorf("alpha.example's customer %s, alpha-sub.example's %s", users[0].CustomerId, users[2].CustomerId)
+		}
+		others, _ := allUsers(t, beta.Users.List().Domain("beta.example"))
+		if others[0].CustomerId == users[0].CustomerId {
+			t.Errorf("beta.example shares alpha's customer %s", users[0].CustomerId)
+		}
+		_, err := alpha.Users.List().Customer(others[0].CustomerId).Do()
+		wantAPIError(t, err, 403, "forbidden")
+		_, err = alpha.Groups.List().Domain("beta.example").Do()
+		wantAPIError(t, err, 403, "forbidden")
+	})
+
+	t.Run("members", func(t *testing.T) {
+		const forbidden, notFound = "Not Authorized to access this resource/api", "Resource Not Found: groupKey"
+		tests := []struct {
+			name    string
+			svc     *admin.Service
+			group   string
+			code    int
+			message string
+			members int
+		}{
+			{"own primary domain's group", alpha, "leads@alpha.example", 0, "", 2},
+			{"own secondary domain's group", alpha, "team@alpha-sub.example", 0, "", 1},
+			{"own group holding other organisations' groups", beta, "eng@beta.example", 0, "", 3},
+			{"another organisation's group", beta, "leads@alpha.example", 403, forbidden, 0},
+			{"another organisation's secondary domain", beta, "team@alpha-sub.example", 403, forbidden, 0},
+			{"a group of an organisation no admin here runs", beta, "outside@gamma.org", 403, forbidden, 0},
+			{"the other way round", alpha, "eng@beta.example", 403, forbidden, 0},
+			{"a group that does not exist", beta, "gone@gamma.org", 404, notFound, 0},
+			{"nor in its own domain", alpha, "gone@alpha.example", 404, notFound, 0},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				members, err := tt.svc.Members.List(tt.group).Do()
+				if tt.code == 0 {
+					if err != nil || len(members.Members) != tt.members {
+						t.Fatalf("members %+v, error %v; want %d members", members, err, tt.members)
+					}
+					return
+				}
+				reason := map[int]string{403: "forbidden", 404: "notFound"}[tt.code]
+				if gerr := wantAPIError(t, err, tt.code, reason); gerr.Message != tt.message {
+					t.Errorf("message %q, want %q", gerr.Message, tt.message)
+				}
+			})
+		}
+	})
+
+	t.Run("a domain moved to another organisation", func(t *testing.T) {
+		s.AddOrganization("beta.example", "alpha-sub.example")
+		if _, err := beta.Members.List("team@alpha-sub.example").Do(); err != nil {
+			t.Errorf("beta's admin, now alpha-sub's: %v", err)
+		}
+		_, err := alpha.Members.List("team@alpha-sub.example").Do()
+		wantAPIError(t, err, 403, "forbidden")
+	})
+}

@@ -19,9 +19,10 @@ type person struct {
 	suspendedAt time.Time
 }
 
-// MakeAdmin makes a user an administrator of its e-mail's domain: it may
-// then read that domain's users, groups and group members with the
-// Directory API. It panics for a user not added with AddUser.
+// MakeAdmin makes a user an administrator of its e-mail's domain's
+// organisation (AddOrganization; by default the domain alone): it may then
+// read the users, groups and group members of that organisation's domains
+// with the Directory API. It panics for a user not added with AddUser.
 func (s *Server) MakeAdmin(email string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -101,11 +102,42 @@ func (s *Server) person(email string) *person {
 	return p
 }
 
-// adminDomain returns the domain a user administers, "" if none (suspended
-// admins administer nothing). Call with s.mu held.
-func (s *Server) adminDomain(email string) string {
+// AddOrganization makes domains one Google Workspace organisation (one
+// customer), the first its primary domain: an admin of any of them
+// administers them all, as a customer's admins read the users, groups and
+// members of its secondary domains. Other organisations' groups stay
+// forbidden to it. By default each domain is an organisation of its own; a
+// domain already in another organisation moves to this one.
+func (s *Server) AddOrganization(domains ...string) {
+	if len(domains) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.organizations == nil {
+		s.organizations = map[string]string{}
+	}
+	id := customerID(strings.ToLower(domains[0]))
+	for _, d := range domains {
+		s.organizations[strings.ToLower(d)] = id
+	}
+}
+
+// customerOf returns the customer ID of the organisation holding a domain.
+// Call with s.mu held.
+func (s *Server) customerOf(domain string) string {
+	if id, ok := s.organizations[domain]; ok {
+		return id
+	}
+	return customerID(domain)
+}
+
+// adminCustomer returns the customer ID of the organisation a user
+// administers, "" if none (suspended admins administer nothing). Call with
+// s.mu held.
+func (s *Server) adminCustomer(email string) string {
 	if p := s.people[email]; p != nil && p.admin && !p.suspended {
-		return domainOf(email)
+		return s.customerOf(domainOf(email))
 	}
 	return ""
 }
@@ -144,8 +176,8 @@ func displayName(email string) string {
 // ("0" and 14 lower-case letters and digits).
 func groupID(email string) string { return "0" + hashString("group:"+email, lowerAlnum, 14) }
 
-// customerID is the stable ID of the customer owning a domain, shaped like
-// Google's ("C0" and 7 letters and digits).
+// customerID is the stable ID of the customer whose primary domain is
+// domain, shaped like Google's ("C0" and 7 letters and digits).
 func customerID(domain string) string { return "C0" + hashString("customer:"+domain, lowerAlnum, 7) }
 
 // hashString derives a stable string of n characters of alphabet from s.

@@ -93,6 +93,9 @@ type Server struct {
 	people     map[string]*person  // e-mail → directory record, for every user
 	groups     map[string][]string // group e-mail → member e-mails
 	unverified map[string]bool     // e-mails whose email_verified is false
+	// organizations maps the domains joined by AddOrganization to their
+	// customer ID; any other domain is an organisation of its own.
+	organizations map[string]string
 
 	// Authorities.
 	googleKeys    keyring // Google's ID-token signing keys

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -11,18 +12,29 @@ import (
 
 // Directory layout: directory/<domain>/ with
 //
-//	users    e-mail → 1 if suspended, 0 if not
-//	groups   member e-mail → its groups, 0x00-separated
-//	state    synced-at time
+//	users         e-mail → 1 if suspended, 0 if not
+//	directGroups  member e-mail → the groups containing it directly, 0x00-separated
+//	unreadable    e-mail of a nested group no admin could read → nothing
+//	state         synced-at time
+//
+// Directories written before groups were resolved across domains have, in
+// place of directGroups and unreadable, "groups": each user's groups, nested
+// ones included. They are read as direct memberships, which, being closed
+// already, resolve to the same answers until the next directory sync
+// rewrites them.
 var (
-	bucketDirectory = []byte("directory")
-	bucketUsers     = []byte("users")
-	bucketGroups    = []byte("groups")
+	bucketDirectory    = []byte("directory")
+	bucketUsers        = []byte("users")
+	bucketDirectGroups = []byte("directGroups")
+	bucketUnreadable   = []byte("unreadable")
+	bucketGroupsBefore = []byte("groups")
 )
 
 var _ fm.DirectoryStore = (*DB)(nil)
 
-// ReplaceDirectory replaces a domain's directory in one transaction.
+// ReplaceDirectory replaces a domain's directory in one transaction, and
+// resolves the groups of every member again, across every domain's
+// directory.
 func (db *DB) ReplaceDirectory(_ context.Context, snap *fm.DirectorySnapshot) error {
 	err := db.update("write the directory of "+snap.Domain, func(tx *bolt.Tx) error {
 		dirs, err := tx.CreateBucketIfNotExists(bucketDirectory)
@@ -44,8 +56,9 @@ func (db *DB) ReplaceDirectory(_ context.Context, snap *fm.DirectorySnapshot) er
 		return err
 	}
 	db.mu.Lock()
+	defer db.mu.Unlock()
 	db.directories[snap.Domain] = snap
-	db.mu.Unlock()
+	db.groups = fm.ResolveGroups(db.directories)
 	return nil
 }
 
@@ -63,12 +76,21 @@ func writeDirectory(dom *bolt.Bucket, snap *fm.DirectorySnapshot) error {
 			return err
 		}
 	}
-	groups, err := dom.CreateBucket(bucketGroups)
+	groups, err := dom.CreateBucket(bucketDirectGroups)
 	if err != nil {
 		return err
 	}
-	for member, gs := range snap.Groups {
+	for member, gs := range snap.DirectGroups {
 		if err := groups.Put([]byte(member), []byte(strings.Join(gs, "\x00"))); err != nil {
+			return err
+		}
+	}
+	unreadable, err := dom.CreateBucket(bucketUnreadable)
+	if err != nil {
+		return err
+	}
+	for _, group := range snap.Unreadable {
+		if err := unreadable.Put([]byte(group), nil); err != nil {
 			return err
 		}
 	}
@@ -78,13 +100,14 @@ func writeDirectory(dom *bolt.Bucket, snap *fm.DirectorySnapshot) error {
 	return dom.Put(keyState, e.buf)
 }
 
-// loadDirectories reads every domain's directory into memory.
+// loadDirectories reads every domain's directory into memory and resolves
+// their groups.
 func (db *DB) loadDirectories(tx *bolt.Tx) error {
 	dirs := tx.Bucket(bucketDirectory)
 	if dirs == nil {
 		return nil
 	}
-	return dirs.ForEachBucket(func(name []byte) error {
+	err := dirs.ForEachBucket(func(name []byte) error {
 		snap, err := readDirectory(string(name), dirs.Bucket(name))
 		if err != nil {
 			return fmt.Errorf("directory of %s: %w", name, err)
@@ -92,17 +115,22 @@ func (db *DB) loadDirectories(tx *bolt.Tx) error {
 		db.directories[snap.Domain] = snap
 		return nil
 	})
+	db.groups = fm.ResolveGroups(db.directories)
+	return err
 }
 
 func readDirectory(domain string, dom *bolt.Bucket) (*fm.DirectorySnapshot, error) {
-	snap := &fm.DirectorySnapshot{Domain: domain, Users: map[string]bool{}, Groups: map[string][]string{}}
+	snap := &fm.DirectorySnapshot{Domain: domain, Users: map[string]bool{}, DirectGroups: map[string][]string{}}
 	d := decoder{buf: dom.Get(keyState)}
 	d.header()
 	snap.SyncedAt = d.time()
 	if err := d.done(); err != nil {
 		return nil, err
 	}
-	users, groups := dom.Bucket(bucketUsers), dom.Bucket(bucketGroups)
+	users, groups := dom.Bucket(bucketUsers), dom.Bucket(bucketDirectGroups)
+	if groups == nil {
+		groups = dom.Bucket(bucketGroupsBefore)
+	}
 	if users == nil || groups == nil {
 		return nil, errCorrupt
 	}
@@ -114,15 +142,24 @@ func readDirectory(domain string, dom *bolt.Bucket) (*fm.DirectorySnapshot, erro
 		return nil, err
 	}
 	err = groups.ForEach(func(k, v []byte) error {
-		snap.Groups[string(k)] = strings.Split(string(v), "\x00")
+		snap.DirectGroups[string(k)] = strings.Split(string(v), "\x00")
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	if unreadable := dom.Bucket(bucketUnreadable); unreadable != nil {
+		err = unreadable.ForEach(func(k, _ []byte) error {
+			snap.Unreadable = append(snap.Unreadable, string(k))
+			return nil
+		})
+	}
 	return snap, err
 }
 
 // Lookup implements fm.Directory from the synced directories: a known user is
-// listed, not suspended, in its domain's directory; its groups come from
-// every domain's.
+// listed, not suspended, in its domain's directory; its groups are resolved
+// across every domain's.
 func (db *DB) Lookup(_ context.Context, email string) (bool, []string, error) {
 	email = strings.ToLower(email)
 	db.mu.RLock()
@@ -132,9 +169,5 @@ func (db *DB) Lookup(_ context.Context, email string) (bool, []string, error) {
 		suspended, listed := snap.Users[email]
 		known = listed && !suspended
 	}
-	var groups []string
-	for _, snap := range db.directories {
-		groups = append(groups, snap.Groups[email]...)
-	}
-	return known, groups, nil
+	return known, slices.Clone(db.groups[email]), nil
 }

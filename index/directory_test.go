@@ -2,11 +2,14 @@ package index_test
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/index"
+	bolt "go.etcd.io/bbolt"
 )
 
 func TestDirectory(t *testing.T) {
@@ -14,16 +17,18 @@ func TestDirectory(t *testing.T) {
 	dir := t.TempDir()
 	db := openTemp(t, dir)
 	err := db.ReplaceDirectory(ctx, &fm.DirectorySnapshot{
-		Domain:   "example.com",
-		Users:    map[string]bool{"alice@example.com": false, "sid@example.com": true},
-		Groups:   map[string][]string{"alice@example.com": {"eng@example.com", "all@example.com"}, "pat@partner.org": {"eng@example.com"}},
+		Domain: "example.com",
+		Users:  map[string]bool{"alice@example.com": false, "sid@example.com": true},
+		DirectGroups: map[string][]string{
+			"alice@example.com": {"eng@example.com", "all@example.com"}, "pat@partner.org": {"eng@example.com"},
+		},
 		SyncedAt: time.Unix(1700000000, 0).UTC(),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = db.ReplaceDirectory(ctx, &fm.DirectorySnapshot{Domain: "partner.org",
-		Users: map[string]bool{"pat@partner.org": false}, Groups: map[string][]string{"pat@partner.org": {"staff@partner.org"}}})
+		Users: map[string]bool{"pat@partner.org": false}, DirectGroups: map[string][]string{"pat@partner.org": {"staff@partner.org"}}})
 
 	check := func(when string) {
 		t.Helper()
@@ -38,7 +43,6 @@ func TestDirectory(t *testing.T) {
 			{"nobody@example.com", false, nil},
 		} {
 			known, groups, err := db.Lookup(ctx, tc.email)
-			slices.Sort(groups)
 			if err != nil || known != tc.known || !slices.Equal(groups, tc.groups) {
 				t.Errorf("%s: Lookup(%s) = %v %v %v, want %v %v", when, tc.email, known, groups, err, tc.known, tc.groups)
 			}
@@ -56,5 +60,123 @@ func TestDirectory(t *testing.T) {
 	}
 	if known, _, _ := db.Lookup(ctx, "sid@example.com"); !known {
 		t.Error("sid not known after reinstatement")
+	}
+}
+
+// Groups nest across domains, whichever domain's directory is replaced
+// last, and after reopening: the index resolves them across its
+// directories. A domain's replacement drops what it alone made.
+func TestDirectoryGroupsAcrossDomains(t *testing.T) {
+	ctx := context.Background()
+	alpha := &fm.DirectorySnapshot{Domain: "alpha.example",
+		Users: map[string]bool{"ann@alpha.example": false},
+		DirectGroups: map[string][]string{
+			"ann@alpha.example":   {"leads@alpha.example"},
+			"ring@beta.example":   {"ring@alpha.example"},
+			"leads@alpha.example": {"ring@alpha.example"},
+		}}
+	beta := &fm.DirectorySnapshot{Domain: "beta.example",
+		Users: map[string]bool{"bob@beta.example": false},
+		DirectGroups: map[string][]string{
+			"leads@alpha.example": {"eng@beta.example"},
+			"ring@alpha.example":  {"ring@beta.example"},
+			"bob@beta.example":    {"eng@beta.example"},
+			"outside@gamma.org":   {"eng@beta.example"},
+		},
+		Unreadable: []string{"outside@gamma.org"}}
+	annGroups := []string{"eng@beta.example", "leads@alpha.example", "ring@alpha.example", "ring@beta.example"}
+	for _, order := range [][]*fm.DirectorySnapshot{{alpha, beta}, {beta, alpha}} {
+		t.Run(order[0].Domain+" first", func(t *testing.T) {
+			dir := t.TempDir()
+			db := openTemp(t, dir)
+			for _, snap := range order {
+				if err := db.ReplaceDirectory(ctx, snap); err != nil {
+					t.Fatal(err)
+				}
+			}
+			wantGroups(t, db, "ann@alpha.example", annGroups)
+			db.Close()
+			db = openTemp(t, dir)
+			wantGroups(t, db, "ann@alpha.example", annGroups)
+			wantGroups(t, db, "bob@beta.example", []string{"eng@beta.example"})
+
+			// leads@alpha leaves eng@beta: alpha's ann leaves it too.
+			_ = db.ReplaceDirectory(ctx, &fm.DirectorySnapshot{Domain: "beta.example",
+				Users: beta.Users, DirectGroups: map[string][]string{"bob@beta.example": {"eng@beta.example"}}})
+			wantGroups(t, db, "ann@alpha.example", []string{"leads@alpha.example", "ring@alpha.example"})
+		})
+	}
+}
+
+func wantGroups(t *testing.T, db *index.DB, email string, want []string) {
+	t.Helper()
+	if _, got, err := db.Lookup(context.Background(), email); err != nil || !slices.Equal(got, want) {
+		t.Errorf("groups of %s: %v %v, want %v", email, got, err, want)
+	}
+}
+
+// The unreadable groups are kept with the directory.
+func TestDirectoryKeepsUnreadableGroups(t *testing.T) {
+	dir := t.TempDir()
+	db := openTemp(t, dir)
+	err := db.ReplaceDirectory(context.Background(), &fm.DirectorySnapshot{Domain: "beta.example",
+		Users: map[string]bool{}, Unreadable: []string{"a@gamma.org", "b@gamma.org"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	var got []string
+	rawBolt(t, dir, func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("directory")).Bucket([]byte("beta.example")).Bucket([]byte("unreadable")).
+			ForEach(func(k, _ []byte) error { got = append(got, string(k)); return nil })
+	})
+	if !slices.Equal(got, []string{"a@gamma.org", "b@gamma.org"}) {
+		t.Errorf("unreadable groups stored: %v", got)
+	}
+	openTemp(t, dir) // and read back without complaint
+}
+
+// A directory written before groups were resolved across domains (each
+// user's groups, nested ones included, in "groups") answers as it did.
+func TestDirectoryOfTheFormerLayout(t *testing.T) {
+	dir := t.TempDir()
+	db := openTemp(t, dir)
+	_ = db.ReplaceDirectory(context.Background(), &fm.DirectorySnapshot{Domain: "example.com",
+		Users:        map[string]bool{"alice@example.com": false},
+		DirectGroups: map[string][]string{"alice@example.com": {"all@example.com", "eng@example.com"}},
+		Unreadable:   []string{"x@other.org"}})
+	db.Close()
+	rawBolt(t, dir, func(tx *bolt.Tx) error { // rewrite it as it was
+		dom := tx.Bucket([]byte("directory")).Bucket([]byte("example.com"))
+		if err := dom.DeleteBucket([]byte("unreadable")); err != nil {
+			return err
+		}
+		if err := dom.DeleteBucket([]byte("directGroups")); err != nil {
+			return err
+		}
+		groups, err := dom.CreateBucket([]byte("groups"))
+		if err != nil {
+			return err
+		}
+		return groups.Put([]byte("alice@example.com"), []byte("all@example.com\x00eng@example.com"))
+	})
+	db = openTemp(t, dir)
+	if known, _, _ := db.Lookup(context.Background(), "alice@example.com"); !known {
+		t.Error("alice not known")
+	}
+	wantGroups(t, db, "alice@example.com", []string{"all@example.com", "eng@example.com"})
+}
+
+// rawBolt opens the index file of dir with bbolt and runs fn in a write
+// transaction.
+func rawBolt(t *testing.T, dir string, fn func(*bolt.Tx) error) {
+	t.Helper()
+	b, err := bolt.Open(filepath.Join(dir, index.FileName), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.Update(fn); err != nil {
+		t.Fatal(err)
 	}
 }

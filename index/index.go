@@ -69,6 +69,7 @@ type DB struct {
 	mu          sync.RWMutex
 	libraries   map[string]*libraryRecord        // cache of every library record
 	directories map[string]*fm.DirectorySnapshot // cache of every domain's directory
+	groups      map[string][]string              // fm.ResolveGroups of directories
 }
 
 // Open opens (creating if needed) the index in dataDir.

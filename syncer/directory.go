@@ -2,7 +2,9 @@ package syncer
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +14,7 @@ import (
 	fm "github.com/foldermirror/foldermirror"
 	"golang.org/x/sync/errgroup"
 	admin "google.golang.org/api/admin/directory/v1"
+	"google.golang.org/api/googleapi"
 )
 
 // Directory page sizes: the most the API returns a call.
@@ -23,15 +26,36 @@ const (
 
 // DirectoryResult tells what a directory sync read.
 type DirectoryResult struct {
-	Domain   string
-	Users    int
-	Groups   int
-	Calls    int64
-	Duration time.Duration
+	Domain string
+	Users  int
+	Groups int
+	// UnreadableGroups are the groups nested in the domain's that its admin
+	// may not read (another organisation's, or gone): they contribute no
+	// members.
+	UnreadableGroups []string
+	Calls            int64
+	Duration         time.Duration
 }
 
-// SyncDirectory reads a domain's users and groups, with their members, as the
-// domain's adminEmail, and replaces the domain's directory in the index.
+// SyncDirectory reads a domain's users and groups, with their direct
+// members, as the domain's adminEmail, and replaces the domain's directory
+// in the index, which resolves nested groups across every domain's
+// directory.
+//
+// A group nested in the domain's is read as follows. One of another
+// configured domain that has a directory (an adminEmail) is not read here:
+// its members come from that domain's directory, whenever it is synced.
+// One of any other domain is read with this domain's admin (a secondary
+// domain of its organisation is readable); if Google refuses (403) or does
+// not know it (404), it is an unreadable group: it contributes no members,
+// is logged once with a warning, and is reported in the result and counted
+// in the foldermirror_directory_unreadable_groups metric.
+//
+// Any other failure (an error that outlasted the retries, a refusal to list
+// the domain's own users, groups or members) fails the sync: the domain's
+// last good directory stays, whole. A domain's directory is thus replaced
+// whole or not at all; when several domains are synced and some fail, the
+// others are replaced and the failed ones keep their last good directory.
 func (s *Syncer) SyncDirectory(ctx context.Context, domain string) (*DirectoryResult, error) {
 	dom := s.cfg.Domain(domain)
 	if dom == nil {
@@ -47,7 +71,7 @@ func (s *Syncer) SyncDirectory(ctx context.Context, domain string) (*DirectoryRe
 	if err != nil {
 		return nil, err
 	}
-	r := &directoryReader{svc: svc, domain: dom.Name, concurrency: s.cfg.Storage.Concurrency}
+	r := &directoryReader{svc: svc, domain: dom.Name, readElsewhere: s.directoryDomains(dom.Name), concurrency: s.cfg.Storage.Concurrency}
 	snap, groups, err := r.read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("directory of %s, read as %s: %w", domain, dom.AdminEmail, err)
@@ -56,24 +80,50 @@ func (s *Syncer) SyncDirectory(ctx context.Context, domain string) (*DirectoryRe
 	if err := s.index.ReplaceDirectory(ctx, snap); err != nil {
 		return nil, err
 	}
-	res := &DirectoryResult{Domain: domain, Users: len(snap.Users), Groups: groups, Calls: calls.Load(), Duration: s.opts.Now().Sub(start)}
-	s.logger.Info("directory synced", "domain", domain, "users", res.Users, "groups", res.Groups, "calls", res.Calls, "duration", res.Duration)
+	s.opts.Metrics.unreadableGroups.WithLabelValues(dom.Name).Set(float64(len(snap.Unreadable)))
+	res := &DirectoryResult{Domain: domain, Users: len(snap.Users), Groups: groups, UnreadableGroups: snap.Unreadable,
+		Calls: calls.Load(), Duration: s.opts.Now().Sub(start)}
+	if n := len(snap.Unreadable); n > 0 {
+		s.logger.Warn("directory: nested groups its admin may not read contribute no members",
+			"domain", domain, "admin", dom.AdminEmail, "count", n, "groups", snap.Unreadable[:min(n, maxGroupsLogged)])
+	}
+	s.logger.Info("directory synced", "domain", domain, "users", res.Users, "groups", res.Groups,
+		"unreadableGroups", len(res.UnreadableGroups), "calls", res.Calls, "duration", res.Duration)
 	return res, nil
+}
+
+// maxGroupsLogged bounds the unreadable groups a warning names; the result
+// and /status name them all.
+const maxGroupsLogged = 20
+
+// directoryDomains returns the configured domains other than domain that
+// have a directory of their own: groups of theirs are resolved from it.
+func (s *Syncer) directoryDomains(domain string) map[string]bool {
+	out := map[string]bool{}
+	for _, d := range s.cfg.Domains {
+		if d.AdminEmail != "" && !strings.EqualFold(d.Name, domain) {
+			out[strings.ToLower(d.Name)] = true
+		}
+	}
+	return out
 }
 
 // directoryReader reads one domain's directory.
 type directoryReader struct {
-	svc         *admin.Service
-	domain      string
-	concurrency int
+	svc    *admin.Service
+	domain string
+	// readElsewhere holds the domains whose groups come from their own
+	// directory: they are not read here.
+	readElsewhere map[string]bool
+	concurrency   int
 
-	mu       sync.Mutex          // guards memberOf while members are read
-	memberOf map[string][]string // member e-mail → the groups it is a direct member of
-	isGroup  map[string]bool
+	mu         sync.Mutex          // guards what follows while members are read
+	direct     map[string][]string // member e-mail → the groups read that contain it directly
+	unreadable []string
 }
 
 func (r *directoryReader) read(ctx context.Context) (*fm.DirectorySnapshot, int, error) {
-	snap := &fm.DirectorySnapshot{Domain: r.domain, Users: map[string]bool{}, Groups: map[string][]string{}}
+	snap := &fm.DirectorySnapshot{Domain: r.domain, Users: map[string]bool{}}
 	err := r.svc.Users.List().Domain(r.domain).MaxResults(usersPageSize).Fields("nextPageToken,users(primaryEmail,suspended)").
 		Pages(ctx, func(page *admin.Users) error {
 			for _, u := range page.Users {
@@ -98,22 +148,22 @@ func (r *directoryReader) read(ctx context.Context) (*fm.DirectorySnapshot, int,
 	if err := r.readMembers(ctx, groups); err != nil {
 		return nil, 0, err
 	}
-	snap.Groups = r.closure()
+	slices.Sort(r.unreadable)
+	snap.DirectGroups, snap.Unreadable = r.direct, r.unreadable
 	return snap, len(groups), nil
 }
 
-// readMembers lists the members of groups, and of the groups nested in them,
-// storage.concurrency calls at a time. It goes level by level: the groups
-// found nested in one level's are read in the next, so that no call waits
-// for a slot while holding one.
+// readMembers lists the members of groups, and of the groups nested in them
+// that are read here, storage.concurrency calls at a time. It goes level by
+// level: the groups found nested in one level's are read in the next, so
+// that no call waits for a slot while holding one.
 func (r *directoryReader) readMembers(ctx context.Context, groups []string) error {
-	r.memberOf, r.isGroup = map[string][]string{}, map[string]bool{}
+	r.direct = map[string][]string{}
 	requested := map[string]bool{}
 	for level := groups; len(level) > 0; {
 		var todo []string
 		for _, group := range level {
-			r.isGroup[group] = true
-			if !requested[group] {
+			if !requested[group] && !r.readElsewhere[fm.EmailDomain(group)] {
 				requested[group] = true
 				todo = append(todo, group)
 			}
@@ -124,7 +174,12 @@ func (r *directoryReader) readMembers(ctx context.Context, groups []string) erro
 		for i, group := range todo {
 			g.Go(func() error {
 				var err error
-				if nested[i], err = r.listMembers(gctx, group); err != nil {
+				nested[i], err = r.listMembers(gctx, group)
+				switch {
+				case err == nil:
+				case fm.EmailDomain(group) != r.domain && refusedGroup(err):
+					r.markUnreadable(group)
+				default:
 					return fmt.Errorf("list members of %s: %w", group, err)
 				}
 				return nil
@@ -138,53 +193,48 @@ func (r *directoryReader) readMembers(ctx context.Context, groups []string) erro
 	return nil
 }
 
-// listMembers records a group's direct members and returns the nested groups.
+// listMembers records a group's direct members, once all are read, and
+// returns the nested groups.
 func (r *directoryReader) listMembers(ctx context.Context, group string) ([]string, error) {
-	var nested []string
+	var members, nested []string
 	err := r.svc.Members.List(group).MaxResults(membersPageSize).Fields("nextPageToken,members(email,type)").
 		Pages(ctx, func(page *admin.Members) error {
-			r.mu.Lock()
-			defer r.mu.Unlock()
 			for _, m := range page.Members {
 				email := strings.ToLower(m.Email)
 				if email == "" {
 					continue // the whole customer: no e-mail to grant to
 				}
-				r.memberOf[email] = append(r.memberOf[email], group)
+				members = append(members, email)
 				if m.Type == "GROUP" {
 					nested = append(nested, email)
 				}
 			}
 			return nil
 		})
-	return nested, err
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, m := range members {
+		r.direct[m] = append(r.direct[m], group)
+	}
+	return nested, nil
 }
 
-// closure returns, for each member that is not a group, every group it
-// belongs to directly or through nested groups, sorted.
-func (r *directoryReader) closure() map[string][]string {
-	out := map[string][]string{}
-	for member := range r.memberOf {
-		if r.isGroup[member] {
-			continue
-		}
-		seen := map[string]bool{}
-		queue := slices.Clone(r.memberOf[member])
-		for len(queue) > 0 {
-			g := queue[0]
-			queue = queue[1:]
-			if seen[g] {
-				continue
-			}
-			seen[g] = true
-			queue = append(queue, r.memberOf[g]...)
-		}
-		groups := make([]string, 0, len(seen))
-		for g := range seen {
-			groups = append(groups, g)
-		}
-		slices.Sort(groups)
-		out[member] = groups
+func (r *directoryReader) markUnreadable(group string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.unreadable = append(r.unreadable, group)
+}
+
+// refusedGroup tells whether Google refused to list a group's members for
+// good: 404 (no such group, for this admin) or 403 for a reason other than
+// a rate limit (another organisation's group).
+func refusedGroup(err error) bool {
+	var gerr *googleapi.Error
+	if !errors.As(err, &gerr) {
+		return false
 	}
-	return out
+	return gerr.Code == http.StatusNotFound || gerr.Code == http.StatusForbidden && !isRateLimit(gerr)
 }

@@ -1,11 +1,27 @@
 package syncer_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/httpapi/auth"
+	"github.com/foldermirror/foldermirror/index"
+	"github.com/foldermirror/foldermirror/syncer"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func TestSyncDirectory(t *testing.T) {
@@ -105,4 +121,344 @@ func TestSyncDirectoryNestedGroupsConcurrencyOne(t *testing.T) {
 	if _, groups, _ := e.db.Lookup(context.Background(), "alice@example.com"); !slices.Equal(groups, []string{"a@example.com", "c@example.com"}) {
 		t.Errorf("alice's groups: %v", groups)
 	}
+}
+
+// Two configured domains in two Workspace organisations, and a third
+// organisation no configured admin runs:
+//
+//	alpha.example (with its secondary domain alpha-sub.example, not configured)
+//	  leads@alpha.example      ann, crew@beta.example, subteam@alpha-sub.example
+//	  ring@alpha.example       al, ring@beta.example
+//	  subteam@alpha-sub.example sue
+//	beta.example (sid suspended)
+//	  eng@beta.example         bob, leads@alpha.example, outside@gamma.org, hidden@gamma.org
+//	  crew@beta.example        bea
+//	  ring@beta.example        ring@alpha.example
+//	gamma.org
+//	  outside@gamma.org, hidden@gamma.org   gus
+//
+// Google answers 403 for outside@gamma.org's members and, through the
+// proxy, 404 for hidden@gamma.org's, as it does for some other
+// organisations' groups.
+func twoOrganizations(t *testing.T) (*googlefake.Server, *directoryProxy) {
+	t.Helper()
+	fake := startFake(t)
+	fake.AddOrganization("alpha.example", "alpha-sub.example")
+	for _, u := range []string{"admin@alpha.example", "ann@alpha.example", "al@alpha.example", "sue@alpha-sub.example",
+		"admin@beta.example", "bob@beta.example", "bea@beta.example", "sid@beta.example", "gus@gamma.org"} {
+		fake.AddUser(u)
+	}
+	fake.MakeAdmin("admin@alpha.example")
+	fake.MakeAdmin("admin@beta.example")
+	fake.SuspendUser("sid@beta.example", true)
+	fake.AddGroup("leads@alpha.example", "ann@alpha.example", "crew@beta.example", "subteam@alpha-sub.example")
+	fake.AddGroup("ring@alpha.example", "al@alpha.example", "ring@beta.example")
+	fake.AddGroup("subteam@alpha-sub.example", "sue@alpha-sub.example")
+	fake.AddGroup("outside@gamma.org", "gus@gamma.org")
+	fake.AddGroup("hidden@gamma.org", "gus@gamma.org")
+	fake.AddGroup("eng@beta.example", "bob@beta.example", "leads@alpha.example", "outside@gamma.org", "hidden@gamma.org")
+	fake.AddGroup("crew@beta.example", "bea@beta.example")
+	fake.AddGroup("ring@beta.example", "ring@alpha.example")
+	proxy := &directoryProxy{fake: fake, replies: map[string]cannedReply{"hidden@gamma.org": groupNotFound}}
+	srv := httptest.NewServer(proxy)
+	t.Cleanup(srv.Close)
+	proxy.url = srv.URL + "/"
+	return fake, proxy
+}
+
+// directoryProxy stands between the syncer and the fake's Directory API: it
+// records whose members are asked for, and answers with a canned reply for
+// the groups in replies.
+type directoryProxy struct {
+	fake *googlefake.Server
+	url  string
+
+	mu      sync.Mutex
+	asked   []string
+	replies map[string]cannedReply
+}
+
+type cannedReply struct {
+	status int
+	body   string
+}
+
+var (
+	groupNotFound = cannedReply{404, `{"error":{"code":404,"message":"Resource Not Found: groupKey",` +
+		`"errors":[{"domain":"global","reason":"notFound","message":"Resource Not Found: groupKey"}]}}`}
+	groupForbidden = cannedReply{403, `{"error":{"code":403,"message":"Not Authorized to access this resource/api",` +
+		`"errors":[{"domain":"global","reason":"forbidden","message":"Not Authorized to access this resource/api"}]}}`}
+	groupRateLimited = cannedReply{403, `{"error":{"code":403,"message":"Quota exceeded",` +
+		`"errors":[{"domain":"usageLimits","reason":"rateLimitExceeded","message":"Quota exceeded"}]}}`}
+	groupUnavailable = cannedReply{503, `{"error":{"code":503,"message":"The service is currently unavailable.",` +
+		`"errors":[{"domain":"global","reason":"backendError","message":"The service is currently unavailable."}]}}`}
+	groupTooMany = cannedReply{429, `{"error":{"code":429,"message":"Too many requests",` +
+		`"errors":[{"domain":"global","reason":"rateLimitExceeded","message":"Too many requests"}]}}`}
+)
+
+func (p *directoryProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rest, _ := strings.CutPrefix(r.URL.Path, "/admin/directory/v1/groups/")
+	if group, ok := strings.CutSuffix(rest, "/members"); ok {
+		p.mu.Lock()
+		p.asked = append(p.asked, group)
+		reply, canned := p.replies[group]
+		p.mu.Unlock()
+		if canned {
+			w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+			w.WriteHeader(reply.status)
+			io.WriteString(w, reply.body)
+			return
+		}
+	}
+	p.fake.ServeHTTP(w, r)
+}
+
+// reply sets the canned reply for a group's members; a zero one removes it.
+func (p *directoryProxy) reply(group string, r cannedReply) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r.status == 0 {
+		delete(p.replies, group)
+	} else {
+		p.replies[group] = r
+	}
+}
+
+// takeAsked returns the groups whose members were asked for since the last
+// call, sorted, once each.
+func (p *directoryProxy) takeAsked() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	asked := p.asked
+	p.asked = nil
+	slices.Sort(asked)
+	return slices.Compact(asked)
+}
+
+// directoryEnv is an env of configured domains, with no library, whose
+// syncer logs into log and registers its metrics in registry.
+type directoryEnv struct {
+	*env
+	registry *prometheus.Registry
+	log      bytes.Buffer
+}
+
+// newDirectoryEnv configures domains, each read as admin@DOMAIN through
+// directoryEndpoint.
+func newDirectoryEnv(t *testing.T, fake *googlefake.Server, directoryEndpoint string, domains ...string) *directoryEnv {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "sa.json"), fake.ServiceAccountKey(saEmail), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	yaml := fmt.Sprintf("storage: {credentialsFile: sa.json, directoryEndpoint: %q, requestsPerSecond: 10000}\ndomains:\n", directoryEndpoint)
+	for _, d := range domains {
+		yaml += fmt.Sprintf("  - {name: %s, adminEmail: admin@%s}\n", d, d)
+	}
+	cfg, err := config.Parse([]byte(yaml), filepath.Join(dir, "config.yaml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := index.Open(cfg.DataDir, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e := &directoryEnv{env: &env{t: t, fake: fake, cfg: cfg, db: db}, registry: prometheus.NewRegistry()}
+	e.logger = slog.New(slog.NewTextHandler(&e.log, nil))
+	e.metrics = syncer.NewMetrics(e.registry)
+	e.restartSyncer()
+	return e
+}
+
+// syncDirectory syncs a domain's directory or fails the test.
+func (e *env) syncDirectory(domain string) *syncer.DirectoryResult {
+	e.t.Helper()
+	res, err := e.s.SyncDirectory(context.Background(), domain)
+	if err != nil {
+		e.t.Fatalf("directory of %s: %v", domain, err)
+	}
+	return res
+}
+
+// lookup asks the API's view of the directory (the synced one and the
+// configuration) about a caller.
+func (e *env) lookup(email string) (bool, []string) {
+	e.t.Helper()
+	known, groups, err := auth.Directory{Config: e.cfg, Synced: e.db}.Lookup(context.Background(), email)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return known, groups
+}
+
+// A group nested in another configured domain's group is resolved from that
+// domain's directory, whichever domain syncs first; each admin reads only
+// its own organisation's groups; the groups of another organisation are
+// reported, not fatal.
+func TestSyncDirectoriesAcrossOrganizations(t *testing.T) {
+	for _, order := range [][]string{{"alpha.example", "beta.example"}, {"beta.example", "alpha.example"}} {
+		t.Run(order[0]+" first", func(t *testing.T) {
+			fake, proxy := twoOrganizations(t)
+			e := newDirectoryEnv(t, fake, proxy.url, "alpha.example", "beta.example")
+			proxy.takeAsked()
+			asked := map[string][]string{
+				"alpha.example": {"leads@alpha.example", "ring@alpha.example", "subteam@alpha-sub.example"},
+				"beta.example":  {"crew@beta.example", "eng@beta.example", "hidden@gamma.org", "outside@gamma.org", "ring@beta.example"},
+			}
+			unreadable := map[string][]string{"beta.example": {"hidden@gamma.org", "outside@gamma.org"}}
+			for _, domain := range order {
+				res := e.syncDirectory(domain)
+				if got := proxy.takeAsked(); !slices.Equal(got, asked[domain]) {
+					t.Errorf("%s's admin asked for the members of %v, want %v", domain, got, asked[domain])
+				}
+				if !slices.Equal(res.UnreadableGroups, unreadable[domain]) {
+					t.Errorf("%s: unreadable groups %v, want %v", domain, res.UnreadableGroups, unreadable[domain])
+				}
+				if got := gaugeValue(t, e.registry, "foldermirror_directory_unreadable_groups", "domain", domain); got != float64(len(unreadable[domain])) {
+					t.Errorf("%s: unreadable groups metric %v", domain, got)
+				}
+			}
+			if n := strings.Count(e.log.String(), "level=WARN"); n != 1 || !strings.Contains(e.log.String(), `groups="[hidden@gamma.org outside@gamma.org]"`) {
+				t.Errorf("%d warnings, want one naming the unreadable groups:\n%s", n, e.log.String())
+			}
+			for _, tc := range []struct {
+				email  string
+				known  bool
+				groups []string
+			}{
+				{"ann@alpha.example", true, []string{"eng@beta.example", "leads@alpha.example"}},
+				{"bea@beta.example", true, []string{"crew@beta.example", "eng@beta.example", "leads@alpha.example"}},
+				{"sue@alpha-sub.example", false, []string{"eng@beta.example", "leads@alpha.example", "subteam@alpha-sub.example"}},
+				{"al@alpha.example", true, []string{"ring@alpha.example", "ring@beta.example"}},
+				{"bob@beta.example", true, []string{"eng@beta.example"}},
+				{"sid@beta.example", false, nil},
+				{"gus@gamma.org", false, nil},
+			} {
+				if known, groups := e.lookup(tc.email); known != tc.known || !slices.Equal(groups, tc.groups) {
+					t.Errorf("%s: known %v, groups %v; want %v %v", tc.email, known, groups, tc.known, tc.groups)
+				}
+			}
+		})
+	}
+}
+
+// Until the other domain's directory is synced, its groups nested in this
+// one's contribute no members.
+func TestSyncDirectoryBeforeTheOtherDomain(t *testing.T) {
+	fake, proxy := twoOrganizations(t)
+	e := newDirectoryEnv(t, fake, proxy.url, "alpha.example", "beta.example")
+	e.syncDirectory("beta.example")
+	if _, groups := e.lookup("ann@alpha.example"); len(groups) != 0 {
+		t.Errorf("ann's groups before alpha's directory: %v", groups)
+	}
+	if _, groups := e.lookup("bea@beta.example"); !slices.Equal(groups, []string{"crew@beta.example"}) {
+		t.Errorf("bea's groups before alpha's directory: %v", groups)
+	}
+}
+
+// A user removed from the directory loses access at the next sync of its
+// domain's directory, although groups of another organisation, which the
+// admin may not read, are nested in its groups; so does a member removed
+// from a group of the other domain.
+func TestRemovedUsersLoseAccessDespiteUnreadableGroups(t *testing.T) {
+	fake, proxy := twoOrganizations(t)
+	e := newDirectoryEnv(t, fake, proxy.url, "alpha.example", "beta.example")
+	e.syncDirectory("alpha.example")
+	e.syncDirectory("beta.example")
+	if known, _ := e.lookup("bob@beta.example"); !known {
+		t.Fatal("bob not known at first")
+	}
+	fake.RemoveUser("bob@beta.example")
+	fake.RemoveGroupMember("leads@alpha.example", "crew@beta.example")
+	if res := e.syncDirectory("beta.example"); len(res.UnreadableGroups) != 2 {
+		t.Fatalf("beta's unreadable groups: %v", res.UnreadableGroups)
+	}
+	if known, groups := e.lookup("bob@beta.example"); known || len(groups) != 0 {
+		t.Errorf("bob after his removal: known %v, groups %v", known, groups)
+	}
+	if _, groups := e.lookup("bea@beta.example"); !slices.Equal(groups, []string{"crew@beta.example", "eng@beta.example", "leads@alpha.example"}) {
+		t.Errorf("bea's groups before alpha's next sync: %v", groups)
+	}
+	e.syncDirectory("alpha.example")
+	if _, groups := e.lookup("bea@beta.example"); !slices.Equal(groups, []string{"crew@beta.example"}) {
+		t.Errorf("bea's groups after crew left leads: %v", groups)
+	}
+}
+
+// Only a permanent refusal of another domain's group makes it unreadable:
+// the same refusal for the domain's own group, and errors that outlast the
+// retries, fail the sync, which keeps the last good directory whole.
+func TestSyncDirectoryFailuresKeepTheLastGoodDirectory(t *testing.T) {
+	fake, proxy := twoOrganizations(t)
+	e := newDirectoryEnv(t, fake, proxy.url, "alpha.example", "beta.example")
+	e.syncDirectory("beta.example")
+	fake.RemoveUser("bob@beta.example")
+	for _, tc := range []struct {
+		name  string
+		group string
+		reply cannedReply
+	}{
+		{"another organisation's group: 503 throughout", "outside@gamma.org", groupUnavailable},
+		{"another organisation's group: 429 throughout", "outside@gamma.org", groupTooMany},
+		{"another organisation's group: rate-limit 403 throughout", "outside@gamma.org", groupRateLimited},
+		{"the domain's own group: 403", "crew@beta.example", groupForbidden},
+		{"the domain's own group: 404", "crew@beta.example", groupNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			proxy.reply(tc.group, tc.reply)
+			defer proxy.reply(tc.group, cannedReply{})
+			_, err := e.s.SyncDirectory(context.Background(), "beta.example")
+			if err == nil || !strings.Contains(err.Error(), tc.group) || !strings.Contains(err.Error(), fmt.Sprint(tc.reply.status)) {
+				t.Fatalf("error %v; want one naming %s and %d", err, tc.group, tc.reply.status)
+			}
+			if known, groups := e.lookup("bob@beta.example"); !known || !slices.Equal(groups, []string{"eng@beta.example"}) {
+				t.Errorf("the last good directory is gone: bob known %v, groups %v", known, groups)
+			}
+		})
+	}
+	e.syncDirectory("beta.example")
+	if known, _ := e.lookup("bob@beta.example"); known {
+		t.Error("bob still known after a sync that succeeded")
+	}
+}
+
+// The scheduler's status of a directory names its unreadable groups.
+func TestDirectoryStatusNamesUnreadableGroups(t *testing.T) {
+	fake, proxy := twoOrganizations(t)
+	e := newDirectoryEnv(t, fake, proxy.url, "alpha.example", "beta.example")
+	sc := newScheduler(t, e.env)
+	events := make(chan syncer.Event, 10)
+	if _, err := sc.Follow(context.Background(), syncer.DirectoryJob("beta.example"), syncer.Full, events); err != nil {
+		t.Fatal(err)
+	}
+	if _, final := drain(events); final.Error != "" || final.Directory == nil {
+		t.Fatalf("final event %+v", final)
+	}
+	st := statusOf(sc, syncer.DirectoryJob("beta.example"))
+	if st.LastFull == nil || !slices.Equal(st.LastFull.UnreadableGroups, []string{"hidden@gamma.org", "outside@gamma.org"}) || st.LastError != "" {
+		t.Errorf("status %+v (last full %+v)", st, st.LastFull)
+	}
+}
+
+// gaugeValue returns the value of the gauge of reg with a label, -1 if none.
+func gaugeValue(t *testing.T, reg *prometheus.Registry, name, label, value string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, metric := range f.GetMetric() {
+			for _, l := range metric.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					return metric.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	return -1
 }

@@ -17,6 +17,9 @@ type Metrics struct {
 	drift       *prometheus.GaugeVec
 	folders     *prometheus.GaugeVec
 	permissions *prometheus.GaugeVec
+	// unreadableGroups counts, by domain, the nested groups its last
+	// directory sync could not read.
+	unreadableGroups *prometheus.GaugeVec
 }
 
 // NewMetrics registers the syncer's metrics with reg.
@@ -55,8 +58,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "foldermirror_library_permissions",
 			Help: "Drive permissions of each library's folders in the index.",
 		}, []string{"library"}),
+		unreadableGroups: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "foldermirror_directory_unreadable_groups",
+			Help: "Groups nested in a domain's groups that its admin may not read (another organisation's, or gone), as of its last directory sync: they contribute no members.",
+		}, []string{"domain"}),
 	}
-	reg.MustRegister(m.requests, m.retries, m.duration, m.failures, m.lastSuccess, m.drift, m.folders, m.permissions)
+	reg.MustRegister(m.requests, m.retries, m.duration, m.failures, m.lastSuccess, m.drift, m.folders, m.permissions,
+		m.unreadableGroups)
 	return m
 }
 

@@ -87,6 +87,9 @@ type RunStatus struct {
 	Calls       int64         `json:"calls"`
 	Drift       int           `json:"drift"`
 	Changes     int           `json:"changes,omitempty"`
+	// UnreadableGroups are a directory's nested groups its admin may not
+	// read, which contribute no members.
+	UnreadableGroups []string `json:"unreadableGroups,omitempty"`
 }
 
 // NewScheduler returns a scheduler of s's libraries; Start starts it.
@@ -282,7 +285,8 @@ func (sc *Scheduler) record(j *job, final Event, err error) {
 	switch {
 	case final.Directory != nil:
 		d := final.Directory
-		st.LastFull = &RunStatus{Started: time.Now().Add(-d.Duration).UTC(), Duration: d.Duration, Users: d.Users, Groups: d.Groups, Calls: d.Calls}
+		st.LastFull = &RunStatus{Started: time.Now().Add(-d.Duration).UTC(), Duration: d.Duration, Users: d.Users, Groups: d.Groups,
+			UnreadableGroups: d.UnreadableGroups, Calls: d.Calls}
 	case final.Result != nil:
 		r := final.Result
 		run := &RunStatus{Started: time.Now().Add(-r.Duration).UTC(), Duration: r.Duration, Folders: r.Folders,

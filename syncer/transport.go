@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -203,15 +204,14 @@ func retryableStatus(resp *http.Response, body []byte) bool {
 // a reason.
 func isRateLimitReason(resp *http.Response, body []byte) bool {
 	var ge *googleapi.Error
-	if !errors.As(googleapi.CheckResponseWithBody(resp, body), &ge) {
-		return false
-	}
-	for _, e := range ge.Errors {
-		if e.Reason == "rateLimitExceeded" || e.Reason == "userRateLimitExceeded" {
-			return true
-		}
-	}
-	return false
+	return errors.As(googleapi.CheckResponseWithBody(resp, body), &ge) && isRateLimit(ge)
+}
+
+// isRateLimit tells whether a Google error gives a rate limit as a reason.
+func isRateLimit(ge *googleapi.Error) bool {
+	return slices.ContainsFunc(ge.Errors, func(e googleapi.ErrorItem) bool {
+		return e.Reason == "rateLimitExceeded" || e.Reason == "userRateLimitExceeded"
+	})
 }
 
 // retryAfter parses a Retry-After header: seconds or an HTTP date.

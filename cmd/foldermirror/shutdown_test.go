@@ -143,7 +143,7 @@ func waitReady(t *testing.T, url string) {
 // followSync starts a resync through the admin listener and returns its
 // final event's error (or "ok").
 func followSync(t *testing.T, url string) string {
-	resp, err := http.Post(url, "", nil)
+	resp, err := http.Post(url, "application/json", nil)
 	if err != nil {
 		return err.Error()
 	}

@@ -90,6 +90,7 @@ func (c *syncCommand) viaDaemon(ctx context.Context, base string) error {
 		q.Set("library", c.library)
 	}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/sync?"+q.Encode(), nil)
+	req.Header.Set(admin.RequestHeader, "foldermirror sync")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("ask the daemon: %w", err)

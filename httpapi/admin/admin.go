@@ -1,7 +1,8 @@
 // Package admin serves the daemon's admin listener: resyncs with their
 // progress streamed, status, Prometheus metrics, health and readiness. It
 // has no authentication of its own: bind it to loopback (the default) or to
-// a network only operators reach.
+// a network only operators reach. It refuses what a browser could be made
+// to send it from another site (see refuseCrossSite).
 package admin
 
 import (
@@ -62,7 +63,7 @@ func New(cfg *config.Config, sc Scheduler, idx Index, api API, gatherer promethe
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	s.http = &http.Server{
-		Handler:           mux,
+		Handler:           refuseCrossSite(mux, cfg.AdminListen),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,

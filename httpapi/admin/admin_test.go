@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,7 +34,10 @@ func (s *scheduler) Follow(_ context.Context, name string, mode syncer.Mode, eve
 }
 
 func (s *scheduler) Status() []syncer.JobStatus {
-	return []syncer.JobStatus{{Name: "directory:example.com"}, {Name: "eng", LastError: "boom"}}
+	return []syncer.JobStatus{
+		{Name: "directory:example.com", LastFull: &syncer.RunStatus{Users: 3, UnreadableGroups: []string{"outside@other.org"}}},
+		{Name: "eng", LastError: "boom"},
+	}
 }
 
 // index plays an index where only synced libraries exist.
@@ -53,7 +57,18 @@ func (i *index) Warmed(_ context.Context, id string) bool { return i.synced[id] 
 
 func newServer(t *testing.T) (*httptest.Server, *scheduler, *index) {
 	t.Helper()
+	h, sc, idx := newHandler(t, "127.0.0.1:8081")
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv, sc, idx
+}
+
+// newHandler returns the handler of an admin listener configured to listen
+// on adminListen.
+func newHandler(t *testing.T, adminListen string) (http.Handler, *scheduler, *index) {
+	t.Helper()
 	cfg, err := config.Parse([]byte(`
+adminListen: "`+adminListen+`"
 storage: {credentialsFile: key.json}
 domains: [{name: example.com, adminEmail: admin@example.com}]
 libraries: [{id: eng, domain: example.com, storageAccount: s@example.com, rootFolderId: r}]
@@ -64,9 +79,7 @@ libraries: [{id: eng, domain: example.com, storageAccount: s@example.com, rootFo
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "foldermirror_test_total", Help: "a test counter"}))
 	sc, idx := &scheduler{}, &index{synced: map[string]bool{}}
-	srv := httptest.NewServer(admin.New(cfg, sc, idx, idx, reg, slog.New(slog.NewTextHandler(io.Discard, nil))).Handler())
-	t.Cleanup(srv.Close)
-	return srv, sc, idx
+	return admin.New(cfg, sc, idx, idx, reg, slog.New(slog.NewTextHandler(io.Discard, nil))).Handler(), sc, idx
 }
 
 func get(t *testing.T, url string) (int, string) {
@@ -106,13 +119,17 @@ func TestStatusAndMetrics(t *testing.T) {
 			Folders   int
 			Revision  int
 		}
-		Directories []struct{ Name string }
+		Directories []struct {
+			Name     string
+			LastFull struct{ UnreadableGroups []string }
+		}
 	}
 	if err := json.Unmarshal([]byte(body), &st); code != 200 || err != nil {
 		t.Fatalf("status: %d %v %s", code, err, body)
 	}
 	if len(st.Libraries) != 1 || st.Libraries[0].LastError != "boom" || !st.Libraries[0].Synced || st.Libraries[0].Revision != 2 ||
-		len(st.Directories) != 1 || st.Directories[0].Name != "directory:example.com" {
+		len(st.Directories) != 1 || st.Directories[0].Name != "directory:example.com" ||
+		!slices.Equal(st.Directories[0].LastFull.UnreadableGroups, []string{"outside@other.org"}) {
 		t.Errorf("status %+v", st)
 	}
 	if code, body := get(t, srv.URL+"/metrics"); code != 200 || !strings.Contains(body, "foldermirror_test_total 0") {
@@ -133,7 +150,7 @@ func TestSyncStreamsEvents(t *testing.T) {
 		{"mode=sideways", 400, nil},
 	} {
 		sc.followed = nil
-		resp, err := http.Post(srv.URL+"/sync?"+tc.query, "", nil)
+		resp, err := http.Post(srv.URL+"/sync?"+tc.query, "application/json", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,5 +169,126 @@ func TestSyncStreamsEvents(t *testing.T) {
 		if resp.StatusCode != tc.status || len(finals) != len(tc.jobs) || len(sc.followed) != len(tc.jobs) {
 			t.Errorf("%q: status %d, finals %v, followed %v", tc.query, resp.StatusCode, finals, sc.followed)
 		}
+	}
+}
+
+// A state-changing request needs what a page of another site cannot send
+// without a preflight: a JSON Content-Type or the RequestHeader.
+func TestSyncRefusesCrossSiteRequests(t *testing.T) {
+	srv, sc, _ := newServer(t)
+	tests := []struct {
+		name        string
+		contentType string
+		header      string
+		body        string
+		want        int
+	}{
+		{"no Content-Type", "", "", "", 403},
+		{"text/plain, as a cross-site form or fetch sends it", "text/plain", "", "x", 403},
+		{"a form", "application/x-www-form-urlencoded", "", "library=eng", 403},
+		{"a multipart form", "multipart/form-data; boundary=x", "", "--x--", 403},
+		{"JSON named loosely", "application/jsonp", "", "", 403},
+		{"JSON", "application/json", "", "", 200},
+		{"JSON with a charset", "application/json; charset=utf-8", "", "{}", 200},
+		{"the header, any content", "text/plain", "foldermirror sync", "", 200},
+		{"the header alone", "", "curl", "", 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sc.followed = nil
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/sync?library=eng", strings.NewReader(tt.body))
+			if tt.contentType != "" {
+				req.Header.Set("Content-Type", tt.contentType)
+			}
+			if tt.header != "" {
+				req.Header.Set(admin.RequestHeader, tt.header)
+			}
+			status, body := do(t, req)
+			if status != tt.want {
+				t.Fatalf("status %d, want %d: %s", status, tt.want, body)
+			}
+			if tt.want == 403 {
+				if len(sc.followed) != 0 {
+					t.Errorf("a refused request started %v", sc.followed)
+				}
+				wantErrorBody(t, body, admin.RequestHeader)
+			}
+		})
+	}
+	// Reads need neither.
+	if status, _ := get(t, srv.URL+"/status"); status != 200 {
+		t.Errorf("GET /status: %d", status)
+	}
+}
+
+// The Host header must name the listener: names an attacker could point at
+// its address (DNS rebinding) are refused, whatever the method.
+func TestHostMustNameTheListener(t *testing.T) {
+	tests := []struct {
+		adminListen string
+		hosts       map[string]int
+	}{
+		{"127.0.0.1:8081", map[string]int{
+			"127.0.0.1:8081": 200, "localhost:8081": 200, "LOCALHOST:8081": 200, "localhost.:8081": 200,
+			"[::1]:8081": 200, "127.0.0.2:8081": 200, "localhost": 200, "127.0.0.1": 200, "[::1]": 200,
+			"localhost:9000": 200, "": 200, // port forwarding; HTTP/1.0 without a Host
+			"evil.example:8081": 421, "127.0.0.1.nip.io:8081": 421, "localhost.evil.example:8081": 421,
+			"10.0.0.5:8081": 421, "evil.example": 421, "sub.localhost:8081": 421,
+		}},
+		{":8081", map[string]int{
+			"10.0.0.5:8081": 200, "[fd00::5]:8081": 200, "192.168.1.7": 200, "localhost:8081": 200,
+			"evil.example:8081": 421, "foldermirror.internal:8081": 421,
+		}},
+		{"0.0.0.0:8081", map[string]int{"10.0.0.5:8081": 200, "evil.example:8081": 421}},
+		{"[::]:8081", map[string]int{"10.0.0.5:8081": 200, "[fd00::5]:8081": 200, "evil.example:8081": 421}},
+		{"admin.internal:8081", map[string]int{
+			"admin.internal:8081": 200, "Admin.Internal.:8081": 200, "localhost:8081": 200,
+			"10.0.0.5:8081": 421, "evil.example:8081": 421, "admin.internal.evil.example:8081": 421,
+		}},
+		{"10.0.0.5:8081", map[string]int{"10.0.0.5:8081": 200, "127.0.0.1:8081": 200, "10.0.0.6:8081": 421, "evil.example:8081": 421}},
+	}
+	for _, tt := range tests {
+		h, _, _ := newHandler(t, tt.adminListen)
+		for host, want := range tt.hosts {
+			for _, method := range []string{http.MethodGet, http.MethodPost} {
+				t.Run(tt.adminListen+" "+host+" "+method, func(t *testing.T) {
+					req := httptest.NewRequest(method, "/status", nil)
+					if method == http.MethodPost {
+						req = httptest.NewRequest(method, "/sync?library=eng", nil)
+						req.Header.Set("Content-Type", "application/json")
+					}
+					req.Host = host
+					rec := httptest.NewRecorder()
+					h.ServeHTTP(rec, req)
+					if rec.Code != want {
+						t.Fatalf("status %d, want %d: %s", rec.Code, want, rec.Body)
+					}
+					if want == 421 {
+						wantErrorBody(t, rec.Body.String(), host)
+					}
+				})
+			}
+		}
+	}
+}
+
+func do(t *testing.T, req *http.Request) (int, string) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// wantErrorBody checks that body is the admin listener's JSON error and
+// that its message mentions what.
+func wantErrorBody(t *testing.T, body, what string) {
+	t.Helper()
+	var e struct{ Error string }
+	if err := json.Unmarshal([]byte(body), &e); err != nil || !strings.Contains(e.Error, what) {
+		t.Errorf("body %s; want {\"error\": ...} naming %q", body, what)
 	}
 }

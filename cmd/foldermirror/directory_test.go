@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/foldermirror/foldermirror/googlefake"
+)
+
+// Two configured domains in two Workspace organisations, a group of each
+// nested in the other's, and a group of a third organisation that neither
+// admin may read: `foldermirror sync` succeeds and says which group it
+// could not read, the daemon serves what the nested groups grant and shows
+// the unreadable group in /status and /metrics, and a user removed from the
+// directory loses access at the next sync.
+func TestSyncDirectoriesAcrossOrganizations(t *testing.T) {
+	fake := googlefake.New()
+	fake.Start()
+	t.Cleanup(fake.Close) // after the daemon's Close
+	fake.AddOrganization("alpha.example")
+	fake.AddOrganization("beta.example")
+	for _, u := range []string{"admin@alpha.example", "ann@alpha.example", "admin@beta.example", "bob@beta.example",
+		"bea@beta.example", "storage@beta.example", "gus@gamma.org"} {
+		fake.AddUser(u)
+	}
+	fake.MakeAdmin("admin@alpha.example")
+	fake.MakeAdmin("admin@beta.example")
+	fake.AddGroup("crew@beta.example", "bea@beta.example")
+	fake.AddGroup("leads@alpha.example", "ann@alpha.example", "crew@beta.example")
+	fake.AddGroup("outside@gamma.org", "gus@gamma.org")
+	fake.AddGroup("eng@beta.example", "bob@beta.example", "leads@alpha.example", "outside@gamma.org")
+	root := fake.CreateFolder("storage@beta.example", "", "Beta")
+	shared := fake.CreateFolder("storage@beta.example", root, "Engineering")
+	fake.Share(shared, googlefake.Permission{Type: "group", Role: "reader", EmailAddress: "eng@beta.example"})
+
+	adminAddr := freePort(t)
+	path := writeTestConfig(t, fake, filepath.Join(t.TempDir(), "config.yaml"), "data", fmt.Sprintf(`listen: 127.0.0.1:0
+auth:
+  google: {clientIds: [%q], jwksUrl: %q, tokeninfoUrl: %q}
+domains:
+  - {name: alpha.example, adminEmail: admin@alpha.example}
+  - {name: beta.example, adminEmail: admin@beta.example}
+libraries:
+  - {id: beta, name: Beta, domain: beta.example, storageAccount: storage@beta.example, rootFolderId: %s}
+`, e2eClient, fake.GoogleJWKSURL(), fake.TokeninfoURL(), root))
+	setAdminListen(t, path, adminAddr)
+
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"sync", "--config", path}, &out, &errOut); code != 0 {
+		t.Fatalf("sync: exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "outside@gamma.org") || !strings.Contains(out.String(), "directory:alpha.example: ") {
+		t.Errorf("sync said:\n%s\n%s", out.String(), errOut.String())
+	}
+
+	base := startServe(t, path)
+	adminBase := "http://" + adminAddr
+	waitForDirectories(t, adminBase, 2)
+	ann, bob := fake.GoogleIDToken(e2eClient, "ann@alpha.example"), fake.GoogleIDToken(e2eClient, "bob@beta.example")
+	bea := fake.GoogleIDToken(e2eClient, "bea@beta.example")
+	for _, token := range []string{ann, bob, bea} {
+		getJSON(t, base+"/folder/v1/files/"+shared, token, 200, nil)
+	}
+	status := getJSON(t, adminBase+"/status", "", 200, nil)
+	var st struct {
+		Directories []struct {
+			Name     string
+			LastFull struct{ UnreadableGroups []string }
+		}
+	}
+	if err := json.Unmarshal(status, &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range st.Directories {
+		want := map[string][]string{"directory:beta.example": {"outside@gamma.org"}}[d.Name]
+		if !slices.Equal(d.LastFull.UnreadableGroups, want) {
+			t.Errorf("/status of %s: unreadable groups %v, want %v", d.Name, d.LastFull.UnreadableGroups, want)
+		}
+	}
+	metrics := string(getJSON(t, adminBase+"/metrics", "", 200, nil))
+	for _, line := range []string{`foldermirror_directory_unreadable_groups{domain="beta.example"} 1`,
+		`foldermirror_directory_unreadable_groups{domain="alpha.example"} 0`} {
+		if !strings.Contains(metrics, line) {
+			t.Errorf("/metrics lacks %s", line)
+		}
+	}
+
+	// Ann leaves alpha.example, crew leaves leads: after the next sync
+	// (through the daemon), ann is no longer a known user and bea no longer
+	// reaches the folder through alpha's group.
+	fake.RemoveUser("ann@alpha.example")
+	fake.RemoveGroupMember("leads@alpha.example", "crew@beta.example")
+	out.Reset()
+	errOut.Reset()
+	if code := run(context.Background(), []string{"sync", "--config", path}, &out, &errOut); code != 0 ||
+		!strings.Contains(errOut.String(), "asking it") {
+		t.Fatalf("sync through the daemon: exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+	getJSON(t, base+"/folder/v1/files/"+shared, ann, 401, nil)
+	getJSON(t, base+"/folder/v1/files/"+shared, bea, 404, nil)
+	getJSON(t, base+"/folder/v1/files/"+shared, bob, 200, nil)
+}
+
+// setAdminListen points a test configuration's admin listener at addr.
+func setAdminListen(t *testing.T, path, addr string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err == nil {
+		err = os.WriteFile(path, bytes.Replace(data, []byte("adminListen: 127.0.0.1:0"), []byte("adminListen: "+addr), 1), 0o600)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitForDirectories waits until the daemon's status shows n directories
+// synced since it started.
+func waitForDirectories(t *testing.T, adminBase string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get(adminBase + "/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st struct {
+			Directories []struct{ LastFull *struct{} }
+		}
+		err = json.NewDecoder(resp.Body).Decode(&st)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		synced := 0
+		for _, d := range st.Directories {
+			if d.LastFull != nil {
+				synced++
+			}
+		}
+		if err == nil && synced == n {
+			return
+		}
+	}
+	t.Fatalf("the daemon did not sync %d directories within 20 s", n)
+}

@@ -1,0 +1,43 @@
+package foldermirror
+
+import "slices"
+
+// ResolveGroups returns, for each member of a group of dirs (a user or a
+// group, of any domain), every group it belongs to, directly or through
+// groups nested in groups, sorted. dirs are the latest snapshots of every
+// domain, so that a group of one domain nested in a group of another counts
+// whichever domain was read first. A cycle of groups, within a domain or
+// across domains, is followed once round.
+//
+// Every index backend keeps the result of this one function, computed
+// whenever a domain's snapshot is replaced, so that a lookup is a map read.
+func ResolveGroups(dirs map[string]*DirectorySnapshot) map[string][]string {
+	parents := map[string][]string{} // member → the groups containing it directly, of every domain
+	for _, snap := range dirs {
+		for member, groups := range snap.DirectGroups {
+			parents[member] = append(parents[member], groups...)
+		}
+	}
+	out := make(map[string][]string, len(parents))
+	seen := map[string]bool{}
+	var queue []string
+	for member, direct := range parents {
+		clear(seen)
+		queue = append(queue[:0], direct...)
+		for len(queue) > 0 {
+			group := queue[len(queue)-1]
+			queue = queue[:len(queue)-1]
+			if !seen[group] {
+				seen[group] = true
+				queue = append(queue, parents[group]...)
+			}
+		}
+		groups := make([]string, 0, len(seen))
+		for group := range seen {
+			groups = append(groups, group)
+		}
+		slices.Sort(groups)
+		out[member] = groups
+	}
+	return out
+}
