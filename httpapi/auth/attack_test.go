@@ -1,6 +1,7 @@
 package auth_test
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -10,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -46,13 +48,21 @@ type world struct {
 	attacker *httptest.Server
 	hits     atomic.Int32
 	evilKey  *rsa.PrivateKey
+	// googleJWKSURL is auth.google.jwksUrl: the fake's unless changed
+	// before the Authenticator is made.
+	googleJWKSURL string
 }
 
-func newWorld(tb testing.TB) *world {
+func newWorld(tb testing.TB) *world { return newWorldWith(tb, nil) }
+
+// newWorldWith is newWorld, with before (if not nil) run on the world
+// before its Authenticator is made.
+func newWorldWith(tb testing.TB, before func(w *world)) *world {
 	tb.Helper()
 	w := &world{t: tb, fake: googlefake.New()}
 	w.fake.Start()
 	tb.Cleanup(w.fake.Close)
+	w.googleJWKSURL = w.fake.GoogleJWKSURL()
 	w.attacker = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w.hits.Add(1)
 		io.WriteString(rw, `{"keys":[]}`)
@@ -64,6 +74,9 @@ func newWorld(tb testing.TB) *world {
 	}
 	for _, u := range []string{"alice@example.com", "bob@example.com"} {
 		w.fake.AddUser(u)
+	}
+	if before != nil {
+		before(w)
 	}
 	dir := tb.TempDir()
 	yaml := fmt.Sprintf(`
@@ -82,7 +95,7 @@ domains:
       - {sha256: %q, actAs: admin, expires: "2020-01-01T00:00:00Z"}
   - name: partner.org
     users: [mallory@partner.org]
-`, googleClient, w.fake.GoogleJWKSURL(), w.fake.TokeninfoURL(), w.fake.MicrosoftJWKSURL(), w.fake.MicrosoftJWKSURLv2(),
+`, googleClient, w.googleJWKSURL, w.fake.TokeninfoURL(), w.fake.MicrosoftJWKSURL(), w.fake.MicrosoftJWKSURLv2(),
 		tenant, appID, sha(adminCode), sha(aliceCode), sha(expiredCode))
 	cfg, err := config.Parse([]byte(yaml), filepath.Join(dir, "config.yaml"), nil)
 	if err != nil {
@@ -103,7 +116,13 @@ type outcome struct {
 
 func (w *world) try(header, query, remote string) outcome {
 	w.t.Helper()
-	r := httptest.NewRequest(http.MethodGet, "/folder/v1/files/x"+query, nil)
+	return w.tryWith(context.Background(), header, query, remote)
+}
+
+// tryWith is try with the request's context.
+func (w *world) tryWith(ctx context.Context, header, query, remote string) outcome {
+	w.t.Helper()
+	r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/folder/v1/files/x"+query, nil)
 	if header != "" {
 		r.Header.Set("Authorization", header)
 	}
@@ -322,5 +341,143 @@ func TestAttacks(t *testing.T) {
 	}
 	if n := w.hits.Load(); n != 0 {
 		t.Errorf("the attacker's key server was asked %d times", n)
+	}
+}
+
+// wantUnavailable checks that got is a 503 for want of keys: EUNAVAILABLE,
+// reason keys_unavailable, with a Retry-After.
+func wantUnavailable(t testing.TB, what string, got outcome) {
+	t.Helper()
+	if got.code != fm.EUNAVAILABLE || got.reason != auth.ReasonKeysUnavailable || got.retryAfter <= 0 || got.retryAfter > time.Minute {
+		t.Errorf("%s: %+v, want EUNAVAILABLE %s with a Retry-After", what, got, auth.ReasonKeysUnavailable)
+	}
+}
+
+// eventually tries header until done says yes or 10 s have passed, and
+// returns the last outcome.
+func (w *world) eventually(header string, done func(outcome) bool) outcome {
+	w.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := w.try(header, "", "")
+		if done(got) || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Key servers down when the daemon starts: the Authenticator is made all
+// the same, ID tokens get 503 (not 401) until the keys arrive, the key
+// servers are not asked once per request, and the keys are fetched again
+// without any request asking.
+func TestKeysDownAtStart(t *testing.T) {
+	w := newWorldWith(t, func(w *world) { w.fake.SetSigningKeysDown(true) })
+	google, microsoft := "Bearer "+w.google(), "Bearer "+w.ms("2.0")
+	noKID := "Bearer " + w.forge(map[string]any{}, w.googleClaims())
+	for range 50 {
+		wantUnavailable(t, "google ID token", w.try(google, "", ""))
+		wantUnavailable(t, "microsoft ID token", w.try(microsoft, "", ""))
+		wantUnavailable(t, "token without a key ID", w.try(noKID, "", ""))
+	}
+	if got := w.try("Bearer "+w.google(googlefake.WithHostedDomain("")), "", ""); got.code != fm.EUNAVAILABLE {
+		t.Errorf("consumer token before the keys: %+v (nothing about a token can be said before its signature)", got)
+	}
+	calls := w.fake.Calls()
+	t.Logf("150 requests while the keys were down: %d Google and %d Microsoft key fetches", calls["oauth2.certs"], calls["microsoft.keys"])
+	if calls["oauth2.certs"] > 4 || calls["microsoft.keys"] > 8 {
+		t.Errorf("150 requests while the keys were down: %d Google and %d Microsoft key fetches, want a few", calls["oauth2.certs"], calls["microsoft.keys"])
+	}
+	if got := w.try("Bearer "+w.fake.GoogleAccessToken(googleClient, "alice@example.com", time.Hour, emailScope), "", ""); got.email != "alice@example.com" {
+		t.Errorf("access token while the keys are down: %+v", got)
+	}
+
+	w.fake.SetSigningKeysDown(false)
+	// The minute's refetch for unknown key IDs is spent: the keys come
+	// from the background fetches, retried with backoff.
+	for _, tc := range []struct{ name, header, email string }{
+		{"google", google, "alice@example.com"}, {"microsoft", microsoft, "bob@example.com"},
+	} {
+		if got := w.eventually(tc.header, func(o outcome) bool { return o.code != fm.EUNAVAILABLE }); got.email != tc.email {
+			t.Errorf("%s ID token once the keys are back: %+v", tc.name, got)
+		}
+	}
+	if got := w.try(noKID, "", ""); got.code != fm.EUNAUTHENTICATED || got.reason != auth.ReasonSignature {
+		t.Errorf("forged token without a key ID once the keys are back: %+v", got)
+	}
+}
+
+// A key server that accepts connections and never answers does not hold up
+// the start, and a request waits for it no longer than its own context.
+func TestStartDoesNotWaitForKeys(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() }) // connections queue in the backlog, never answered
+	start := time.Now()
+	w := newWorldWith(t, func(w *world) { w.googleJWKSURL = "http://" + ln.Addr().String() + "/certs" })
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the Authenticator took %v to make with a key server that never answers", took)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	wantUnavailable(t, "google ID token", w.tryWith(ctx, "Bearer "+w.google(), "", ""))
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("a request waited %v for the keys, past its context's 300 ms", took)
+	}
+}
+
+// kidOf returns the key ID in a token's header.
+func kidOf(token string) string {
+	h, _ := base64.RawURLEncoding.DecodeString(strings.Split(token, ".")[0])
+	var m map[string]any
+	json.Unmarshal(h, &m)
+	kid, _ := m["kid"].(string)
+	return kid
+}
+
+// A token signed with a key the set lacks: when the refetch fails, 503 (the
+// key may be a new one); keys the set holds still work; once a refetch
+// succeeds, the new key works and a key ID still unknown is 401.
+func TestKeysDownAtRefetch(t *testing.T) {
+	w := newWorld(t)
+	for _, tc := range []struct {
+		name   string
+		rotate func()
+		token  func(...googlefake.TokenOption) string
+		email  string
+	}{
+		{"google", w.fake.RotateSigningKey, w.google, "alice@example.com"},
+		{"microsoft", w.fake.RotateMicrosoftSigningKey, func(o ...googlefake.TokenOption) string { return w.ms("2.0", o...) }, "bob@example.com"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seen, unseen := tc.token(), tc.token()
+			if got := w.try("Bearer "+seen, "", ""); got.email != tc.email {
+				t.Fatalf("genuine token: %+v", got)
+			}
+			tc.rotate()
+			w.fake.SetSigningKeysDown(true)
+			rotated := "Bearer " + tc.token()
+			forged := "Bearer " + withHeader(tc.token(), map[string]any{"alg": "RS256", "kid": "no-such-key"})
+			wantUnavailable(t, "token of the new key, its refetch failing", w.try(rotated, "", ""))
+			wantUnavailable(t, "another token of the new key", w.try("Bearer "+tc.token(), "", ""))
+			wantUnavailable(t, "unknown key ID while the last fetch failed", w.try(forged, "", ""))
+			if got := w.try("Bearer "+unseen, "", ""); got.email != tc.email {
+				t.Errorf("token of a key the set holds, while the keys are down: %+v", got)
+			}
+			underOldKID := tc.token(func(h, _ map[string]any) { h["kid"] = kidOf(seen) })
+			if got := w.try("Bearer "+underOldKID, "", ""); got.code != fm.EUNAUTHENTICATED || got.reason != auth.ReasonSignature {
+				t.Errorf("signed with the new key under the old key ID: %+v, want 401 %s", got, auth.ReasonSignature)
+			}
+			w.fake.SetSigningKeysDown(false)
+			if got := w.eventually(rotated, func(o outcome) bool { return o.code != fm.EUNAVAILABLE }); got.email != tc.email {
+				t.Errorf("token of the new key once the keys are back: %+v", got)
+			}
+			if got := w.try(forged, "", ""); got.code != fm.EUNAUTHENTICATED || got.reason != auth.ReasonSignature {
+				t.Errorf("unknown key ID in a freshly fetched set: %+v, want 401 %s", got, auth.ReasonSignature)
+			}
+		})
 	}
 }

@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -23,12 +22,11 @@ type googleVerifier struct {
 	parser    *jwt.Parser
 }
 
-func newGoogleVerifier(ctx context.Context, cfg *config.Config, opts Options) (*googleVerifier, error) {
-	keys, err := newKeySet(ctx, []string{cfg.Auth.Google.JWKSURL}, opts)
-	if err != nil {
-		return nil, fmt.Errorf("auth.google.jwksUrl: %w", err)
-	}
-	return &googleVerifier{keys: keys, clientIDs: cfg.Auth.Google.ClientIDs, parser: newParser(cfg.Auth.ClockSkew, opts.Now)}, nil
+// newGoogleVerifier starts fetching Google's signing keys; it does not wait
+// for them.
+func newGoogleVerifier(ctx context.Context, cfg *config.Config, opts Options) *googleVerifier {
+	return &googleVerifier{keys: newKeySet(ctx, "Google", []string{cfg.Auth.Google.JWKSURL}, opts),
+		clientIDs: cfg.Auth.Google.ClientIDs, parser: newParser(cfg.Auth.ClockSkew, opts.Now)}
 }
 
 type googleClaims struct {
@@ -39,9 +37,9 @@ type googleClaims struct {
 }
 
 // verify checks a Google ID token and returns its e-mail and expiry.
-func (v *googleVerifier) verify(token string) (string, time.Time, error) {
+func (v *googleVerifier) verify(ctx context.Context, token string) (string, time.Time, error) {
 	var claims googleClaims
-	if _, err := v.parser.ParseWithClaims(token, &claims, v.keys.Keyfunc); err != nil {
+	if _, err := v.parser.ParseWithClaims(token, &claims, v.keys.KeyfuncCtx(ctx)); err != nil {
 		return "", time.Time{}, tokenError(err)
 	}
 	if err := v.check(&claims); err != nil {
