@@ -317,6 +317,19 @@ func TestAttacks(t *testing.T) {
 		{"upn unknown", bearer(w.ms("2.0", claim("upn", "eve@example.com"))), unauth, auth.ReasonUnknownUser, ""},
 		{"upn of an unconfigured domain", bearer(w.ms("2.0", claim("upn", "someone@elsewhere.net"))), unauth, auth.ReasonUnknownUser, ""},
 		{"google caller unknown in its domain", bearer(w.fake.GoogleIDToken(googleClient, "eve@example.com")), unauth, auth.ReasonUnknownUser, ""},
+		// hd: a consumer Google account that shares a Workspace user's
+		// address is not that user.
+		{"consumer account at a configured domain (no hd)", bearer(w.google(googlefake.WithHostedDomain(""))), unauth, auth.ReasonHostedDomain, ""},
+		{"hd of another organisation at a configured domain", bearer(w.google(googlefake.WithHostedDomain("evil.example"))), unauth, auth.ReasonHostedDomain, ""},
+		{"hd of another configured domain", bearer(w.google(googlefake.WithHostedDomain("partner.org"))), unauth, auth.ReasonHostedDomain, ""},
+		{"hd of a parent domain", bearer(w.google(googlefake.WithHostedDomain("com"))), unauth, auth.ReasonHostedDomain, ""},
+		{"hd empty string", bearer(w.google(claim("hd", ""))), unauth, auth.ReasonHostedDomain, ""},
+		{"hd not a string", bearer(w.google(claim("hd", []string{"example.com"}))), unauth, auth.ReasonMalformed, ""},
+		{"hd added to a consumer token", bearer(tamper(w.google(googlefake.WithHostedDomain("")), "hd", "example.com")), unauth, auth.ReasonSignature, ""},
+		{"consumer account of a configured domain, unknown user", bearer(w.fake.GoogleIDToken(googleClient, "eve@example.com", googlefake.WithHostedDomain(""))), unauth, auth.ReasonHostedDomain, ""},
+		{"consumer account of another domain", bearer(w.fake.GoogleIDToken(googleClient, "someone@gmail.com", googlefake.WithHostedDomain(""))), ok, "", "someone@gmail.com"},
+		{"address of another domain, hd of a configured one", bearer(w.fake.GoogleIDToken(googleClient, "someone@elsewhere.net", googlefake.WithHostedDomain("example.com"))), ok, "", "someone@elsewhere.net"},
+		{"microsoft token needs no hd", bearer(w.ms("2.0", claim("hd", nil))), ok, "", "bob@example.com"},
 		// Shapes.
 		{"oversized token", bearer(strings.Repeat("a", 16<<10) + "." + w.google()), unauth, auth.ReasonMalformed, ""},
 		{"many dots", bearer("a.b.c.d.e.f"), unauth, auth.ReasonInvalid, ""},
@@ -479,5 +492,21 @@ func TestKeysDownAtRefetch(t *testing.T) {
 				t.Errorf("unknown key ID in a freshly fetched set: %+v, want 401 %s", got, auth.ReasonSignature)
 			}
 		})
+	}
+}
+
+// The hd check happens before a token's answer is cached: a refused token
+// stays refused however often it comes, and a Workspace token of an address
+// lets no consumer token of that address in.
+func TestHostedDomainAndTheCache(t *testing.T) {
+	w := newWorld(t)
+	workspace, consumer := "Bearer "+w.google(), "Bearer "+w.google(googlefake.WithHostedDomain(""))
+	for i := range 3 {
+		if got := w.try(workspace, "", ""); got.email != "alice@example.com" {
+			t.Errorf("Workspace token, time %d: %+v", i+1, got)
+		}
+		if got := w.try(consumer, "", ""); got.code != fm.EUNAUTHENTICATED || got.reason != auth.ReasonHostedDomain {
+			t.Errorf("consumer token of the same address, time %d: %+v", i+1, got)
+		}
 	}
 }

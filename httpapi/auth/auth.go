@@ -157,6 +157,8 @@ func (a *Authenticator) bearer(ctx context.Context, token string) (*Identity, er
 		}
 		return a.identify(ctx, email, MethodGoogleAccessToken)
 	}
+	// Only tokens that passed every check that depends on the token alone
+	// (signature, claims, hd) are cached; the directory is asked each time.
 	key := keyOf(token)
 	got, ok := a.verified.get(key)
 	if !ok {
@@ -267,6 +269,9 @@ const (
 	ReasonBadCode     = "security_code"
 	ReasonThrottled   = "throttled"
 	ReasonUnavailable = "checker_unavailable"
+	// ReasonHostedDomain: a Google ID token of a configured domain's
+	// address whose hd is not that domain.
+	ReasonHostedDomain = "hosted_domain"
 	// ReasonKeysUnavailable: the signing keys a token needs were never
 	// fetched, or their last fetch failed.
 	ReasonKeysUnavailable = "keys_unavailable"
