@@ -510,3 +510,118 @@ func TestHostedDomainAndTheCache(t *testing.T) {
 		}
 	}
 }
+
+// floodResult is what one request of a flood got, and how long it took.
+type floodResult struct {
+	outcome
+	took time.Duration
+}
+
+// receive returns the next n results, failing the test if they take more
+// than 10 s to come.
+func receive(t *testing.T, results <-chan floodResult, n int) []floodResult {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	got := make([]floodResult, 0, n)
+	for len(got) < n {
+		select {
+		case r := <-results:
+			got = append(got, r)
+		case <-timeout:
+			t.Fatalf("%d of %d answers after 10 s", len(got), n)
+		}
+	}
+	return got
+}
+
+// awaitTokeninfoCalls waits until tokeninfo has n calls in flight.
+func (w *world) awaitTokeninfoCalls(t *testing.T, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		now, _ := w.fake.TokeninfoInFlight()
+		if now == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tokeninfo has %d calls in flight, want %d", now, n)
+		}
+	}
+}
+
+// 1,000 made-up access tokens at once, from one client and from many, while
+// tokeninfo does not answer: the calls in flight stay within the bound (per
+// client, overall), every request beyond it is answered 503 at once rather
+// than queued, and once tokeninfo answers again a legitimate client gets
+// through. A flood from one client leaves room for the others.
+func TestRandomTokenFlood(t *testing.T) {
+	const n = 1000
+	for _, tc := range []struct {
+		name  string
+		addr  func(i int) string
+		bound int
+	}{
+		{"one client", func(int) string { return "203.0.113.9:5000" }, auth.MaxTokeninfoCallsPerClient},
+		{"many clients", func(i int) string { return fmt.Sprintf("[2001:db8::%x]:5000", i+1) }, auth.MaxTokeninfoCalls},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			release := w.fake.HoldTokeninfo()
+			defer release()
+			results := make(chan floodResult, n)
+			for i := range n {
+				go func() {
+					start := time.Now()
+					got := w.try("Bearer ya29."+rand.Text()+rand.Text(), "", tc.addr(i))
+					results <- floodResult{got, time.Since(start)}
+				}()
+			}
+			var slowest time.Duration
+			for _, r := range receive(t, results, n-tc.bound) {
+				if r.code != fm.EUNAVAILABLE || r.reason != auth.ReasonCheckerBusy || r.retryAfter <= 0 || r.retryAfter > time.Minute {
+					t.Fatalf("a request beyond the bound: %+v, want EUNAVAILABLE %s with a Retry-After", r.outcome, auth.ReasonCheckerBusy)
+				}
+				slowest = max(slowest, r.took)
+			}
+			w.awaitTokeninfoCalls(t, tc.bound)
+			t.Logf("%d requests beyond the bound of %d answered 503, the slowest in %v", n-tc.bound, tc.bound, slowest)
+			if slowest > time.Second {
+				t.Errorf("a request beyond the bound took %v to be refused, want it at once", slowest)
+			}
+
+			legit := "Bearer " + w.fake.GoogleAccessToken(googleClient, "alice@example.com", time.Hour, emailScope)
+			other := make(chan outcome, 1)
+			if tc.name == "one client" {
+				go func() { other <- w.try(legit, "", "198.51.100.1:1") }()
+				w.awaitTokeninfoCalls(t, tc.bound+1) // another client's call is let through
+			} else if got := w.try(legit, "", "198.51.100.1:1"); got.reason != auth.ReasonCheckerBusy {
+				t.Errorf("another client with every call taken: %+v, want %s", got, auth.ReasonCheckerBusy)
+			}
+			wantPeak := tc.bound
+			if tc.name == "one client" {
+				wantPeak++ // the other client's
+			}
+			if _, peak := w.fake.TokeninfoInFlight(); peak != wantPeak {
+				t.Errorf("tokeninfo had up to %d calls in flight at once, want %d", peak, wantPeak)
+			}
+
+			release()
+			for _, r := range receive(t, results, tc.bound) {
+				if r.code != fm.EUNAUTHENTICATED || r.reason != auth.ReasonInvalid {
+					t.Errorf("a made-up token tokeninfo was asked about: %+v, want 401 %s", r.outcome, auth.ReasonInvalid)
+				}
+			}
+			if tc.name == "one client" {
+				if got := <-other; got.email != "alice@example.com" {
+					t.Errorf("another client during the flood: %+v", got)
+				}
+			}
+			after := "Bearer " + w.fake.GoogleAccessToken(googleClient, "bob@example.com", time.Hour, emailScope)
+			if got := w.try(after, "", tc.addr(0)); got.email != "bob@example.com" {
+				t.Errorf("a legitimate token from the flood's address after the flood: %+v", got)
+			}
+			if calls := w.fake.CallCount("oauth2.tokeninfo"); calls != wantPeak+1 {
+				t.Errorf("%d tokeninfo calls for %d made-up tokens and the real ones, want %d", calls, n, wantPeak+1)
+			}
+		})
+	}
+}

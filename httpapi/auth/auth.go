@@ -121,8 +121,8 @@ func (a *Authenticator) Close() { a.cancel() }
 // Authenticate returns the caller of r. Errors are coded ENOCREDENTIALS
 // (nothing presented), EUNAUTHENTICATED (a token refused), EFORBIDDEN (a
 // security code refused), ERATELIMITED (too many bad codes from the client's
-// address) or EUNAVAILABLE (the token checker cannot be reached, or the
-// signing keys a token needs cannot be fetched).
+// address) or EUNAVAILABLE (tokeninfo cannot be reached or is asked too
+// much at once, or the signing keys a token needs cannot be fetched).
 func (a *Authenticator) Authenticate(r *http.Request) (*Identity, error) {
 	header := r.Header.Get("Authorization")
 	if header == "" {
@@ -140,7 +140,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Identity, error) {
 	case credential == "":
 		return nil, refuse(ReasonMalformed, `the Authorization header must be "Bearer" and a token`)
 	case strings.EqualFold(scheme, "Bearer"):
-		return a.bearer(r.Context(), credential)
+		return a.bearer(r, credential)
 	case strings.EqualFold(scheme, "securityCode"):
 		return a.securityCode(r, credential)
 	}
@@ -149,9 +149,10 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Identity, error) {
 
 // bearer authenticates a Bearer token: a JWT by its issuer, anything else
 // as a Google access token.
-func (a *Authenticator) bearer(ctx context.Context, token string) (*Identity, error) {
+func (a *Authenticator) bearer(r *http.Request, token string) (*Identity, error) {
+	ctx := r.Context()
 	if !isJWT(token) {
-		email, err := a.tokeninfo.check(ctx, token)
+		email, err := a.tokeninfo.check(ctx, token, clientAddress(r))
 		if err != nil {
 			return nil, err
 		}
@@ -269,6 +270,9 @@ const (
 	ReasonBadCode     = "security_code"
 	ReasonThrottled   = "throttled"
 	ReasonUnavailable = "checker_unavailable"
+	// ReasonCheckerBusy: too many tokeninfo calls in flight, overall or
+	// from the client's address.
+	ReasonCheckerBusy = "checker_busy"
 	// ReasonHostedDomain: a Google ID token of a configured domain's
 	// address whose hd is not that domain.
 	ReasonHostedDomain = "hosted_domain"
