@@ -99,12 +99,23 @@ func WithTTL(d time.Duration) TokenOption {
 	}
 }
 
+// WithHostedDomain sets the hd claim, the Google Workspace domain of the
+// account; "" deletes it, as for a consumer Google account.
+func WithHostedDomain(domain string) TokenOption {
+	if domain == "" {
+		return WithClaim("hd", nil)
+	}
+	return WithClaim("hd", domain)
+}
+
 // GoogleIDToken returns an ID token as Google Sign-In issues them: an RS256
 // JWT signed by the current signing key, with kid set, and claims iss
 // "https://accounts.google.com", aud clientID, sub (the user's Google ID,
 // stable per e-mail, the id the Directory API reports), email,
 // email_verified (true unless SetEmailVerified says otherwise), iat now and
-// exp now+1h. opts may change any of it.
+// exp now+1h, and hd, the domain of the e-mail, as for an account of that
+// domain's Google Workspace (WithHostedDomain("") makes it a consumer
+// Google account's, which has no hd). opts may change any of it.
 func (s *Server) GoogleIDToken(clientID, email string, opts ...TokenOption) string {
 	now := time.Now().Unix()
 	email = strings.ToLower(email)
@@ -115,6 +126,7 @@ func (s *Server) GoogleIDToken(clientID, email string, opts ...TokenOption) stri
 	claims := map[string]any{
 		"iss": "https://accounts.google.com", "aud": clientID, "sub": googleID(email),
 		"email": email, "email_verified": !s.unverified[email], "iat": now, "exp": now + int64(time.Hour/time.Second),
+		"hd": domainOf(email),
 	}
 	for _, opt := range opts {
 		opt(header, claims)
@@ -195,10 +207,34 @@ type jwk struct {
 	E   string `json:"e"`
 }
 
+// SetSigningKeysDown makes Google's and Microsoft's JWKS endpoints answer
+// 503 with Google's UNAVAILABLE error while down is true (the requests are
+// counted all the same).
+func (s *Server) SetSigningKeysDown(down bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keysDown = down
+}
+
+// serveKeysDown answers a JWKS request with 503 if the keys are down, and
+// reports whether it did.
+func (s *Server) serveKeysDown(w http.ResponseWriter) bool {
+	s.mu.Lock()
+	down := s.keysDown
+	s.mu.Unlock()
+	if down {
+		writeAPIError(w, errUnavailable)
+	}
+	return down
+}
+
 // serveJWKS serves the public signing keys, current first.
 func (s *Server) serveJWKS(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		writeAPIError(w, newAPIError(http.StatusMethodNotAllowed, "methodNotAllowed", "Method not allowed", ""))
+		return
+	}
+	if s.serveKeysDown(w) {
 		return
 	}
 	s.mu.Lock()

@@ -80,8 +80,14 @@ func TestGoogleIDTokens(t *testing.T) {
 		wantErr error
 		check   func(jwt.MapClaims) bool
 	}{
-		{"extra claim", s.GoogleIDToken(webClient, alice, googlefake.WithClaim("hd", "example.com")), nil,
+		{"extra claim", s.GoogleIDToken(webClient, alice, googlefake.WithClaim("locale", "fr")), nil,
+			func(c jwt.MapClaims) bool { return c["locale"] == "fr" }},
+		{"Workspace account", s.GoogleIDToken(webClient, "Someone@Example.COM"), nil,
 			func(c jwt.MapClaims) bool { return c["hd"] == "example.com" }},
+		{"consumer account", s.GoogleIDToken(webClient, alice, googlefake.WithHostedDomain("")), nil,
+			func(c jwt.MapClaims) bool { _, ok := c["hd"]; return !ok }},
+		{"hosted domain", s.GoogleIDToken(webClient, alice, googlefake.WithHostedDomain("other.example")), nil,
+			func(c jwt.MapClaims) bool { return c["hd"] == "other.example" }},
 		{"deleted claim", s.GoogleIDToken(webClient, alice, googlefake.WithClaim("email_verified", nil)), nil,
 			func(c jwt.MapClaims) bool { _, ok := c["email_verified"]; return !ok }},
 		{"expired", s.GoogleIDToken(webClient, alice, googlefake.WithTTL(-time.Minute)), jwt.ErrTokenExpired, nil},
@@ -144,4 +150,24 @@ func header(t *testing.T, token string) map[string]any {
 		t.Fatal(err)
 	}
 	return tok.Header
+}
+
+// While the signing keys are down, both JWKS endpoints answer 503 in
+// Google's error shape, and are counted; then they serve the keys again.
+func TestSigningKeysDown(t *testing.T) {
+	s := newFake(t)
+	s.SetSigningKeysDown(true)
+	for _, u := range []string{s.GoogleJWKSURL(), s.MicrosoftJWKSURL(), s.MicrosoftJWKSURLv2()} {
+		req, _ := http.NewRequest(http.MethodGet, u, nil)
+		if code, body := doJSON(t, req); code != http.StatusServiceUnavailable || body["error"] == nil {
+			t.Errorf("%s while down: %d %v", u, code, body)
+		}
+	}
+	if calls := s.Calls(); calls["oauth2.certs"] != 1 || calls["microsoft.keys"] != 2 {
+		t.Errorf("calls while down: %v", calls)
+	}
+	s.SetSigningKeysDown(false)
+	if keys := fetchJWKS(t, s); len(keys) != 1 {
+		t.Errorf("%d keys once up again", len(keys))
+	}
 }

@@ -119,6 +119,9 @@ func (s *Server) serveMicrosoftJWKS(w http.ResponseWriter, r *http.Request, v2 b
 		writeAPIError(w, newAPIError(http.StatusMethodNotAllowed, "methodNotAllowed", "Method not allowed", ""))
 		return
 	}
+	if s.serveKeysDown(w) {
+		return
+	}
 	s.mu.Lock()
 	var keys []msJWK
 	for _, k := range s.microsoftKeys.published() {

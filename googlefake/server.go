@@ -100,7 +100,11 @@ type Server struct {
 	// Authorities.
 	googleKeys    keyring // Google's ID-token signing keys
 	microsoftKeys keyring // Microsoft Entra ID's
+	keysDown      bool    // both JWKS answer 503
 	tokeninfoDown bool
+	tokeninfoGate chan struct{} // tokeninfo requests wait for it to close; nil: they do not wait
+	tokeninfoBusy int           // tokeninfo requests being answered
+	tokeninfoPeak int           // the most tokeninfo requests answered at once
 
 	// Credentials.
 	accounts      map[string]*serviceAccount // by client e-mail

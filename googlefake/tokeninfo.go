@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -58,6 +59,61 @@ func (s *Server) SetTokeninfoDown(down bool) {
 	s.tokeninfoDown = down
 }
 
+// HoldTokeninfo makes the tokeninfo endpoint hold every request, those in
+// flight and those to come, until release is called (or the request is
+// cancelled), as a tokeninfo that has stopped answering does. release may
+// be called more than once.
+func (s *Server) HoldTokeninfo() (release func()) {
+	gate := make(chan struct{})
+	s.mu.Lock()
+	s.tokeninfoGate = gate
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			if s.tokeninfoGate == gate {
+				s.tokeninfoGate = nil
+			}
+			s.mu.Unlock()
+			close(gate)
+		})
+	}
+}
+
+// TokeninfoInFlight returns how many tokeninfo requests the fake is
+// answering now, and the most it has answered at once since it started.
+func (s *Server) TokeninfoInFlight() (now, peak int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tokeninfoBusy, s.tokeninfoPeak
+}
+
+// holdTokeninfo counts a tokeninfo request in flight until done is called,
+// and waits while HoldTokeninfo holds the endpoint. It reports false if the
+// request was cancelled meanwhile.
+func (s *Server) holdTokeninfo(r *http.Request) (done func(), ok bool) {
+	s.mu.Lock()
+	s.tokeninfoBusy++
+	s.tokeninfoPeak = max(s.tokeninfoPeak, s.tokeninfoBusy)
+	gate := s.tokeninfoGate
+	s.mu.Unlock()
+	done = func() {
+		s.mu.Lock()
+		s.tokeninfoBusy--
+		s.mu.Unlock()
+	}
+	if gate == nil {
+		return done, true
+	}
+	select {
+	case <-gate:
+		return done, true
+	case <-r.Context().Done():
+		return done, false
+	}
+}
+
 // serveTokeninfo answers GET or POST tokeninfo?access_token=T as
 // https://oauth2.googleapis.com/tokeninfo does. It knows every access token
 // the fake issued, the token endpoint's included (those from
@@ -69,6 +125,11 @@ func (s *Server) serveTokeninfo(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := r.ParseForm(); err != nil {
 		writeJSON(w, http.StatusBadRequest, &oauthError{Code: "invalid_request", Description: err.Error()})
+		return
+	}
+	done, ok := s.holdTokeninfo(r)
+	defer done()
+	if !ok {
 		return
 	}
 	s.mu.Lock()

@@ -165,3 +165,69 @@ func TestTokeninfoKnowsEveryAccessToken(t *testing.T) {
 	_, err = svc.Files.List().Do()
 	wantAPIError(t, err, 403, "insufficientPermissions")
 }
+
+// HoldTokeninfo holds tokeninfo's answers until released; TokeninfoInFlight
+// counts the requests held, and the most at once.
+func TestHoldTokeninfo(t *testing.T) {
+	s := newFake(t)
+	tok := s.GoogleAccessToken(webClient, alice, time.Hour, emailScope)
+	release := s.HoldTokeninfo()
+	codes := make(chan int, 3)
+	for range 3 {
+		go func() {
+			resp, err := http.Get(s.TokeninfoURL() + "?access_token=" + tok)
+			if err != nil {
+				codes <- 0
+				return
+			}
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		}()
+	}
+	awaitInFlight(t, s, 3)
+	select {
+	case code := <-codes:
+		t.Fatalf("an answer (%d) while held", code)
+	case <-time.After(50 * time.Millisecond):
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.TokeninfoURL()+"?access_token="+tok, nil)
+	cancelled := make(chan error, 1)
+	go func() {
+		_, err := http.DefaultClient.Do(req)
+		cancelled <- err
+	}()
+	awaitInFlight(t, s, 4)
+	cancel()
+	if err := <-cancelled; err == nil {
+		t.Error("a request answered while held")
+	}
+	awaitInFlight(t, s, 3) // the cancelled one is let go
+	release()
+	release() // twice is fine
+	for range 3 {
+		if code := <-codes; code != http.StatusOK {
+			t.Errorf("after the release: %d", code)
+		}
+	}
+	if code, _ := tokeninfo(t, s, tok); code != http.StatusOK {
+		t.Errorf("once released: %d", code)
+	}
+	if _, peak := s.TokeninfoInFlight(); peak != 4 {
+		t.Errorf("peak %d, want 4 (three held, one cancelled)", peak)
+	}
+}
+
+// awaitInFlight waits until tokeninfo answers n requests at once.
+func awaitInFlight(t *testing.T, s *googlefake.Server, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if now, _ := s.TokeninfoInFlight(); now == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			now, _ := s.TokeninfoInFlight()
+			t.Fatalf("tokeninfo answers %d requests, want %d", now, n)
+		}
+	}
+}

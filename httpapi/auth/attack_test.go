@@ -1,6 +1,7 @@
 package auth_test
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -10,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -46,13 +49,21 @@ type world struct {
 	attacker *httptest.Server
 	hits     atomic.Int32
 	evilKey  *rsa.PrivateKey
+	// googleJWKSURL is auth.google.jwksUrl: the fake's unless changed
+	// before the Authenticator is made.
+	googleJWKSURL string
 }
 
-func newWorld(tb testing.TB) *world {
+func newWorld(tb testing.TB) *world { return newWorldWith(tb, nil) }
+
+// newWorldWith is newWorld, with before (if not nil) run on the world
+// before its Authenticator is made.
+func newWorldWith(tb testing.TB, before func(w *world)) *world {
 	tb.Helper()
 	w := &world{t: tb, fake: googlefake.New()}
 	w.fake.Start()
 	tb.Cleanup(w.fake.Close)
+	w.googleJWKSURL = w.fake.GoogleJWKSURL()
 	w.attacker = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w.hits.Add(1)
 		io.WriteString(rw, `{"keys":[]}`)
@@ -64,6 +75,9 @@ func newWorld(tb testing.TB) *world {
 	}
 	for _, u := range []string{"alice@example.com", "bob@example.com"} {
 		w.fake.AddUser(u)
+	}
+	if before != nil {
+		before(w)
 	}
 	dir := tb.TempDir()
 	yaml := fmt.Sprintf(`
@@ -82,7 +96,7 @@ domains:
       - {sha256: %q, actAs: admin, expires: "2020-01-01T00:00:00Z"}
   - name: partner.org
     users: [mallory@partner.org]
-`, googleClient, w.fake.GoogleJWKSURL(), w.fake.TokeninfoURL(), w.fake.MicrosoftJWKSURL(), w.fake.MicrosoftJWKSURLv2(),
+`, googleClient, w.googleJWKSURL, w.fake.TokeninfoURL(), w.fake.MicrosoftJWKSURL(), w.fake.MicrosoftJWKSURLv2(),
 		tenant, appID, sha(adminCode), sha(aliceCode), sha(expiredCode))
 	cfg, err := config.Parse([]byte(yaml), filepath.Join(dir, "config.yaml"), nil)
 	if err != nil {
@@ -103,7 +117,13 @@ type outcome struct {
 
 func (w *world) try(header, query, remote string) outcome {
 	w.t.Helper()
-	r := httptest.NewRequest(http.MethodGet, "/folder/v1/files/x"+query, nil)
+	return w.tryWith(context.Background(), header, query, remote)
+}
+
+// tryWith is try with the request's context.
+func (w *world) tryWith(ctx context.Context, header, query, remote string) outcome {
+	w.t.Helper()
+	r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/folder/v1/files/x"+query, nil)
 	if header != "" {
 		r.Header.Set("Authorization", header)
 	}
@@ -298,6 +318,19 @@ func TestAttacks(t *testing.T) {
 		{"upn unknown", bearer(w.ms("2.0", claim("upn", "eve@example.com"))), unauth, auth.ReasonUnknownUser, ""},
 		{"upn of an unconfigured domain", bearer(w.ms("2.0", claim("upn", "someone@elsewhere.net"))), unauth, auth.ReasonUnknownUser, ""},
 		{"google caller unknown in its domain", bearer(w.fake.GoogleIDToken(googleClient, "eve@example.com")), unauth, auth.ReasonUnknownUser, ""},
+		// hd: a consumer Google account that shares a Workspace user's
+		// address is not that user.
+		{"consumer account at a configured domain (no hd)", bearer(w.google(googlefake.WithHostedDomain(""))), unauth, auth.ReasonHostedDomain, ""},
+		{"hd of another organisation at a configured domain", bearer(w.google(googlefake.WithHostedDomain("evil.example"))), unauth, auth.ReasonHostedDomain, ""},
+		{"hd of another configured domain", bearer(w.google(googlefake.WithHostedDomain("partner.org"))), unauth, auth.ReasonHostedDomain, ""},
+		{"hd of a parent domain", bearer(w.google(googlefake.WithHostedDomain("com"))), unauth, auth.ReasonHostedDomain, ""},
+		{"hd empty string", bearer(w.google(claim("hd", ""))), unauth, auth.ReasonHostedDomain, ""},
+		{"hd not a string", bearer(w.google(claim("hd", []string{"example.com"}))), unauth, auth.ReasonMalformed, ""},
+		{"hd added to a consumer token", bearer(tamper(w.google(googlefake.WithHostedDomain("")), "hd", "example.com")), unauth, auth.ReasonSignature, ""},
+		{"consumer account of a configured domain, unknown user", bearer(w.fake.GoogleIDToken(googleClient, "eve@example.com", googlefake.WithHostedDomain(""))), unauth, auth.ReasonHostedDomain, ""},
+		{"consumer account of another domain", bearer(w.fake.GoogleIDToken(googleClient, "someone@gmail.com", googlefake.WithHostedDomain(""))), ok, "", "someone@gmail.com"},
+		{"address of another domain, hd of a configured one", bearer(w.fake.GoogleIDToken(googleClient, "someone@elsewhere.net", googlefake.WithHostedDomain("example.com"))), ok, "", "someone@elsewhere.net"},
+		{"microsoft token needs no hd", bearer(w.ms("2.0", claim("hd", nil))), ok, "", "bob@example.com"},
 		// Shapes.
 		{"oversized token", bearer(strings.Repeat("a", 16<<10) + "." + w.google()), unauth, auth.ReasonMalformed, ""},
 		{"many dots", bearer("a.b.c.d.e.f"), unauth, auth.ReasonInvalid, ""},
@@ -322,5 +355,280 @@ func TestAttacks(t *testing.T) {
 	}
 	if n := w.hits.Load(); n != 0 {
 		t.Errorf("the attacker's key server was asked %d times", n)
+	}
+}
+
+// wantUnavailable checks that got is a 503 for want of keys: EUNAVAILABLE,
+// reason keys_unavailable, with a Retry-After.
+func wantUnavailable(t testing.TB, what string, got outcome) {
+	t.Helper()
+	if got.code != fm.EUNAVAILABLE || got.reason != auth.ReasonKeysUnavailable || got.retryAfter <= 0 || got.retryAfter > time.Minute {
+		t.Errorf("%s: %+v, want EUNAVAILABLE %s with a Retry-After", what, got, auth.ReasonKeysUnavailable)
+	}
+}
+
+// eventually tries header until done says yes or 10 s have passed, and
+// returns the last outcome.
+func (w *world) eventually(header string, done func(outcome) bool) outcome {
+	w.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := w.try(header, "", "")
+		if done(got) || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Key servers down when the daemon starts: the Authenticator is made all
+// the same, ID tokens get 503 (not 401) until the keys arrive, the key
+// servers are not asked once per request, and the keys are fetched again
+// without any request asking.
+func TestKeysDownAtStart(t *testing.T) {
+	start := time.Now()
+	w := newWorldWith(t, func(w *world) { w.fake.SetSigningKeysDown(true) })
+	google, microsoft := "Bearer "+w.google(), "Bearer "+w.ms("2.0")
+	noKID := "Bearer " + w.forge(map[string]any{}, w.googleClaims())
+	for range 50 {
+		wantUnavailable(t, "google ID token", w.try(google, "", ""))
+		wantUnavailable(t, "microsoft ID token", w.try(microsoft, "", ""))
+		wantUnavailable(t, "token without a key ID", w.try(noKID, "", ""))
+	}
+	if got := w.try("Bearer "+w.google(googlefake.WithHostedDomain("")), "", ""); got.code != fm.EUNAVAILABLE {
+		t.Errorf("consumer token before the keys: %+v (nothing about a token can be said before its signature)", got)
+	}
+	// Fetches per key URL: the first, the minute's refetch for an unknown
+	// key ID, and retries after waits of at least 0.5 s, 1 s, 2 s...
+	elapsed := time.Since(start)
+	most := 2 + int(math.Ceil(math.Log2(2*elapsed.Seconds()+1)))
+	calls := w.fake.Calls()
+	t.Logf("150 requests in %v while the keys were down: %d Google and %d Microsoft key fetches", elapsed, calls["oauth2.certs"], calls["microsoft.keys"])
+	if calls["oauth2.certs"] > most || calls["microsoft.keys"] > 2*most {
+		t.Errorf("150 requests in %v while the keys were down: %d Google and %d Microsoft (two URLs) key fetches, want at most %d a URL",
+			elapsed, calls["oauth2.certs"], calls["microsoft.keys"], most)
+	}
+	if got := w.try("Bearer "+w.fake.GoogleAccessToken(googleClient, "alice@example.com", time.Hour, emailScope), "", ""); got.email != "alice@example.com" {
+		t.Errorf("access token while the keys are down: %+v", got)
+	}
+
+	w.fake.SetSigningKeysDown(false)
+	// The minute's refetch for unknown key IDs is spent: the keys come
+	// from the background fetches, retried with backoff.
+	for _, tc := range []struct{ name, header, email string }{
+		{"google", google, "alice@example.com"}, {"microsoft", microsoft, "bob@example.com"},
+	} {
+		if got := w.eventually(tc.header, func(o outcome) bool { return o.code != fm.EUNAVAILABLE }); got.email != tc.email {
+			t.Errorf("%s ID token once the keys are back: %+v", tc.name, got)
+		}
+	}
+	if got := w.try(noKID, "", ""); got.code != fm.EUNAUTHENTICATED || got.reason != auth.ReasonSignature {
+		t.Errorf("forged token without a key ID once the keys are back: %+v", got)
+	}
+}
+
+// A key server that accepts connections and never answers does not hold up
+// the start, and a request waits for it no longer than its own context.
+func TestStartDoesNotWaitForKeys(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() }) // connections queue in the backlog, never answered
+	start := time.Now()
+	w := newWorldWith(t, func(w *world) { w.googleJWKSURL = "http://" + ln.Addr().String() + "/certs" })
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the Authenticator took %v to make with a key server that never answers", took)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	wantUnavailable(t, "google ID token", w.tryWith(ctx, "Bearer "+w.google(), "", ""))
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("a request waited %v for the keys, past its context's 300 ms", took)
+	}
+}
+
+// kidOf returns the key ID in a token's header.
+func kidOf(token string) string {
+	h, _ := base64.RawURLEncoding.DecodeString(strings.Split(token, ".")[0])
+	var m map[string]any
+	json.Unmarshal(h, &m)
+	kid, _ := m["kid"].(string)
+	return kid
+}
+
+// A token signed with a key the set lacks: when the refetch fails, 503 (the
+// key may be a new one); keys the set holds still work; once a refetch
+// succeeds, the new key works and a key ID still unknown is 401.
+func TestKeysDownAtRefetch(t *testing.T) {
+	w := newWorld(t)
+	for _, tc := range []struct {
+		name   string
+		rotate func()
+		token  func(...googlefake.TokenOption) string
+		email  string
+	}{
+		{"google", w.fake.RotateSigningKey, w.google, "alice@example.com"},
+		{"microsoft", w.fake.RotateMicrosoftSigningKey, func(o ...googlefake.TokenOption) string { return w.ms("2.0", o...) }, "bob@example.com"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seen, unseen := tc.token(), tc.token()
+			if got := w.try("Bearer "+seen, "", ""); got.email != tc.email {
+				t.Fatalf("genuine token: %+v", got)
+			}
+			tc.rotate()
+			w.fake.SetSigningKeysDown(true)
+			rotated := "Bearer " + tc.token()
+			forged := "Bearer " + withHeader(tc.token(), map[string]any{"alg": "RS256", "kid": "no-such-key"})
+			wantUnavailable(t, "token of the new key, its refetch failing", w.try(rotated, "", ""))
+			wantUnavailable(t, "another token of the new key", w.try("Bearer "+tc.token(), "", ""))
+			wantUnavailable(t, "unknown key ID while the last fetch failed", w.try(forged, "", ""))
+			if got := w.try("Bearer "+unseen, "", ""); got.email != tc.email {
+				t.Errorf("token of a key the set holds, while the keys are down: %+v", got)
+			}
+			underOldKID := tc.token(func(h, _ map[string]any) { h["kid"] = kidOf(seen) })
+			if got := w.try("Bearer "+underOldKID, "", ""); got.code != fm.EUNAUTHENTICATED || got.reason != auth.ReasonSignature {
+				t.Errorf("signed with the new key under the old key ID: %+v, want 401 %s", got, auth.ReasonSignature)
+			}
+			w.fake.SetSigningKeysDown(false)
+			if got := w.eventually(rotated, func(o outcome) bool { return o.code != fm.EUNAVAILABLE }); got.email != tc.email {
+				t.Errorf("token of the new key once the keys are back: %+v", got)
+			}
+			if got := w.try(forged, "", ""); got.code != fm.EUNAUTHENTICATED || got.reason != auth.ReasonSignature {
+				t.Errorf("unknown key ID in a freshly fetched set: %+v, want 401 %s", got, auth.ReasonSignature)
+			}
+		})
+	}
+}
+
+// The hd check happens before a token's answer is cached: a refused token
+// stays refused however often it comes, and a Workspace token of an address
+// lets no consumer token of that address in.
+func TestHostedDomainAndTheCache(t *testing.T) {
+	w := newWorld(t)
+	workspace, consumer := "Bearer "+w.google(), "Bearer "+w.google(googlefake.WithHostedDomain(""))
+	for i := range 3 {
+		if got := w.try(workspace, "", ""); got.email != "alice@example.com" {
+			t.Errorf("Workspace token, time %d: %+v", i+1, got)
+		}
+		if got := w.try(consumer, "", ""); got.code != fm.EUNAUTHENTICATED || got.reason != auth.ReasonHostedDomain {
+			t.Errorf("consumer token of the same address, time %d: %+v", i+1, got)
+		}
+	}
+}
+
+// floodResult is what one request of a flood got, and how long it took.
+type floodResult struct {
+	outcome
+	took time.Duration
+}
+
+// receive returns the next n results, failing the test if they take more
+// than 10 s to come.
+func receive(t *testing.T, results <-chan floodResult, n int) []floodResult {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	got := make([]floodResult, 0, n)
+	for len(got) < n {
+		select {
+		case r := <-results:
+			got = append(got, r)
+		case <-timeout:
+			t.Fatalf("%d of %d answers after 10 s", len(got), n)
+		}
+	}
+	return got
+}
+
+// awaitTokeninfoCalls waits until tokeninfo has n calls in flight.
+func (w *world) awaitTokeninfoCalls(t *testing.T, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		now, _ := w.fake.TokeninfoInFlight()
+		if now == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tokeninfo has %d calls in flight, want %d", now, n)
+		}
+	}
+}
+
+// 1,000 made-up access tokens at once, from one client and from many, while
+// tokeninfo does not answer: the calls in flight stay within the bound (per
+// client, overall), every request beyond it is answered 503 at once rather
+// than queued, and once tokeninfo answers again a legitimate client gets
+// through. A flood from one client leaves room for the others.
+func TestRandomTokenFlood(t *testing.T) {
+	const n = 1000
+	for _, tc := range []struct {
+		name  string
+		addr  func(i int) string
+		bound int
+	}{
+		{"one client", func(int) string { return "203.0.113.9:5000" }, auth.MaxTokeninfoCallsPerClient},
+		{"many clients", func(i int) string { return fmt.Sprintf("[2001:db8::%x]:5000", i+1) }, auth.MaxTokeninfoCalls},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			release := w.fake.HoldTokeninfo()
+			defer release()
+			results := make(chan floodResult, n)
+			for i := range n {
+				go func() {
+					start := time.Now()
+					got := w.try("Bearer ya29."+rand.Text()+rand.Text(), "", tc.addr(i))
+					results <- floodResult{got, time.Since(start)}
+				}()
+			}
+			var slowest time.Duration
+			for _, r := range receive(t, results, n-tc.bound) {
+				if r.code != fm.EUNAVAILABLE || r.reason != auth.ReasonCheckerBusy || r.retryAfter <= 0 || r.retryAfter > time.Minute {
+					t.Fatalf("a request beyond the bound: %+v, want EUNAVAILABLE %s with a Retry-After", r.outcome, auth.ReasonCheckerBusy)
+				}
+				slowest = max(slowest, r.took)
+			}
+			w.awaitTokeninfoCalls(t, tc.bound)
+			t.Logf("%d requests beyond the bound of %d answered 503, the slowest in %v", n-tc.bound, tc.bound, slowest)
+			if slowest > time.Second {
+				t.Errorf("a request beyond the bound took %v to be refused, want it at once", slowest)
+			}
+
+			legit := "Bearer " + w.fake.GoogleAccessToken(googleClient, "alice@example.com", time.Hour, emailScope)
+			other := make(chan outcome, 1)
+			if tc.name == "one client" {
+				go func() { other <- w.try(legit, "", "198.51.100.1:1") }()
+				w.awaitTokeninfoCalls(t, tc.bound+1) // another client's call is let through
+			} else if got := w.try(legit, "", "198.51.100.1:1"); got.reason != auth.ReasonCheckerBusy {
+				t.Errorf("another client with every call taken: %+v, want %s", got, auth.ReasonCheckerBusy)
+			}
+			wantPeak := tc.bound
+			if tc.name == "one client" {
+				wantPeak++ // the other client's
+			}
+			if _, peak := w.fake.TokeninfoInFlight(); peak != wantPeak {
+				t.Errorf("tokeninfo had up to %d calls in flight at once, want %d", peak, wantPeak)
+			}
+
+			release()
+			for _, r := range receive(t, results, tc.bound) {
+				if r.code != fm.EUNAUTHENTICATED || r.reason != auth.ReasonInvalid {
+					t.Errorf("a made-up token tokeninfo was asked about: %+v, want 401 %s", r.outcome, auth.ReasonInvalid)
+				}
+			}
+			if tc.name == "one client" {
+				if got := <-other; got.email != "alice@example.com" {
+					t.Errorf("another client during the flood: %+v", got)
+				}
+			}
+			after := "Bearer " + w.fake.GoogleAccessToken(googleClient, "bob@example.com", time.Hour, emailScope)
+			if got := w.try(after, "", tc.addr(0)); got.email != "bob@example.com" {
+				t.Errorf("a legitimate token from the flood's address after the flood: %+v", got)
+			}
+			if calls := w.fake.CallCount("oauth2.tokeninfo"); calls != wantPeak+1 {
+				t.Errorf("%d tokeninfo calls for %d made-up tokens and the real ones, want %d", calls, n, wantPeak+1)
+			}
+		})
 	}
 }

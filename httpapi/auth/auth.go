@@ -88,7 +88,9 @@ type Authenticator struct {
 }
 
 // New returns an Authenticator for cfg's auth section, with dir as the
-// source of known users and groups. Close stops its key refreshes.
+// source of known users and groups. It starts fetching the signing keys
+// without waiting for them: until they arrive, ID tokens are answered
+// EUNAVAILABLE. Close stops its key fetches.
 func New(cfg *config.Config, dir fm.Directory, opts Options) (*Authenticator, error) {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
@@ -100,24 +102,17 @@ func New(cfg *config.Config, dir fm.Directory, opts Options) (*Authenticator, er
 		opts.Logger = slog.Default()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &Authenticator{
+	return &Authenticator{
 		cfg:       cfg,
 		dir:       dir,
+		google:    newGoogleVerifier(ctx, cfg, opts),
+		microsoft: newMicrosoftVerifier(ctx, cfg, opts),
 		tokeninfo: newTokeninfoChecker(cfg, opts),
 		codes:     newCodeChecker(cfg, opts.Now),
 		verified:  newTokenCache(opts.Now),
 		leeway:    cfg.Auth.ClockSkew,
 		cancel:    cancel,
-	}
-	var err error
-	if a.google, err = newGoogleVerifier(ctx, cfg, opts); err == nil {
-		a.microsoft, err = newMicrosoftVerifier(ctx, cfg, opts)
-	}
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	return a, nil
+	}, nil
 }
 
 // Close stops background key refreshes.
@@ -126,7 +121,8 @@ func (a *Authenticator) Close() { a.cancel() }
 // Authenticate returns the caller of r. Errors are coded ENOCREDENTIALS
 // (nothing presented), EUNAUTHENTICATED (a token refused), EFORBIDDEN (a
 // security code refused), ERATELIMITED (too many bad codes from the client's
-// address) or EUNAVAILABLE (the token checker cannot be reached).
+// address) or EUNAVAILABLE (tokeninfo cannot be reached or is asked too
+// much at once, or the signing keys a token needs cannot be fetched).
 func (a *Authenticator) Authenticate(r *http.Request) (*Identity, error) {
 	header := r.Header.Get("Authorization")
 	if header == "" {
@@ -144,7 +140,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Identity, error) {
 	case credential == "":
 		return nil, refuse(ReasonMalformed, `the Authorization header must be "Bearer" and a token`)
 	case strings.EqualFold(scheme, "Bearer"):
-		return a.bearer(r.Context(), credential)
+		return a.bearer(r, credential)
 	case strings.EqualFold(scheme, "securityCode"):
 		return a.securityCode(r, credential)
 	}
@@ -153,19 +149,22 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Identity, error) {
 
 // bearer authenticates a Bearer token: a JWT by its issuer, anything else
 // as a Google access token.
-func (a *Authenticator) bearer(ctx context.Context, token string) (*Identity, error) {
+func (a *Authenticator) bearer(r *http.Request, token string) (*Identity, error) {
+	ctx := r.Context()
 	if !isJWT(token) {
-		email, err := a.tokeninfo.check(ctx, token)
+		email, err := a.tokeninfo.check(ctx, token, clientAddress(r))
 		if err != nil {
 			return nil, err
 		}
 		return a.identify(ctx, email, MethodGoogleAccessToken)
 	}
+	// Only tokens that passed every check that depends on the token alone
+	// (signature, claims, hd) are cached; the directory is asked each time.
 	key := keyOf(token)
 	got, ok := a.verified.get(key)
 	if !ok {
 		var err error
-		if got, err = a.verifyJWT(token); err != nil {
+		if got, err = a.verifyJWT(ctx, token); err != nil {
 			return nil, err
 		}
 		a.verified.put(key, got)
@@ -178,7 +177,7 @@ func (a *Authenticator) bearer(ctx context.Context, token string) (*Identity, er
 
 // verifyJWT verifies an ID token with the keys of the authority its issuer
 // names. The answer holds until the token expires (leeway included).
-func (a *Authenticator) verifyJWT(token string) (checked, error) {
+func (a *Authenticator) verifyJWT(ctx context.Context, token string) (checked, error) {
 	iss, err := unverifiedIssuer(token)
 	if err != nil {
 		return checked{}, err
@@ -187,10 +186,10 @@ func (a *Authenticator) verifyJWT(token string) (checked, error) {
 	var exp time.Time
 	switch {
 	case isGoogleIssuer(iss):
-		got.email, exp, err = a.google.verify(token)
+		got.email, exp, err = a.google.verify(ctx, token)
 	case isMicrosoftIssuer(iss):
 		got.method = MethodMicrosoftIDToken
-		got.email, exp, err = a.microsoft.verify(token)
+		got.email, exp, err = a.microsoft.verify(ctx, token)
 	default:
 		err = refuse(ReasonIssuer, "the token's issuer is not accepted")
 	}
@@ -271,6 +270,15 @@ const (
 	ReasonBadCode     = "security_code"
 	ReasonThrottled   = "throttled"
 	ReasonUnavailable = "checker_unavailable"
+	// ReasonCheckerBusy: too many tokeninfo calls in flight, overall or
+	// from the client's address.
+	ReasonCheckerBusy = "checker_busy"
+	// ReasonHostedDomain: a Google ID token of a configured domain's
+	// address whose hd is not that domain.
+	ReasonHostedDomain = "hosted_domain"
+	// ReasonKeysUnavailable: the signing keys a token needs were never
+	// fetched, or their last fetch failed.
+	ReasonKeysUnavailable = "keys_unavailable"
 )
 
 // failure carries the reason of a refusal, for metrics and logs.

@@ -2,11 +2,12 @@ package auth
 
 import (
 	"context"
-	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/MicahParks/keyfunc/v3"
+	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/golang-jwt/jwt/v5"
 )
@@ -18,17 +19,17 @@ func isGoogleIssuer(iss string) bool { return slices.Contains(googleIssuers, iss
 
 // googleVerifier checks Google ID tokens against Google's signing keys.
 type googleVerifier struct {
+	cfg       *config.Config
 	keys      keyfunc.Keyfunc
 	clientIDs []string
 	parser    *jwt.Parser
 }
 
-func newGoogleVerifier(ctx context.Context, cfg *config.Config, opts Options) (*googleVerifier, error) {
-	keys, err := newKeySet(ctx, []string{cfg.Auth.Google.JWKSURL}, opts)
-	if err != nil {
-		return nil, fmt.Errorf("auth.google.jwksUrl: %w", err)
-	}
-	return &googleVerifier{keys: keys, clientIDs: cfg.Auth.Google.ClientIDs, parser: newParser(cfg.Auth.ClockSkew, opts.Now)}, nil
+// newGoogleVerifier starts fetching Google's signing keys; it does not wait
+// for them.
+func newGoogleVerifier(ctx context.Context, cfg *config.Config, opts Options) *googleVerifier {
+	return &googleVerifier{cfg: cfg, keys: newKeySet(ctx, "Google", []string{cfg.Auth.Google.JWKSURL}, opts),
+		clientIDs: cfg.Auth.Google.ClientIDs, parser: newParser(cfg.Auth.ClockSkew, opts.Now)}
 }
 
 type googleClaims struct {
@@ -36,12 +37,15 @@ type googleClaims struct {
 	Email string `json:"email"`
 	// EmailVerified is a boolean, or in older tokens the string "true".
 	EmailVerified any `json:"email_verified"`
+	// HostedDomain is the Google Workspace domain of the account; absent
+	// for consumer Google accounts.
+	HostedDomain string `json:"hd"`
 }
 
 // verify checks a Google ID token and returns its e-mail and expiry.
-func (v *googleVerifier) verify(token string) (string, time.Time, error) {
+func (v *googleVerifier) verify(ctx context.Context, token string) (string, time.Time, error) {
 	var claims googleClaims
-	if _, err := v.parser.ParseWithClaims(token, &claims, v.keys.Keyfunc); err != nil {
+	if _, err := v.parser.ParseWithClaims(token, &claims, v.keys.KeyfuncCtx(ctx)); err != nil {
 		return "", time.Time{}, tokenError(err)
 	}
 	if err := v.check(&claims); err != nil {
@@ -62,5 +66,19 @@ func (v *googleVerifier) check(claims *googleClaims) error {
 	case claims.EmailVerified != true && claims.EmailVerified != "true":
 		return refuse(ReasonClaims, "the token's e-mail is not verified")
 	}
-	return nil
+	return v.checkHostedDomain(claims)
+}
+
+// checkHostedDomain: a caller whose e-mail domain is a configured domain
+// must be an account of that domain's Workspace (hd equal to the domain),
+// not a consumer Google account that shares a Workspace user's address.
+func (v *googleVerifier) checkHostedDomain(claims *googleClaims) error {
+	domain := fm.EmailDomain(claims.Email)
+	switch {
+	case v.cfg.Domain(domain) == nil, strings.EqualFold(claims.HostedDomain, domain):
+		return nil
+	case claims.HostedDomain == "":
+		return refuse(ReasonHostedDomain, "the token has no hd claim: it is not a Google Workspace account of "+domain)
+	}
+	return refuse(ReasonHostedDomain, "the token's hd claim does not name "+domain+", the domain of its e-mail")
 }

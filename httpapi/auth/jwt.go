@@ -5,26 +5,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/MicahParks/keyfunc/v3"
+	fm "github.com/foldermirror/foldermirror"
 	"github.com/golang-jwt/jwt/v5"
-	"golang.org/x/time/rate"
 )
-
-// unknownKeyRefetchEvery bounds how often a token signed with a key the set
-// does not hold makes the set be fetched again.
-const unknownKeyRefetchEvery = time.Minute
-
-// unknownKeyWaitMax bounds how long a request waits for a refetch of the keys.
-const unknownKeyWaitMax = 5 * time.Second
-
-// keySetRefreshEvery is how often signing keys are fetched in the background,
-// so that rotations are picked up.
-const keySetRefreshEvery = 15 * time.Minute
 
 // isJWT reports whether token has the shape of a JWS compact serialization:
 // three dot-separated base64url parts, the first two non-empty.
@@ -79,30 +67,14 @@ func unverifiedIssuer(token string) (string, error) {
 	return iss, nil
 }
 
-// newKeySet returns the signing keys published at urls, fetched once, cached,
-// refreshed in the background and at most once a minute on an unknown key
-// ID. Token headers (jku, x5u, jwk) are never followed: keys come from urls
-// only.
-func newKeySet(ctx context.Context, urls []string, opts Options) (keyfunc.Keyfunc, error) {
-	kf, err := keyfunc.NewDefaultOverrideCtx(ctx, urls, keyfunc.Override{
-		Client:            opts.HTTPClient,
-		HTTPTimeout:       10 * time.Second,
-		RefreshInterval:   keySetRefreshEvery,
-		RefreshUnknownKID: rate.NewLimiter(rate.Every(unknownKeyRefetchEvery), 1),
-		// Bounds both the wait for the limiter and the refetch itself: a
-		// token with an unknown key ID is refused at once unless a refetch
-		// is allowed within this time.
-		RateLimitWaitMax: unknownKeyWaitMax,
-		RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
-			return func(ctx context.Context, err error) {
-				opts.Logger.WarnContext(ctx, "could not fetch signing keys", "url", u, "err", err)
-			}
-		},
-	})
+// newKeySet returns a keyfunc for the signing keys that authority publishes
+// at urls (see remoteKeys), fetched until ctx ends.
+func newKeySet(ctx context.Context, authority string, urls []string, opts Options) keyfunc.Keyfunc {
+	kf, err := keyfunc.New(keyfunc.Options{Ctx: ctx, Storage: newRemoteKeys(ctx, authority, urls, opts)})
 	if err != nil {
-		return nil, fmt.Errorf("signing keys at %v: %w", urls, err)
+		panic(err) // only for a nil storage
 	}
-	return kf, nil
+	return kf
 }
 
 // newParser returns a JWT parser for RS256 tokens that must carry exp, and
@@ -130,9 +102,15 @@ func audienceAllowed(aud jwt.ClaimStrings, allowed []string) bool {
 	return true
 }
 
-// tokenError maps a JWT parsing or validation error to a refusal.
+// tokenError maps a JWT parsing or validation error to a refusal, or to
+// EUNAVAILABLE when the token's key could not be looked up.
 func tokenError(err error) error {
+	var noKeys *keysUnavailableError
 	switch {
+	case errors.As(err, &noKeys):
+		return &fm.Error{Code: fm.EUNAVAILABLE, RetryAfter: keysRetryIn,
+			Message: noKeys.authority + "'s signing keys cannot be fetched at the moment; try again shortly.",
+			Err:     errors.Join(&failure{ReasonKeysUnavailable}, err)}
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return refuse(ReasonExpired, "the token has expired")
 	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):

@@ -3,7 +3,6 @@ package auth
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"strings"
 	"time"
@@ -42,20 +41,17 @@ type microsoftVerifier struct {
 	parser  *jwt.Parser
 }
 
-func newMicrosoftVerifier(ctx context.Context, cfg *config.Config, opts Options) (*microsoftVerifier, error) {
+// newMicrosoftVerifier starts fetching Microsoft's signing keys if a tenant
+// is configured; it does not wait for them.
+func newMicrosoftVerifier(ctx context.Context, cfg *config.Config, opts Options) *microsoftVerifier {
 	v := &microsoftVerifier{tenants: map[string][]string{}, parser: newParser(cfg.Auth.ClockSkew, opts.Now)}
 	for _, t := range cfg.Auth.Microsoft.Tenants {
 		v.tenants[strings.ToLower(t.TenantID)] = t.ApplicationIDs
 	}
-	if len(v.tenants) == 0 {
-		return v, nil // no tenant: every Microsoft token is refused, no keys needed
+	if len(v.tenants) > 0 { // else every Microsoft token is refused, no keys needed
+		v.keys = newKeySet(ctx, "Microsoft", cfg.Auth.Microsoft.JWKSURLs, opts)
 	}
-	keys, err := newKeySet(ctx, cfg.Auth.Microsoft.JWKSURLs, opts)
-	if err != nil {
-		return nil, fmt.Errorf("auth.microsoft.jwksUrls: %w", err)
-	}
-	v.keys = keys
-	return v, nil
+	return v
 }
 
 type microsoftClaims struct {
@@ -69,12 +65,12 @@ type microsoftClaims struct {
 }
 
 // verify checks a Microsoft ID token and returns its upn and expiry.
-func (v *microsoftVerifier) verify(token string) (string, time.Time, error) {
+func (v *microsoftVerifier) verify(ctx context.Context, token string) (string, time.Time, error) {
 	if v.keys == nil {
 		return "", time.Time{}, refuse(ReasonTenant, "no Microsoft tenant is configured")
 	}
 	var claims microsoftClaims
-	if _, err := v.parser.ParseWithClaims(token, &claims, v.keys.Keyfunc); err != nil {
+	if _, err := v.parser.ParseWithClaims(token, &claims, v.keys.KeyfuncCtx(ctx)); err != nil {
 		return "", time.Time{}, tokenError(err)
 	}
 	if err := v.check(&claims); err != nil {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -31,6 +32,18 @@ const (
 	tokeninfoTimeout = 10 * time.Second
 )
 
+// Bounds on the tokeninfo calls in flight, so that a flood of made-up
+// access tokens cannot make foldermirror ask tokeninfo without bound, nor
+// one client (an IP address) take every call. A request that would exceed
+// one is refused at once (EUNAVAILABLE, Retry-After tokeninfoBusyRetryIn),
+// never queued. At tokeninfo's usual 50 to 100 ms a call, they let through
+// hundreds of new tokens a second, tens from one address.
+const (
+	MaxTokeninfoCalls          = 64
+	MaxTokeninfoCallsPerClient = 8
+	tokeninfoBusyRetryIn       = time.Second
+)
+
 // tokeninfoChecker checks Google OAuth 2.0 access tokens with Google's
 // tokeninfo endpoint, caching each answer under a hash of the token.
 type tokeninfoChecker struct {
@@ -40,17 +53,20 @@ type tokeninfoChecker struct {
 	now       func() time.Time
 	flight    singleflight.Group
 	cache     *tokenCache
+	calls     callSlots
 }
 
 func newTokeninfoChecker(cfg *config.Config, opts Options) *tokeninfoChecker {
 	return &tokeninfoChecker{
 		url: cfg.Auth.Google.TokeninfoURL, client: opts.HTTPClient, clientIDs: cfg.Auth.Google.ClientIDs,
-		now: opts.Now, cache: newTokenCache(opts.Now),
+		now: opts.Now, cache: newTokenCache(opts.Now), calls: callSlots{byClient: map[string]int{}},
 	}
 }
 
-// check returns the verified e-mail of an access token.
-func (c *tokeninfoChecker) check(ctx context.Context, token string) (string, error) {
+// check returns the verified e-mail of an access token presented by client
+// (its address). Requests with the same token share one tokeninfo call,
+// which counts against the client that started it.
+func (c *tokeninfoChecker) check(ctx context.Context, token, client string) (string, error) {
 	if !isB64Token(token) {
 		return "", refuse(ReasonMalformed, "the token is malformed")
 	}
@@ -59,6 +75,10 @@ func (c *tokeninfoChecker) check(ctx context.Context, token string) (string, err
 		return got.email, got.refusal
 	}
 	v, err, _ := c.flight.Do(string(key[:]), func() (any, error) {
+		if !c.calls.take(client) {
+			return nil, busy()
+		}
+		defer c.calls.give(client)
 		// Shared by every request with this token: it does not end when the
 		// request that started it does, only after tokeninfoTimeout (or the
 		// HTTP client's own timeout).
@@ -146,6 +166,43 @@ func (c *tokeninfoChecker) judge(a *tokeninfoAnswer) checked {
 		return c.refused(refuse(ReasonClaims, "the access token's e-mail is not verified"))
 	}
 	return checked{email: a.Email, until: expires}
+}
+
+// callSlots counts the tokeninfo calls in flight, overall and by client.
+type callSlots struct {
+	mu       sync.Mutex
+	total    int
+	byClient map[string]int
+}
+
+// take counts a call of client's in, unless that would exceed a bound.
+func (s *callSlots) take(client string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.total >= MaxTokeninfoCalls || s.byClient[client] >= MaxTokeninfoCallsPerClient {
+		return false
+	}
+	s.total++
+	s.byClient[client]++
+	return true
+}
+
+// give counts a call of client's out.
+func (s *callSlots) give(client string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.total--
+	s.byClient[client]--
+	if s.byClient[client] == 0 {
+		delete(s.byClient, client)
+	}
+}
+
+// busy is the refusal of a call beyond the bounds.
+func busy() error {
+	return &fm.Error{Code: fm.EUNAVAILABLE, RetryAfter: tokeninfoBusyRetryIn,
+		Message: "Too many access tokens are being checked at the moment; try again shortly.",
+		Err:     &failure{ReasonCheckerBusy}}
 }
 
 func unreachable(err error) error {

@@ -1,0 +1,317 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/MicahParks/jwkset"
+	"golang.org/x/time/rate"
+)
+
+// Fetching signing keys.
+const (
+	// keySetRefreshEvery is how often signing keys are fetched in the
+	// background, so that rotations are picked up.
+	keySetRefreshEvery = 15 * time.Minute
+	// keyFetchRetryMin and keyFetchRetryMax bound the backoff between
+	// fetches while they fail (a first fetch included).
+	keyFetchRetryMin = time.Second
+	keyFetchRetryMax = time.Minute
+	// keyFetchTimeout bounds one fetch of one URL.
+	keyFetchTimeout = 10 * time.Second
+	// maxKeySetBytes bounds a key set document; Google's is about 2 KiB.
+	maxKeySetBytes = 1 << 20
+	// unknownKeyRefetchEvery bounds how often a token signed with a key the
+	// set does not hold makes the set be fetched again.
+	unknownKeyRefetchEvery = time.Minute
+	// unknownKeyWaitMax bounds how long a request waits for a fetch of the
+	// keys (the first one, or a refetch for an unknown key ID).
+	unknownKeyWaitMax = 5 * time.Second
+	// keysRetryIn is the Retry-After of a token refused for want of keys.
+	keysRetryIn = 5 * time.Second
+)
+
+var (
+	// errNotFetchedYet: the first fetch of a key set has not ended yet.
+	errNotFetchedYet = errors.New("the signing keys have not been fetched yet")
+	// errFetchTooSlow: a request stopped waiting for a fetch still in flight.
+	errFetchTooSlow = errors.New("the fetch of the signing keys is taking too long")
+)
+
+// keysUnavailableError says that a token's key cannot be looked up: the key
+// set was never fetched, or its last fetch failed (so a key ID it lacks may
+// be one it would now hold). A key ID missing from a set whose last fetch
+// succeeded is jwkset.ErrKeyNotFound instead.
+type keysUnavailableError struct {
+	authority string
+	err       error
+}
+
+func (e *keysUnavailableError) Error() string {
+	return fmt.Sprintf("%s's signing keys are unavailable: %v", e.authority, e.err)
+}
+
+func (e *keysUnavailableError) Unwrap() error { return e.err }
+
+// remoteKeys is the signing keys an authority publishes at its URLs, as a
+// jwkset.Storage for keyfunc. They are fetched in the background from the
+// start (which does not wait for them), again every keySetRefreshEvery,
+// sooner with a growing backoff while fetches fail (whatever started them),
+// and at most once every unknownKeyRefetchEvery for a key ID the set does
+// not hold. Token headers (jku, x5u, jwk) are never followed: keys come from
+// urls only.
+type remoteKeys struct {
+	// Storage holds the keys of every URL as last fetched; only KeyRead and
+	// KeyReadAll are used, by keyfunc.
+	jwkset.Storage
+	// ctx is the keys' lifetime: fetches end with it.
+	ctx       context.Context
+	authority string
+	urls      []string
+	client    *http.Client
+	logger    *slog.Logger
+	// refetch allows the refetches for unknown key IDs.
+	refetch *rate.Limiter
+
+	mu    sync.Mutex
+	byURL map[string][]jwkset.JWK
+	// fetching is closed when the fetch in flight ends; nil when none is.
+	fetching chan struct{}
+	// failed is why the last fetch failed (errNotFetchedYet before the
+	// first one ends); nil after a fetch of every URL succeeded.
+	failed error
+	// next is when keepFresh fetches next, backoff the wait after the next
+	// failure; rescheduled tells keepFresh that next changed.
+	next        time.Time
+	backoff     time.Duration
+	rescheduled chan struct{}
+}
+
+// newRemoteKeys returns the keys of urls and starts fetching them; they are
+// fetched until ctx ends.
+func newRemoteKeys(ctx context.Context, authority string, urls []string, opts Options) *remoteKeys {
+	k := &remoteKeys{
+		Storage: jwkset.NewMemoryStorage(), ctx: ctx, authority: authority, urls: urls,
+		client: opts.HTTPClient, logger: opts.Logger,
+		refetch: rate.NewLimiter(rate.Every(unknownKeyRefetchEvery), 1),
+		byURL:   map[string][]jwkset.JWK{}, failed: errNotFetchedYet,
+		next: time.Now().Add(keySetRefreshEvery), backoff: keyFetchRetryMin,
+		rescheduled: make(chan struct{}, 1),
+	}
+	k.fetch()
+	go k.keepFresh()
+	return k
+}
+
+// KeyRead returns the key of ID kid. A key ID the set lacks makes it wait
+// for the fetch in flight, or for a new one if the minute's refetch is
+// still allowed. It fails with jwkset.ErrKeyNotFound when the set is fresh
+// and lacks kid, or with a *keysUnavailableError when it is not.
+func (k *remoteKeys) KeyRead(ctx context.Context, kid string) (jwkset.JWK, error) {
+	if jwk, err := k.Storage.KeyRead(ctx, kid); !errors.Is(err, jwkset.ErrKeyNotFound) {
+		return jwk, err
+	}
+	ended := k.awaitFetch(ctx)
+	if jwk, err := k.Storage.KeyRead(ctx, kid); !errors.Is(err, jwkset.ErrKeyNotFound) {
+		return jwk, err
+	}
+	if !ended {
+		return jwkset.JWK{}, &keysUnavailableError{authority: k.authority, err: errFetchTooSlow}
+	}
+	if err := k.unavailable(); err != nil {
+		return jwkset.JWK{}, err
+	}
+	return jwkset.JWK{}, fmt.Errorf("%w: key ID %q", jwkset.ErrKeyNotFound, kid)
+}
+
+// KeyReadAll returns every key, for a token without a key ID. Without any
+// key it waits for a fetch as KeyRead does, and fails with a
+// *keysUnavailableError if that does not bring one.
+func (k *remoteKeys) KeyReadAll(ctx context.Context) ([]jwkset.JWK, error) {
+	if keys, err := k.Storage.KeyReadAll(ctx); err != nil || len(keys) > 0 {
+		return keys, err
+	}
+	ended := k.awaitFetch(ctx)
+	if keys, err := k.Storage.KeyReadAll(ctx); err != nil || len(keys) > 0 {
+		return keys, err
+	}
+	if !ended {
+		return nil, &keysUnavailableError{authority: k.authority, err: errFetchTooSlow}
+	}
+	if err := k.unavailable(); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+// unavailable returns a *keysUnavailableError unless the last fetch of
+// every URL succeeded.
+func (k *remoteKeys) unavailable() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.failed == nil {
+		return nil
+	}
+	return &keysUnavailableError{authority: k.authority, err: k.failed}
+}
+
+// awaitFetch waits, at most unknownKeyWaitMax or until ctx ends, for the
+// fetch in flight or, if none is and the minute's refetch is still allowed,
+// for a new one. It reports false if it stopped waiting before the fetch
+// ended.
+func (k *remoteKeys) awaitFetch(ctx context.Context) bool {
+	done := k.inFlight()
+	if done == nil {
+		if !k.refetch.Allow() {
+			return true
+		}
+		done = k.fetch()
+	}
+	timer := time.NewTimer(unknownKeyWaitMax)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return true
+	case <-timer.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// keepFresh fetches the keys when the schedule that each fetch sets says
+// (see schedule), until k.ctx ends.
+func (k *remoteKeys) keepFresh() {
+	for {
+		k.mu.Lock()
+		next := k.next
+		k.mu.Unlock()
+		timer := time.NewTimer(time.Until(next))
+		select {
+		case <-timer.C:
+			select {
+			case <-k.fetch():
+			case <-k.ctx.Done():
+				return
+			}
+		case <-k.rescheduled:
+			timer.Stop()
+		case <-k.ctx.Done():
+			timer.Stop()
+			return
+		}
+	}
+}
+
+// inFlight returns a channel closed when the fetch in flight ends, or nil
+// when none is.
+func (k *remoteKeys) inFlight() <-chan struct{} {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.fetching
+}
+
+// fetch starts a fetch of every URL unless one is in flight, and returns a
+// channel closed when it ends.
+func (k *remoteKeys) fetch() <-chan struct{} {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.fetching == nil {
+		k.fetching = make(chan struct{})
+		go k.fetchAll(k.fetching)
+	}
+	return k.fetching
+}
+
+// fetchAll fetches every URL, keeps the keys of those that answered (the
+// others keep their previous keys), and closes done.
+func (k *remoteKeys) fetchAll(done chan struct{}) {
+	ctx := k.ctx
+	fetched := map[string][]jwkset.JWK{}
+	var errs []error
+	for _, u := range k.urls {
+		keys, err := fetchKeySet(ctx, k.client, u)
+		if err != nil {
+			if ctx.Err() == nil { // else closed: nothing went wrong
+				k.logger.WarnContext(ctx, "could not fetch signing keys", "authority", k.authority, "url", u, "err", err)
+			}
+			errs = append(errs, fmt.Errorf("%s: %w", u, err))
+			continue
+		}
+		fetched[u] = keys
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for u, keys := range fetched {
+		k.byURL[u] = keys
+	}
+	var all []jwkset.JWK
+	for _, u := range k.urls {
+		all = append(all, k.byURL[u]...)
+	}
+	_ = k.Storage.KeyReplaceAll(ctx, all) // a memory storage does not fail
+	k.failed = errors.Join(errs...)
+	k.schedule()
+	k.fetching = nil
+	close(done)
+}
+
+// schedule sets when keepFresh fetches next, after a fetch: in
+// keySetRefreshEvery after a success; after a failure sooner, with a backoff
+// that doubles from keyFetchRetryMin to keyFetchRetryMax, jittered so that
+// replicas spread out. Call with k.mu held.
+func (k *remoteKeys) schedule() {
+	if k.failed == nil {
+		k.next, k.backoff = time.Now().Add(keySetRefreshEvery), keyFetchRetryMin
+	} else {
+		k.next = time.Now().Add(k.backoff/2 + rand.N(k.backoff/2+1))
+		k.backoff = min(2*k.backoff, keyFetchRetryMax)
+	}
+	select {
+	case k.rescheduled <- struct{}{}:
+	default: // keepFresh has yet to see the previous one
+	}
+}
+
+// fetchKeySet fetches and parses the JWK set at u. Keys of types jwkset
+// does not support are left out; any other bad key fails the fetch.
+func fetchKeySet(ctx context.Context, client *http.Client, u string) ([]jwkset.JWK, error) {
+	ctx, cancel := context.WithTimeout(ctx, keyFetchTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, errors.New(resp.Status)
+	}
+	var set jwkset.JWKSMarshal
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxKeySetBytes)).Decode(&set); err != nil {
+		return nil, fmt.Errorf("decode the key set: %w", err)
+	}
+	keys := make([]jwkset.JWK, 0, len(set.Keys))
+	for _, m := range set.Keys {
+		jwk, err := jwkset.NewJWKFromMarshal(m, jwkset.JWKMarshalOptions{}, jwkset.JWKValidateOptions{})
+		switch {
+		case errors.Is(err, jwkset.ErrUnsupportedKey):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("key %q: %w", m.KID, err)
+		}
+		keys = append(keys, jwk)
+	}
+	return keys, nil
+}
