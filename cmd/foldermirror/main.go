@@ -4,6 +4,7 @@
 //	foldermirror serve --config FILE         the daemon
 //	foldermirror sync --config FILE [--library ID] [--full]
 //	foldermirror config check --config FILE
+//	foldermirror healthcheck [--config FILE | --url URL]
 //	foldermirror demo                        no Google account needed
 //	foldermirror version
 package main
@@ -74,6 +75,7 @@ const usage = `usage:
   foldermirror serve --config FILE                          run the daemon
   foldermirror sync --config FILE [--library ID] [--full]   sync now
   foldermirror config check --config FILE                   validate a config
+  foldermirror healthcheck [--config FILE | --url URL]      exit 0 when the daemon is ready
   foldermirror demo [--listen ADDR] [--admin-listen ADDR]   a demo with no Google account
   foldermirror version                                      the version it was built from
 
@@ -96,6 +98,8 @@ func pick(args []string, stdout, stderr io.Writer) (command, []string, error) {
 		return &syncCommand{stdout: stdout, stderr: stderr}, args[1:], nil
 	case "config":
 		return pickConfig(args[1:], stdout)
+	case "healthcheck":
+		return &healthcheckCommand{stdout: stdout}, args[1:], nil
 	case "demo":
 		return &demoCommand{stdout: stdout, stderr: stderr}, args[1:], nil
 	case "version", "-version", "--version":
