@@ -103,13 +103,17 @@ func (d *progressDisplay) newBar(j *jobProgress) *mpb.Bar {
 		stat.Current, stat.Total = int64(p.Done), int64(p.Total)
 		return bar.Fill(w, stat)
 	})
-	return d.bars.MustAdd(0, filler,
+	b, err := d.bars.Add(0, filler,
 		mpb.PrependDecorators(
 			decor.Name(j.name, decor.WCSyncSpaceR),
 			decor.Any(func(decor.Statistics) string { return j.label() }),
 		),
 		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return j.barCounts() })),
 	)
+	if err != nil {
+		return nil // the display is closed: no more lines
+	}
+	return b
 }
 
 // done ends a job's line; println then says how it went.
