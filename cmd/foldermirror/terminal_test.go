@@ -35,7 +35,7 @@ func TestSyncProgressInATerminal(t *testing.T) {
 	admin := withAdminListen(t, path)
 	startServe(t, path)
 	waitReady(t, "http://"+admin+"/readyz")
-	fake.SetLatency(40 * time.Millisecond) // each permissions.list call
+	fake.SetLatency(60 * time.Millisecond) // each permissions.list call: about 1 s a drive
 
 	pane := startPane(t, tmux, fmt.Sprintf("%s sync --config %s --full; echo EXIT=$?; sleep 600", bin, path))
 	jobs := []string{"team-a", "team-b", "handbook"}
