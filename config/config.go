@@ -33,8 +33,12 @@ type Config struct {
 	// FlagDefaults are the feature flags of every domain, unless its Flags
 	// say otherwise. Values are text: an unquoted false is "false".
 	FlagDefaults map[string]string `yaml:"flagDefaults"`
-	Domains      []Domain          `yaml:"domains"`
-	Libraries    []Library         `yaml:"libraries"`
+	// Domains are the Workspace domains served: at least one is required,
+	// for a configuration without any would serve nothing. Domains without
+	// libraries serve their configuration flags only.
+	Domains []Domain `yaml:"domains"`
+	// Libraries are the folder trees mirrored, each of a configured domain.
+	Libraries []Library `yaml:"libraries"`
 	// Path is the file the configuration was loaded from; it is not a key.
 	Path string `yaml:"-"`
 }

@@ -175,8 +175,9 @@ func TestLoadResolvesRelativePaths(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "etc/keys/sa.json", string(key))
 	abs := filepath.Join(dir, "abs", "state")
-	writeFile(t, dir, "etc/config.yaml", "dataDir: state\nstorage: {credentialsFile: keys/sa.json}\n")
-	writeFile(t, dir, "etc/abs.yaml", "dataDir: "+abs+"\nstorage: {credentialsFile: keys/sa.json}\n")
+	const rest = "\nstorage: {credentialsFile: keys/sa.json}\ndomains: [{name: example.com}]\n"
+	writeFile(t, dir, "etc/config.yaml", "dataDir: state"+rest)
+	writeFile(t, dir, "etc/abs.yaml", "dataDir: "+abs+rest)
 	tests := []struct {
 		name, path, wantData, wantKey string
 		chdir                         bool
@@ -228,9 +229,13 @@ func TestDefaults(t *testing.T) {
 				"https://login.microsoftonline.com/common/discovery/v2.0/keys",
 			}},
 		},
-		Path: "/etc/foldermirror/config.yaml",
+		Domains: []Domain{{Name: "example.com"}},
+		Path:    "/etc/foldermirror/config.yaml",
 	}
-	for _, src := range []string{"", "# nothing yet\n", "{}\n", "~\n", "listen:\nstorage:\nauth: {google: {}, microsoft: ~}\n"} {
+	// The one key without a default, a domain, is given; every other key
+	// takes its default, also when present and empty.
+	const domain = "domains: [{name: example.com}]\n"
+	for _, src := range []string{domain, "# nothing else\n" + domain, "{domains: [{name: example.com}]}\n", "listen:\nstorage:\nauth: {google: {}, microsoft: ~}\n" + domain} {
 		c, err := Parse([]byte(src), "/etc/foldermirror/config.yaml", nil)
 		if err != nil {
 			t.Errorf("Parse(%q): %v", src, err)
@@ -239,6 +244,15 @@ func TestDefaults(t *testing.T) {
 		if !reflect.DeepEqual(c, want) {
 			t.Errorf("Parse(%q) =\n%+v\nwant\n%+v", src, c, want)
 		}
+	}
+}
+
+// An empty configuration, or one without domains, would serve nothing: it
+// is an error naming what to add.
+func TestEmptyConfiguration(t *testing.T) {
+	for _, src := range []string{"", "# nothing yet\n", "{}\n", "~\n", "listen: ':8080'\n", "domains: []\n"} {
+		_, err := parse(t, src)
+		wantProblem(t, err, "domains", "is empty; expected at least one domain (domains[].name)", "libraries[]", "rootFolderId or sharedDriveId")
 	}
 }
 

@@ -22,6 +22,7 @@ schedule: {incremental: "@every 2m", full: "@weekly"}
 auth:
   clockSkew: 1s
   google: {jwksUrl: "http://file/certs", tokeninfoUrl: "http://file/tokeninfo"}
+domains: [{name: example.com}]
 `
 
 func TestEnvOverrides(t *testing.T) {
@@ -120,7 +121,7 @@ func TestEnvErrorsJoinFileProblems(t *testing.T) {
 		src  string
 		keys []string
 	}{
-		{"valid YAML", "listen: nope\n", []string{"FOLDERMIRROR_BOGUS", "listen"}},
+		{"valid YAML", "listen: nope\ndomains: [{name: example.com}]\n", []string{"FOLDERMIRROR_BOGUS", "listen"}},
 		{"broken YAML", "listen: [\n", []string{"", "FOLDERMIRROR_BOGUS"}},
 		{"mistyped YAML", "storage: {concurrency: x}\n", []string{"storage.concurrency", "FOLDERMIRROR_BOGUS"}},
 	}

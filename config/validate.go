@@ -36,6 +36,10 @@ func validate(c *Config, ck *checker) {
 	validateAuth(c.Auth, ck)
 	validateFlags(c.FlagDefaults, "flagDefaults", ck)
 	validateDomains(c.Domains, ck)
+	if len(c.Domains) == 0 {
+		ck.add("domains", "is empty; expected at least one domain (domains[].name) and the libraries to mirror "+
+			"(libraries[] with id, domain, storageAccount and rootFolderId or sharedDriveId): without them the API serves nothing")
+	}
 	ids := map[string]string{}
 	for i, l := range c.Libraries {
 		validateLibrary(c, l, index("libraries", i), ids, ck)

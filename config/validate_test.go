@@ -132,13 +132,15 @@ func TestValidation(t *testing.T) {
 }
 
 func TestValidConfigurations(t *testing.T) {
+	const oneDomain = "domains: [{name: example.com}]\n"
 	tests := []struct{ name, src string }{
 		{"domain without adminEmail needs no key file", "domains: [{name: example.com, users: [alice@example.com]}]\n"},
-		{"port 0 and IPv6", "listen: '[::1]:0'\nadminListen: 'localhost:8081'\n"},
-		{"descriptors", "schedule: {incremental: '@hourly', full: '@every 24h'}\n"},
+		{"port 0 and IPv6", "listen: '[::1]:0'\nadminListen: 'localhost:8081'\n" + oneDomain},
+		{"descriptors", "schedule: {incremental: '@hourly', full: '@every 24h'}\n" + oneDomain},
 		{"acting as a user", withDomains("{name: example.com, securityCodes: [{sha256: " + code + ", actAs: 'user:alice@example.com', expires: '2027-01-01T00:00:00+02:00'}]}")},
 		{"shared drive", withLibraries("{id: A.b_c-1, domain: EXAMPLE.com, storageAccount: s@example.com, sharedDriveId: d}")},
-		{"no microsoft tenants nor keys", "auth: {microsoft: {jwksUrls: []}}\n"},
+		{"no microsoft tenants nor keys", "auth: {microsoft: {jwksUrls: []}}\n" + oneDomain},
+		{"domains without libraries serve flags", "domains: [{name: example.com, flags: {theme: dark}}]\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { mustParse(t, tt.src) })

@@ -121,6 +121,16 @@ func (s *Server) routes() *gin.Engine {
 	// as the http.ErrAbortHandler panic going by.
 	r.Use(s.metrics.observe(), s.logRequests(), s.recoverPanics(), s.boundQuery())
 	r.NoRoute(func(c *gin.Context) { s.writeError(c, fm.Errorf(fm.ENOTFOUND, "Not found.")) })
+	// Another method on an API path: 405 with Allow (set by gin), in the
+	// API's shape (Google's reason for it).
+	r.HandleMethodNotAllowed = true
+	r.NoMethod(func(c *gin.Context) {
+		msg := fmt.Sprintf("Method %s is not allowed here; allowed: %s.", c.Request.Method, c.Writer.Header().Get("Allow"))
+		var body errorBody
+		body.Error.Errors = []errorItem{{Domain: "global", Reason: "httpMethodNotAllowed", Message: msg}}
+		body.Error.Code, body.Error.Message = http.StatusMethodNotAllowed, msg
+		c.AbortWithStatusJSON(http.StatusMethodNotAllowed, body)
+	})
 	api := r.Group("/", s.authenticate())
 	api.GET("/domain/v1beta1/configurationFlags", s.getConfigurationFlags)
 	api.GET("/folder/v1/libraries/:libraryId/folders/children", s.listChildrenDeprecated)

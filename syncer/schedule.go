@@ -195,7 +195,7 @@ func (sc *Scheduler) execute(j *job) {
 	if err != nil {
 		final = Event{Job: j.name, Error: err.Error()}
 		if !errors.Is(err, context.Canceled) {
-			sc.logger.Error("sync failed; the last good data is still served", "job", j.name, "err", err)
+			sc.logger.Error(sc.failureMessage(j.name), "job", j.name, "err", err)
 		}
 	}
 	if err == nil && final.Result != nil && sc.onSynced != nil {
@@ -214,6 +214,18 @@ func (sc *Scheduler) execute(j *job) {
 		}
 		close(f.events)
 	}
+}
+
+// failureMessage says what a failed job leaves served: the last good tree
+// of a library synced before, nothing of one never synced.
+func (sc *Scheduler) failureMessage(name string) string {
+	if strings.HasPrefix(name, directoryJob) {
+		return "directory sync failed; the users and groups of the last one that succeeded, if any, are still used"
+	}
+	if _, err := sc.syncer.index.Library(context.Background(), name); fm.ErrorCode(err) == fm.ENOTFOUND {
+		return "sync failed; the library was never synced, so the API answers 503 for it until a sync succeeds"
+	}
+	return "sync failed; the last good data is still served"
 }
 
 func (sc *Scheduler) inSlot(j *job) (Event, error) {

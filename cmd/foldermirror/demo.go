@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -20,26 +21,45 @@ import (
 type demoCommand struct {
 	stdout, stderr io.Writer
 	listen         string
+	adminListen    string
 	logLevel       string
 	folders        int
 
-	fake   *googlefake.Server
-	dir    string
-	daemon *daemonParts
+	listeners *listeners // until the daemon serves them
+	fake      *googlefake.Server
+	dir       string
+	daemon    *daemonParts
 }
 
 func (c *demoCommand) isDaemon() {}
 
+// maxDemoFolders bounds --folders: the fake keeps every folder in memory.
+const maxDemoFolders = 200_000
+
 func (c *demoCommand) ParseFlags(args []string) error {
-	fs := newFlagSet("demo", nil, &c.logLevel, "warn")
-	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "address of the API")
-	fs.IntVar(&c.folders, "folders", demo.DefaultSpec.FoldersPerLibrary, "about how many folders each library gets")
-	return parseArgs(fs, args, nil)
+	f := newFlags("demo", "[--listen ADDR] [--admin-listen ADDR] [--folders N] [--log-level LEVEL]",
+		"Serves a generated domain from an in-process Google fake: no Google account needed.")
+	f.logLevel(&c.logLevel, "warn")
+	f.address(&c.listen, "listen", "127.0.0.1:8080", "host:port `ADDR` of the API")
+	f.address(&c.adminListen, "admin-listen", "127.0.0.1:8081", "host:port `ADDR` of the admin listener, which foldermirror sync asks")
+	f.fs.IntVar(&c.folders, "folders", demo.DefaultSpec.FoldersPerLibrary, "about how many folders (`N`) each library gets")
+	f.check(func() error {
+		if c.folders < 1 || c.folders > maxDemoFolders {
+			return fmt.Errorf("--folders %d is out of range; expected 1 to %d", c.folders, maxDemoFolders)
+		}
+		return nil
+	})
+	return f.parse(args, nil)
 }
 
 func (c *demoCommand) Run(ctx context.Context) error {
 	logger, err := newLogger(c.stderr, c.logLevel)
 	if err != nil {
+		return err
+	}
+	// Bound first: a taken port is said before the syncs, and the config
+	// names the addresses really bound (port 0 included).
+	if c.listeners, err = bindListeners(c.listen, "--listen", c.adminListen, "--admin-listen"); err != nil {
 		return err
 	}
 	c.fake = googlefake.New()
@@ -54,7 +74,9 @@ func (c *demoCommand) Run(ctx context.Context) error {
 	if err := c.syncAll(ctx, cfg); err != nil {
 		return err
 	}
-	if c.daemon, err = startDaemon(cfg, logger); err != nil {
+	ls := c.listeners
+	c.listeners = nil // the daemon's now, closed by it
+	if c.daemon, err = startDaemon(cfg, logger, ls); err != nil {
 		return err
 	}
 	c.printTryThis(world, cfg)
@@ -66,7 +88,7 @@ func (c *demoCommand) Run(ctx context.Context) error {
 func (c *demoCommand) writeConfig(world *demo.World) (*config.Config, error) {
 	dir, err := os.MkdirTemp("", "foldermirror-demo-")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("a directory for the demo's index: %w", err)
 	}
 	c.dir = dir
 	keyFile := filepath.Join(dir, "service-account.json")
@@ -74,7 +96,7 @@ func (c *demoCommand) writeConfig(world *demo.World) (*config.Config, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, "config.yaml")
-	yaml := world.ConfigYAML(c.listen, "127.0.0.1:0", filepath.Join(dir, "data"), keyFile)
+	yaml := world.ConfigYAML(c.listeners.api.Addr().String(), c.listeners.admin.Addr().String(), filepath.Join(dir, "data"), keyFile)
 	if err := os.WriteFile(path, yaml, 0o600); err != nil {
 		return nil, err
 	}
@@ -101,7 +123,7 @@ func (c *demoCommand) syncAll(ctx context.Context, cfg *config.Config) error {
 			return err
 		}
 		if d := ev.Directory; d != nil {
-			fmt.Fprintf(c.stdout, "  synced the directory of %s: %d users, %d groups\n", d.Domain, d.Users, d.Groups)
+			fmt.Fprintf(c.stdout, "  synced the directory of %s: %s, %s\n", d.Domain, count(d.Users, "user"), count(d.Groups, "group"))
 			continue
 		}
 		res, lib := ev.Result, cfg.Library(job)
@@ -120,7 +142,10 @@ func (c *demoCommand) printTryThis(world *demo.World, cfg *config.Config) {
 		fmt.Fprintf(c.stdout, "# %s, %s\n%s='%s'\n\n", p.Email, p.About, vars[i], token)
 	}
 	root := world.Libraries[0].RootFolderID
-	fmt.Fprintf(c.stdout, `Try:
+	fmt.Fprintf(c.stdout, `Sync again while the demo runs (it asks the demo's daemon on its admin listener, %[3]s):
+  %[4]s sync --config %[5]s --full
+
+Try:
   # Alice, writer on Engineering, sees its top folders and what she may do with them:
   curl -s -H "Authorization: Bearer $ALICE" '%[1]s/folder/v1/libraries/lib-eng/folders/children?onlyDirectChildren=true'
   # Carol, the new hire, sees only the Handbook there:
@@ -137,11 +162,34 @@ func (c *demoCommand) printTryThis(world *demo.World, cfg *config.Config) {
   curl -s -H "Authorization: Bearer $CAROL" '%[1]s/domain/v1beta1/configurationFlags'
 
 Press Ctrl-C to stop.
-`, base, root)
+`, base, root, "http://"+c.daemon.admin.addr.String(), selfName(), cfg.Path)
+}
+
+// selfName returns how to name this program in a command line to paste:
+// foldermirror when that is what $PATH finds, else its absolute path (as
+// under go run).
+func selfName() string {
+	self, err := os.Executable()
+	if err != nil {
+		return "foldermirror"
+	}
+	if found, err := exec.LookPath("foldermirror"); err == nil && sameFile(found, self) {
+		return "foldermirror"
+	}
+	return self
+}
+
+func sameFile(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 func (c *demoCommand) Close() error {
 	var err error
+	if c.listeners != nil {
+		c.listeners.Close()
+	}
 	if c.daemon != nil {
 		err = c.daemon.Close()
 	}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -40,7 +42,7 @@ func runDemo(t *testing.T, args ...string) (text string, tokens map[string]strin
 // TestDemo runs the demo as a newcomer would and follows every curl line it
 // prints: each answers, and each user sees something different.
 func TestDemo(t *testing.T) {
-	text, tokens, _ := runDemo(t, "--listen", "127.0.0.1:0", "--folders", "150")
+	text, tokens, _ := runDemo(t, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--folders", "150")
 	curls := regexp.MustCompile(`curl -s -H "Authorization: Bearer \$([A-Z]+)" +'([^']+)'`).FindAllStringSubmatch(text, -1)
 	if len(curls) < 6 {
 		t.Fatalf("the demo printed %d curl lines:\n%s", len(curls), text)
@@ -58,6 +60,64 @@ func TestDemo(t *testing.T) {
 	topOfEng := base + "/folder/v1/libraries/lib-eng/folders/children?onlyDirectChildren=true"
 	if bodies["ALICE "+topOfEng] == bodies["CAROL "+topOfEng] || !strings.Contains(bodies["CAROL "+topOfEng], `"Handbook"`) {
 		t.Errorf("alice and carol should see different parts of Engineering:\n%s\n%s", bodies["ALICE "+topOfEng], bodies["CAROL "+topOfEng])
+	}
+}
+
+// The demo prints a foldermirror sync line that works while it runs: it
+// asks the demo's daemon, whatever port its admin listener has.
+func TestDemoSyncLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	text, _, _ := runDemo(t, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--folders", "100")
+	m := regexp.MustCompile(`(?m)^  (\S+) (sync --config \S+.*)$`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("the demo printed no sync line:\n%s", text)
+	}
+	if self, err := os.Executable(); m[1] != "foldermirror" && m[1] != self {
+		t.Errorf("the sync line runs %q; want foldermirror or this program's path (%v)", m[1], err)
+	}
+	cmd := exec.Command(bin, strings.Fields(m[2])...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\n%s%s", m[0], err, out.String(), errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "a foldermirror daemon holds the index; asking it") {
+		t.Errorf("the sync did not ask the demo's daemon:\n%s", errOut.String())
+	}
+	for _, want := range []string{"directory:example.com: ", "lib-eng: full sync: ", "lib-sales: full sync: ", "lib-partners: full sync: "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the sync said\n%s\nwant a line %q", out.String(), want)
+		}
+	}
+}
+
+// A taken port is said at once, naming the flag, before any sync.
+func TestDemoTakenPort(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	for _, flag := range []string{"--listen", "--admin-listen"} {
+		t.Run(flag, func(t *testing.T) {
+			var out bytes.Buffer
+			c := &demoCommand{stdout: &out, stderr: io.Discard}
+			args := []string{"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", flag, taken.Addr().String()}
+			if err := c.ParseFlags(args); err != nil {
+				t.Fatal(err)
+			}
+			err := c.Run(context.Background())
+			c.Close()
+			if err == nil || !strings.HasPrefix(err.Error(), flag+": "+taken.Addr().String()+" is already in use") {
+				t.Errorf("error %v; want it to name %s and the address in use", err, flag)
+			}
+			if out.Len() > 0 {
+				t.Errorf("the demo went on before saying the port is taken:\n%s", out.String())
+			}
+		})
 	}
 }
 
@@ -79,7 +139,7 @@ func TestREADMEExamplesAreTheDemos(t *testing.T) {
 		t.Fatal("no Drive-like IDs found in README.md's API section")
 	}
 
-	_, tokens, base := runDemo(t, "--listen", "127.0.0.1:0")
+	_, tokens, base := runDemo(t, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0")
 	// Alice may list every folder of the demo: writer on Engineering, reader
 	// on Sales, file organizer of Partners.
 	served := map[string]bool{}

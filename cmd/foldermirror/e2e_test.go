@@ -346,12 +346,16 @@ func TestSyncThroughTheDaemon(t *testing.T) {
 		!strings.Contains(out.String(), "eng: incremental sync: 0 changes") {
 		t.Errorf("incremental sync through the daemon: %d\n%s\n%s", code, out.String(), errOut.String())
 	}
-	// A failing sync exits non-zero with the reason.
+	// A failing sync exits non-zero with the reason, said once, and a short
+	// last line.
 	fake.Delete(m.root)
 	errOut.Reset()
-	if code := run(context.Background(), []string{"sync", "--config", path, "--full"}, io.Discard, &errOut); code == 0 ||
-		!strings.Contains(errOut.String(), "eng: failed") {
-		t.Errorf("failing sync: exit %d, said %q", code, errOut.String())
+	code := run(context.Background(), []string{"sync", "--config", path, "--full"}, io.Discard, &errOut)
+	said := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+	reason, _ := strings.CutPrefix(said[len(said)-2], "eng: failed: ")
+	if code != 1 || reason == said[len(said)-2] || strings.Count(errOut.String(), reason) != 1 ||
+		said[len(said)-1] != "foldermirror: 1 of 1 syncs failed (eng); the reasons are above" {
+		t.Errorf("failing sync: exit %d, said\n%s", code, errOut.String())
 	}
 	resp, err := http.Get("http://" + adminAddr + "/status")
 	if err != nil {

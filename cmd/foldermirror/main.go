@@ -4,13 +4,14 @@
 //	foldermirror serve --config FILE         the daemon
 //	foldermirror sync --config FILE [--library ID] [--full]
 //	foldermirror config check --config FILE
+//	foldermirror healthcheck [--config FILE | --url URL]
 //	foldermirror demo                        no Google account needed
+//	foldermirror version
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,8 +19,6 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-
-	"github.com/foldermirror/foldermirror/config"
 )
 
 // command is one subcommand: ParseFlags, then Run; Close after Run, even
@@ -34,6 +33,13 @@ type command interface {
 // daemon marks commands that keep running until interrupted.
 type daemon interface{ isDaemon() }
 
+// Exit statuses.
+const (
+	exitOK     = 0
+	exitFailed = 1 // the command ran and failed
+	exitUsage  = 2 // the command line is wrong
+)
+
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	signals := make(chan os.Signal, 1)
@@ -45,30 +51,22 @@ func main() {
 // run runs the subcommand named by args and returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd, rest, err := pick(args, stdout, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
+	if err == nil {
+		err = cmd.ParseFlags(rest)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "foldermirror:", err)
-		return 2
+		return reportUsage(err, stdout, stderr)
 	}
-	if err := cmd.ParseFlags(rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintln(stderr, "foldermirror:", err)
-		return 2
-	}
-	status := 0
+	status := exitOK
 	if err := cmd.Run(ctx); err != nil {
 		fmt.Fprintln(stderr, "foldermirror:", err)
-		status = 1
+		status = exitFailed
 	} else if _, ok := cmd.(daemon); ok {
 		<-ctx.Done()
 	}
 	if err := cmd.Close(); err != nil {
 		fmt.Fprintln(stderr, "foldermirror:", err)
-		status = 1
+		status = exitFailed
 	}
 	return status
 }
@@ -77,13 +75,21 @@ const usage = `usage:
   foldermirror serve --config FILE                          run the daemon
   foldermirror sync --config FILE [--library ID] [--full]   sync now
   foldermirror config check --config FILE                   validate a config
-  foldermirror demo [--listen ADDR]                         a demo with no Google account
+  foldermirror healthcheck [--config FILE | --url URL]      exit 0 when the daemon is ready
+  foldermirror demo [--listen ADDR] [--admin-listen ADDR]   a demo with no Google account
+  foldermirror version                                      the version it was built from
+
+--config defaults to $FOLDERMIRROR_CONFIG. foldermirror COMMAND --help describes a command.
 `
 
+const configUsage = `usage:
+  foldermirror config check --config FILE   validate a config; every problem named by its key
+`
+
+// pick returns the command named by args[0] and its arguments.
 func pick(args []string, stdout, stderr io.Writer) (command, []string, error) {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return nil, nil, errors.New("no command given")
+		return nil, nil, &usageError{usage: usage, name: "foldermirror", err: errors.New("no command given")}
 	}
 	switch args[0] {
 	case "serve":
@@ -91,45 +97,39 @@ func pick(args []string, stdout, stderr io.Writer) (command, []string, error) {
 	case "sync":
 		return &syncCommand{stdout: stdout, stderr: stderr}, args[1:], nil
 	case "config":
-		if len(args) < 2 || args[1] != "check" {
-			return nil, nil, errors.New(`usage: foldermirror config check --config FILE`)
-		}
-		return &configCheckCommand{stdout: stdout}, args[2:], nil
+		return pickConfig(args[1:], stdout)
+	case "healthcheck":
+		return &healthcheckCommand{stdout: stdout}, args[1:], nil
 	case "demo":
 		return &demoCommand{stdout: stdout, stderr: stderr}, args[1:], nil
+	case "version", "-version", "--version":
+		return &versionCommand{stdout: stdout}, args[1:], nil
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil, nil, flag.ErrHelp
+		return nil, nil, &helpRequest{usage: usage}
 	}
-	fmt.Fprint(stderr, usage)
-	return nil, nil, fmt.Errorf("unknown command %q", args[0])
+	return nil, nil, &usageError{usage: usage, name: "foldermirror", err: fmt.Errorf("unknown command %q", args[0])}
 }
 
-// newFlagSet returns a flag set for a subcommand, with --config (default:
-// $FOLDERMIRROR_CONFIG) and --log-level when their targets are given.
-func newFlagSet(name string, configPath, logLevel *string, defaultLevel string) *flag.FlagSet {
-	fs := flag.NewFlagSet("foldermirror "+name, flag.ContinueOnError)
-	if configPath != nil {
-		fs.StringVar(configPath, "config", os.Getenv(config.EnvConfig), "configuration file (default $"+config.EnvConfig+")")
+// pickConfig picks the subcommand of config.
+func pickConfig(args []string, stdout io.Writer) (command, []string, error) {
+	const name = "foldermirror config"
+	switch {
+	case len(args) == 0:
+		return nil, nil, &usageError{usage: configUsage, name: name, err: errors.New("no subcommand given; expected check")}
+	case args[0] == "check":
+		return &configCheckCommand{stdout: stdout}, args[1:], nil
+	case isHelp(args[0]):
+		return nil, nil, &helpRequest{usage: configUsage}
 	}
-	if logLevel != nil {
-		fs.StringVar(logLevel, "log-level", defaultLevel, "log level: debug, info, warn or error")
-	}
-	return fs
+	return nil, nil, &usageError{usage: configUsage, name: name, err: fmt.Errorf("unknown subcommand %q; expected check", args[0])}
 }
 
-// parseArgs parses args and requires --config when configPath is given.
-func parseArgs(fs *flag.FlagSet, args []string, configPath *string) error {
-	if err := fs.Parse(args); err != nil {
-		return err
+func isHelp(arg string) bool {
+	switch arg {
+	case "help", "-h", "-help", "--help":
+		return true
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
-	}
-	if configPath != nil && *configPath == "" {
-		return fmt.Errorf("%s: --config FILE is required", fs.Name())
-	}
-	return nil
+	return false
 }
 
 // newLogger returns a text logger on w at the named level.

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -69,7 +71,9 @@ libraries: [{id: eng, domain: example.com, storageAccount: s@example.com, rootFo
 		status     int
 		says       []string
 	}{
-		{"valid", good, 0, []string{"valid (1 domains, 1 libraries)"}},
+		{"valid", good, 0, []string{"valid (1 domain, 1 library)"}},
+		{"empty", "", 1, []string{"domains: is empty; expected at least one domain"}},
+		{"flags only", "domains: [{name: example.com, flags: {theme: dark}}]\n", 0, []string{"valid (1 domain, 0 libraries)", "configuration flags only"}},
 		{"both roots", strings.Replace(good, `rootFolderId: "1abc"`, `rootFolderId: "1abc", sharedDriveId: "0d"`, 1), 1, []string{"libraries[0]", "rootFolderId", "sharedDriveId"}},
 		{"neither root", strings.Replace(good, `, rootFolderId: "1abc"`, ``, 1), 1, []string{"libraries[0].rootFolderId"}},
 		{"unknown domain", strings.Replace(good, "domain: example.com", "domain: example.org", 1), 1, []string{"libraries[0].domain", "example.org"}},
@@ -98,17 +102,146 @@ libraries: [{id: eng, domain: example.com, storageAccount: s@example.com, rootFo
 	}
 }
 
-func TestUsageErrors(t *testing.T) {
-	for _, args := range [][]string{nil, {"frobnicate"}, {"config"}, {"sync"}, {"serve", "--config"}, {"sync", "--config", "x", "extra"}} {
-		var out, errOut bytes.Buffer
-		if status := run(context.Background(), args, &out, &errOut); status != 2 {
-			t.Errorf("%q: status %d, want 2 (%s)", args, status, errOut.String())
-		}
+// The command line: usage errors print the usage, then the error once,
+// and exit 2; --help prints the usage on stdout and exits 0.
+func TestCommandLine(t *testing.T) {
+	t.Setenv("FOLDERMIRROR_CONFIG", "")
+	tests := []struct {
+		args   []string
+		status int
+		says   string // on stderr for a usage error, on stdout else
+	}{
+		{nil, 2, "foldermirror: no command given"},
+		{[]string{"frobnicate"}, 2, `foldermirror: unknown command "frobnicate"`},
+		{[]string{"config"}, 2, "foldermirror config: no subcommand given; expected check"},
+		{[]string{"config", "frob"}, 2, `foldermirror config: unknown subcommand "frob"; expected check`},
+		{[]string{"sync"}, 2, "foldermirror sync: --config FILE is required (or set $FOLDERMIRROR_CONFIG)"},
+		{[]string{"serve"}, 2, "foldermirror serve: --config FILE is required"},
+		{[]string{"config", "check"}, 2, "foldermirror config check: --config FILE is required"},
+		{[]string{"serve", "--config"}, 2, "foldermirror serve: flag needs an argument: -config"},
+		{[]string{"serve", "--bogus"}, 2, "foldermirror serve: flag provided but not defined: -bogus"},
+		{[]string{"sync", "--config", "x", "extra"}, 2, `foldermirror sync: unexpected argument "extra"`},
+		{[]string{"serve", "--config", "x", "--log-level", "loud"}, 2, `foldermirror serve: --log-level "loud": want debug, info, warn or error`},
+		{[]string{"demo", "--listen", "8080"}, 2, `foldermirror demo: --listen "8080" is not host:port`},
+		{[]string{"demo", "--admin-listen", "localhost"}, 2, `foldermirror demo: --admin-listen "localhost" is not host:port`},
+		{[]string{"demo", "--folders", "0"}, 2, "foldermirror demo: --folders 0 is out of range"},
+		{[]string{"healthcheck"}, 2, "foldermirror healthcheck: --config FILE or --url URL is required"},
+		{[]string{"healthcheck", "--url", "x", "--timeout", "0s"}, 2, "foldermirror healthcheck: --timeout 0s"},
+		{[]string{"version", "now"}, 2, `foldermirror version: unexpected argument "now"`},
+
+		{[]string{"--help"}, 0, "foldermirror serve --config FILE"},
+		{[]string{"help"}, 0, "foldermirror healthcheck"},
+		{[]string{"config", "--help"}, 0, "foldermirror config check --config FILE"},
+		{[]string{"config", "-h"}, 0, "foldermirror config check --config FILE"},
+		{[]string{"config", "check", "--help"}, 0, "usage: foldermirror config check --config FILE"},
+		{[]string{"serve", "-h"}, 0, "usage: foldermirror serve --config FILE"},
+		{[]string{"sync", "--help"}, 0, "-library ID"},
+		{[]string{"demo", "--help"}, 0, "-admin-listen ADDR"},
+		{[]string{"healthcheck", "--help"}, 0, "-url URL"},
+		{[]string{"version", "--help"}, 0, "usage: foldermirror version"},
+		{[]string{"version"}, 0, "foldermirror "},
+		{[]string{"--version"}, 0, "foldermirror "},
 	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			status := run(context.Background(), tt.args, &out, &errOut)
+			if status != tt.status {
+				t.Errorf("status %d, want %d\nstdout: %s\nstderr: %s", status, tt.status, out.String(), errOut.String())
+			}
+			if tt.status == 0 {
+				if !strings.Contains(out.String(), tt.says) || errOut.Len() > 0 {
+					t.Errorf("stdout %q, stderr %q; want stdout to say %q and nothing on stderr", out.String(), errOut.String(), tt.says)
+				}
+				return
+			}
+			said := errOut.String()
+			usageAt, errorAt := strings.Index(said, "usage:"), strings.Index(said, tt.says)
+			if usageAt < 0 || errorAt < usageAt || strings.Count(said, tt.says) != 1 || !strings.HasSuffix(strings.TrimSpace(said), strings.Split(said[errorAt:], "\n")[0]) {
+				t.Errorf("stderr:\n%s\nwant the usage, then %q once, last", said, tt.says)
+			}
+			if strings.Contains(said, "foldermirror: foldermirror") || out.Len() > 0 {
+				t.Errorf("doubled prefix, or something on stdout: %q %q", said, out.String())
+			}
+		})
+	}
+}
+
+// A command that runs and fails exits 1, its reason naming the file.
+func TestRunFailures(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if status := run(context.Background(), []string{"sync", "--config", "/nonexistent/config.yaml"}, &out, &errOut); status != 1 ||
-		!strings.Contains(errOut.String(), "/nonexistent/config.yaml") {
+		!strings.Contains(errOut.String(), "/nonexistent/config.yaml") || strings.Contains(errOut.String(), "usage:") {
 		t.Errorf("missing config: status %d, %q", status, errOut.String())
+	}
+}
+
+// serve says a taken port at once, naming the key and the file, before it
+// opens the index or syncs anything.
+func TestServeTakenPort(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "key.json"), []byte(`{"type":"authorized_user","client_id":"c","client_secret":"s","refresh_token":"r"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"listen", "adminListen"} {
+		t.Run(key, func(t *testing.T) {
+			addrs := map[string]string{"listen": "127.0.0.1:0", "adminListen": "127.0.0.1:0"}
+			addrs[key] = taken.Addr().String()
+			path := filepath.Join(dir, key+".yaml")
+			yaml := fmt.Sprintf(`listen: %q
+adminListen: %q
+dataDir: data-%s
+storage: {credentialsFile: key.json, endpoint: "http://127.0.0.1:1/drive/v3/"}
+domains: [{name: example.com}]
+libraries: [{id: eng, domain: example.com, storageAccount: s@example.com, rootFolderId: "1abc"}]
+`, addrs["listen"], addrs["adminListen"], key)
+			if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var out, errOut bytes.Buffer
+			status := run(context.Background(), []string{"serve", "--config", path}, &out, &errOut)
+			want := fmt.Sprintf("foldermirror: %s in %s: %s is already in use", key, path, taken.Addr())
+			if status != 1 || !strings.HasPrefix(errOut.String(), want) {
+				t.Errorf("status %d, said %q; want 1 and %q", status, errOut.String(), want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "data-"+key)); !os.IsNotExist(err) {
+				t.Errorf("the index was opened before the port was found taken (%v)", err)
+			}
+		})
+	}
+}
+
+func TestVersionLine(t *testing.T) {
+	setting := func(kv ...string) []debug.BuildSetting {
+		var s []debug.BuildSetting
+		for i := 0; i < len(kv); i += 2 {
+			s = append(s, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return s
+	}
+	tests := []struct {
+		name string
+		info *debug.BuildInfo
+		want string
+	}{
+		{"release", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.2.0"},
+			Settings: setting("vcs.revision", "0123456789abcdef0123", "vcs.time", "2026-01-02T03:04:05Z", "vcs.modified", "false")},
+			"foldermirror v1.2.0 (revision 0123456789ab, 2026-01-02T03:04:05Z) go1.26.8"},
+		{"local changes", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"},
+			Settings: setting("vcs.revision", "abc", "vcs.modified", "true")},
+			"foldermirror (devel) (revision abc, with local changes) go1.26.8"},
+		{"no VCS", &debug.BuildInfo{GoVersion: "go1.26.8"}, "foldermirror (devel) (no VCS revision: built outside a git checkout) go1.26.8"},
+		{"no build information", nil, "foldermirror (no build information)"},
+	}
+	for _, tt := range tests {
+		if got := versionLine(tt.info); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }
 

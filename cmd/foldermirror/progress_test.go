@@ -9,19 +9,59 @@ import (
 )
 
 // Off a terminal, progress is plain lines: one when a phase starts and at
-// most one a second, each saying every phase.
+// most one a second per job, each saying the job's current phases.
 func TestPlainProgress(t *testing.T) {
 	var out bytes.Buffer
-	v := newProgressView(&out, "team")
+	d := newProgressDisplay(&out, func(job string) string { return "the shared drive of " + job })
 	for i := 1; i <= 100; i++ {
-		v.update(syncer.Progress{Library: "team", Phase: "listing", Done: i * 10})
-		v.update(syncer.Progress{Library: "team", Phase: "permissions", Done: i, Total: i + 5})
+		d.update("team", syncer.Progress{Library: "team", Phase: "listing", Done: i * 10})
+		d.update("other", syncer.Progress{Library: "other", Phase: "listing", Done: i})
+		d.update("team", syncer.Progress{Library: "team", Phase: "permissions", Done: i, Total: i + 5})
 	}
-	v.update(syncer.Progress{Library: "team", Phase: "done"})
-	v.finish()
+	d.update("team", syncer.Progress{Library: "team", Phase: "writing", Done: 0, Total: 50})
+	d.update("team", syncer.Progress{Library: "team", Phase: "writing", Done: 10, Total: 50})
+	d.update("team", syncer.Progress{Library: "team", Phase: "done"})
+	d.done("team")
+	d.close()
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	want := []string{"team: listing: 10 folders", "team: listing: 10 folders, permissions: 1/6"}
-	if len(lines) != 2 || lines[0] != want[0] || lines[1] != want[1] {
-		t.Errorf("lines %q, want %q", lines, want)
+	want := []string{
+		"team: listing the shared drive of team: 10 folders",
+		"other: listing the shared drive of other: 1 folder",
+		"team: listing the shared drive of team: 10 folders, permissions: 1/6",
+		"team: writing: 0/50",
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("lines\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// On a terminal, a job's line says its phases, the bar's phase last, and
+// the bar's counts after it; counts only while no total is known.
+func TestProgressLine(t *testing.T) {
+	p := func(phase string, done, total int) syncer.Progress {
+		return syncer.Progress{Library: "lib", Phase: phase, Done: done, Total: total}
+	}
+	tests := []struct {
+		name          string
+		reports       []syncer.Progress
+		label, counts string
+	}{
+		{"listing My Drive", []syncer.Progress{p("listing", 300, 0)}, "listing the whole Drive of s@example.com: 300 folders", ""},
+		{"permissions while listing", []syncer.Progress{p("listing", 300, 0), p("permissions", 120, 500)},
+			"listing the whole Drive of s@example.com: 300 folders, permissions", "120/500"},
+		{"writing ends the reading", []syncer.Progress{p("listing", 300, 0), p("permissions", 500, 500), p("writing", 3, 10)}, "writing", "3/10"},
+		{"changes", []syncer.Progress{p("changes", 12, 0)}, "reading changes: 12", ""},
+		{"nothing to write", []syncer.Progress{p("changes", 0, 0), p("writing", 0, 0)}, "writing: 0", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := &jobProgress{name: "lib", listing: "the whole Drive of s@example.com", counts: map[string]syncer.Progress{}}
+			for _, r := range tt.reports {
+				j.record(r)
+			}
+			if label, counts := j.label(), j.barCounts(); label != tt.label || counts != tt.counts {
+				t.Errorf("line %q [bar] %q; want %q [bar] %q", label, counts, tt.label, tt.counts)
+			}
+		})
 	}
 }

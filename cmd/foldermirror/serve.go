@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"syscall"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -32,8 +33,11 @@ type serveCommand struct {
 func (c *serveCommand) isDaemon() {}
 
 func (c *serveCommand) ParseFlags(args []string) error {
-	fs := newFlagSet("serve", &c.configPath, &c.logLevel, "info")
-	return parseArgs(fs, args, &c.configPath)
+	f := newFlags("serve", "--config FILE [--log-level LEVEL]",
+		"Runs the daemon: the API on listen, the admin listener on adminListen, and the scheduled syncs.")
+	f.config(&c.configPath)
+	f.logLevel(&c.logLevel, "info")
+	return f.parse(args, &c.configPath)
 }
 
 func (c *serveCommand) Run(context.Context) error {
@@ -45,7 +49,14 @@ func (c *serveCommand) Run(context.Context) error {
 	if err != nil {
 		return err
 	}
-	c.daemon, err = startDaemon(cfg, logger)
+	ls, err := bindListeners(cfg.Listen, "listen in "+cfg.Path, cfg.AdminListen, "adminListen in "+cfg.Path)
+	if err != nil {
+		return err
+	}
+	if len(cfg.Libraries) == 0 {
+		logger.Warn(noLibraries)
+	}
+	c.daemon, err = startDaemon(cfg, logger, ls)
 	return err
 }
 
@@ -84,14 +95,55 @@ type server struct {
 	served   chan error
 }
 
-func startServer(addr string, serve func(net.Listener) error, shutdown func(context.Context) error) (*server, error) {
-	ln, err := net.Listen("tcp", addr)
+// startServer serves ln in a goroutine.
+func startServer(ln net.Listener, serve func(net.Listener) error, shutdown func(context.Context) error) *server {
+	s := &server{addr: ln.Addr(), shutdown: shutdown, served: make(chan error, 1)}
+	go func() { s.served <- serve(ln) }()
+	return s
+}
+
+// listeners are the daemon's, bound before anything else starts, so that
+// a taken port is reported at once.
+type listeners struct {
+	api, admin net.Listener
+}
+
+// bindListeners binds the API's and the admin listener's addresses; the
+// names say where each address came from (a key and its file, or a flag)
+// in errors.
+func bindListeners(apiAddr, apiName, adminAddr, adminName string) (*listeners, error) {
+	api, err := bind(apiAddr, apiName)
 	if err != nil {
 		return nil, err
 	}
-	s := &server{addr: ln.Addr(), shutdown: shutdown, served: make(chan error, 1)}
-	go func() { s.served <- serve(ln) }()
-	return s, nil
+	admin, err := bind(adminAddr, adminName)
+	if err != nil {
+		api.Close()
+		return nil, err
+	}
+	return &listeners{api: api, admin: admin}, nil
+}
+
+// bind listens on addr; its error names the address and where it came from.
+func bind(addr, name string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return nil, fmt.Errorf("%s: %s is already in use (by another foldermirror, or another program); stop it or choose another port", name, addr)
+	case err != nil:
+		var op *net.OpError
+		if errors.As(err, &op) {
+			err = op.Err
+		}
+		return nil, fmt.Errorf("%s: cannot listen on %s: %v", name, addr, err)
+	}
+	return ln, nil
+}
+
+// Close closes the listeners (which a server may have closed already).
+func (ls *listeners) Close() {
+	ls.api.Close()
+	ls.admin.Close()
 }
 
 func (s *server) stop(timeout time.Duration) error {
@@ -103,14 +155,15 @@ func (s *server) stop(timeout time.Duration) error {
 	return errors.Join(s.shutdown(ctx), <-s.served)
 }
 
-// startDaemon opens the index, starts the scheduler, and serves the API on
-// cfg.Listen and the admin listener on cfg.AdminListen. On error, what was
-// started is closed again.
-func startDaemon(cfg *config.Config, logger *slog.Logger) (d *daemonParts, err error) {
+// startDaemon opens the index, starts the scheduler, and serves the API
+// and the admin listener on ls. On error, what was started is closed
+// again, and so are the listeners.
+func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *daemonParts, err error) {
 	d = &daemonParts{logger: logger}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	defer func() {
 		if err != nil {
+			ls.Close()
 			d.Close()
 			d = nil
 		}
@@ -130,9 +183,7 @@ func startDaemon(cfg *config.Config, logger *slog.Logger) (d *daemonParts, err e
 		return d, err
 	}
 	api := httpapi.New(cfg, d.db, d.auth, httpapi.Options{Logger: logger, Metrics: httpapi.NewMetrics(reg)})
-	if d.api, err = startServer(cfg.Listen, api.Serve, api.Shutdown); err != nil {
-		return d, fmt.Errorf("listen: %w", err)
-	}
+	d.api = startServer(ls.api, api.Serve, api.Shutdown)
 	warm := func(libraryID string) {
 		if err := api.Warm(d.ctx, libraryID); err != nil && fm.ErrorCode(err) != fm.ENOTFOUND && d.ctx.Err() == nil {
 			logger.Warn("could not prepare a library for the API", "library", libraryID, "err", err)
@@ -143,9 +194,7 @@ func startDaemon(cfg *config.Config, logger *slog.Logger) (d *daemonParts, err e
 		go warm(lib.ID)
 	}
 	adm := admin.New(cfg, d.scheduler, d.db, api, reg, logger)
-	if d.admin, err = startServer(cfg.AdminListen, adm.Serve, adm.Shutdown); err != nil {
-		return d, fmt.Errorf("adminListen: %w", err)
-	}
+	d.admin = startServer(ls.admin, adm.Serve, adm.Shutdown)
 	d.scheduler.Start()
 	logger.Info("serving", "listen", d.api.addr.String(), "adminListen", d.admin.addr.String(), "libraries", len(cfg.Libraries))
 	return d, nil

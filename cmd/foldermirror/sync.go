@@ -28,15 +28,19 @@ type syncCommand struct {
 	library        string
 	full           bool
 
-	db    *index.DB
-	views map[string]*progressView
+	db       *index.DB
+	progress *progressDisplay
+	jobs     int // how many jobs were asked for
 }
 
 func (c *syncCommand) ParseFlags(args []string) error {
-	fs := newFlagSet("sync", &c.configPath, &c.logLevel, "warn") // progress says what info logs would
-	fs.StringVar(&c.library, "library", "", "sync only this library (default: every directory and library)")
-	fs.BoolVar(&c.full, "full", false, "read whole trees even where a changes token is saved")
-	return parseArgs(fs, args, &c.configPath)
+	f := newFlags("sync", "--config FILE [--library ID] [--full] [--log-level LEVEL]",
+		"Syncs now, showing progress: through the daemon when one runs (it holds the index), else by opening the index.")
+	f.config(&c.configPath)
+	f.logLevel(&c.logLevel, "warn") // progress says what info logs would
+	f.fs.StringVar(&c.library, "library", "", "sync only this library `ID` (default: every directory and library)")
+	f.fs.BoolVar(&c.full, "full", false, "read whole trees even where a changes token is saved")
+	return f.parse(args, &c.configPath)
 }
 
 func (c *syncCommand) Run(ctx context.Context) error {
@@ -47,9 +51,14 @@ func (c *syncCommand) Run(ctx context.Context) error {
 	if c.library != "" && cfg.Library(c.library) == nil {
 		return fmt.Errorf("--library %s: no such library in %s", c.library, c.configPath)
 	}
-	c.views = map[string]*progressView{}
-	if base, ok := findDaemon(ctx, cfg.AdminListen); ok {
+	c.jobs = len(syncer.Jobs(cfg, c.library))
+	base, daemonRuns := findDaemon(ctx, cfg.AdminListen)
+	if daemonRuns {
 		fmt.Fprintf(c.stderr, "a foldermirror daemon holds the index; asking it (%s)\n", base)
+	}
+	c.progress = newProgressDisplay(c.stderr, listingOf(cfg))
+	defer c.progress.close()
+	if daemonRuns {
 		return c.viaDaemon(ctx, base)
 	}
 	return c.locally(ctx, cfg)
@@ -57,14 +66,10 @@ func (c *syncCommand) Run(ctx context.Context) error {
 
 // findDaemon returns the admin listener's base URL if a daemon answers there.
 func findDaemon(ctx context.Context, adminListen string) (string, bool) {
-	host, port, err := net.SplitHostPort(adminListen)
-	if err != nil || port == "0" {
+	base, err := adminBaseURL(adminListen)
+	if err != nil {
 		return "", false
 	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1"
-	}
-	base := "http://" + net.JoinHostPort(host, port)
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/healthz", nil)
@@ -78,6 +83,19 @@ func findDaemon(ctx context.Context, adminListen string) (string, bool) {
 		return "", false
 	}
 	return base, true
+}
+
+// adminBaseURL returns the URL by which this host reaches an admin
+// listener on adminListen: a wildcard host is reached on loopback.
+func adminBaseURL(adminListen string) (string, error) {
+	host, port, err := net.SplitHostPort(adminListen)
+	if err != nil || port == "0" {
+		return "", fmt.Errorf("%q is not an address a client can reach (a host and a fixed port)", adminListen)
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port), nil
 }
 
 // viaDaemon asks the daemon to sync and shows the progress it streams.
@@ -122,13 +140,13 @@ func (c *syncCommand) viaDaemon(ctx context.Context, base string) error {
 	if finals == 0 {
 		return errors.New("the daemon ended the sync without a result (is it shutting down?)")
 	}
-	return joinFailures(failed)
+	return c.joinFailures(failed)
 }
 
 // locally opens the index and syncs: directories first (all only), then
 // libraries.
 func (c *syncCommand) locally(ctx context.Context, cfg *config.Config) error {
-	logger, err := newLogger(c.stderr, c.logLevel)
+	logger, err := newLogger(c.progress, c.logLevel)
 	if err != nil {
 		return err
 	}
@@ -145,7 +163,7 @@ func (c *syncCommand) locally(ctx context.Context, cfg *config.Config) error {
 	}
 	var failed []error
 	for _, job := range syncer.Jobs(cfg, c.library) {
-		ev, err := s.Run(ctx, job, mode, c.view(job).update)
+		ev, err := s.Run(ctx, job, mode, func(p syncer.Progress) { c.progress.update(job, p) })
 		if err != nil {
 			ev.Error = err.Error()
 		}
@@ -153,41 +171,34 @@ func (c *syncCommand) locally(ctx context.Context, cfg *config.Config) error {
 			failed = append(failed, err)
 		}
 	}
-	return joinFailures(failed)
-}
-
-// view returns the progress view of a job. Call it from one goroutine; the
-// view itself takes updates from any.
-func (c *syncCommand) view(job string) *progressView {
-	view, ok := c.views[job]
-	if !ok {
-		view = newProgressView(c.stderr, job)
-		c.views[job] = view
-	}
-	return view
+	return c.joinFailures(failed)
 }
 
 // show shows an event: progress, or a job's outcome (an error if it failed).
 func (c *syncCommand) show(ev syncer.Event) error {
-	view := c.view(ev.Job)
 	if !ev.Final() {
-		view.update(*ev.Progress)
+		c.progress.update(ev.Job, *ev.Progress)
 		return nil
 	}
-	view.finish()
+	c.progress.done(ev.Job)
 	switch {
 	case ev.Error != "":
-		fmt.Fprintf(c.stderr, "%s: failed: %s\n", ev.Job, ev.Error)
-		return fmt.Errorf("%s: %s", ev.Job, ev.Error)
+		c.progress.println(c.stderr, fmt.Sprintf("%s: failed: %s", ev.Job, ev.Error))
+		return jobFailed(ev.Job)
 	case ev.Directory != nil:
 		d := ev.Directory
-		fmt.Fprintf(c.stdout, "%s: %d users, %d groups, %d Directory calls, %s\n",
-			ev.Job, d.Users, d.Groups, d.Calls, d.Duration.Round(time.Millisecond))
+		c.progress.println(c.stdout, fmt.Sprintf("%s: %d users, %d groups, %d Directory calls, %s",
+			ev.Job, d.Users, d.Groups, d.Calls, d.Duration.Round(time.Millisecond)))
 	case ev.Result != nil:
-		fmt.Fprintf(c.stdout, "%s\n", summary(ev.Result))
+		c.progress.println(c.stdout, summary(ev.Result))
 	}
 	return nil
 }
+
+// jobFailed is the error of a job whose failure was shown already.
+type jobFailed string
+
+func (j jobFailed) Error() string { return string(j) }
 
 func summary(r *syncer.Result) string {
 	if r.Full {
@@ -198,11 +209,17 @@ func summary(r *syncer.Result) string {
 		r.Library, r.Changes, r.Applied, r.Folders, r.Calls, r.Duration.Round(time.Millisecond))
 }
 
-func joinFailures(failed []error) error {
+// joinFailures says which jobs failed, in a line: each job's reason was
+// shown when it failed.
+func (c *syncCommand) joinFailures(failed []error) error {
 	if len(failed) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%d syncs failed: %w", len(failed), errors.Join(failed...))
+	names := make([]string, len(failed))
+	for i, err := range failed {
+		names[i] = err.Error()
+	}
+	return fmt.Errorf("%d of %d syncs failed (%s); the reasons are above", len(failed), max(c.jobs, len(failed)), strings.Join(names, ", "))
 }
 
 func (c *syncCommand) Close() error {

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/foldermirror/foldermirror/googlefake"
+)
+
+// withAdminListen gives the configuration at path a free admin address
+// and returns it.
+func withAdminListen(t *testing.T, path string) string {
+	t.Helper()
+	addr := freePort(t)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(data), "adminListen: 127.0.0.1:0", "adminListen: "+addr, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+// healthcheck against live daemons: 0 when ready; 1 with the reason when
+// not ready, down, or not foldermirror.
+func TestHealthcheck(t *testing.T) {
+	fake := googlefake.New()
+	fake.Start()
+	t.Cleanup(fake.Close) // after the daemons' Close
+	m := buildE2EWorld(fake)
+
+	ready := writeE2EConfig(t, fake, m)
+	readyAdmin := withAdminListen(t, ready)
+	startServe(t, ready)
+
+	notReady := filepath.Join(t.TempDir(), "config.yaml")
+	writeTestConfig(t, fake, notReady, "data", `listen: 127.0.0.1:0
+domains: [{name: example.com}]
+libraries: [{id: gone, domain: example.com, storageAccount: `+e2eStorage+`, rootFolderId: missing-folder}]
+`)
+	notReadyAdmin := withAdminListen(t, notReady)
+	startServe(t, notReady)
+
+	waitReady(t, "http://"+readyAdmin+"/readyz")
+	stranger := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("hello")) }))
+	defer stranger.Close()
+	portZero := filepath.Join(t.TempDir(), "config.yaml")
+	writeTestConfig(t, fake, portZero, "data", "domains: [{name: example.com}]\n")
+
+	tests := []struct {
+		name   string
+		args   []string
+		status int
+		says   string
+	}{
+		{"ready, from the config", []string{"--config", ready}, 0, "ready"},
+		{"ready, by URL", []string{"--url", "http://" + readyAdmin}, 0, "ready"},
+		{"not ready", []string{"--config", notReady}, 1,
+			"foldermirror: not ready (http://" + notReadyAdmin + "/readyz): waiting for a first sync, or for its catalog: gone"},
+		{"down", []string{"--url", "http://" + freePort(t)}, 1, "foldermirror: no foldermirror daemon answers at http://"},
+		{"not foldermirror", []string{"--url", stranger.URL}, 1, "answered 200 OK, not a foldermirror readiness (is it the admin listener?)"},
+		{"admin port 0", []string{"--config", portZero}, 1, `adminListen in ` + portZero + `: "127.0.0.1:0" is not an address a client can reach`},
+		{"not a URL", []string{"--url", "127.0.0.1:8081"}, 2, `--url "127.0.0.1:8081": expected the admin listener's http URL`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			status := run(context.Background(), append([]string{"healthcheck"}, tt.args...), &out, &errOut)
+			said := out.String() + errOut.String()
+			if status != tt.status || !strings.Contains(said, tt.says) {
+				t.Errorf("status %d, said %q; want %d and %q", status, said, tt.status, tt.says)
+			}
+		})
+	}
+}
