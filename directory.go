@@ -1,6 +1,11 @@
 package foldermirror
 
-import "slices"
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+)
 
 // ResolveGroups returns, for each member of a group of dirs (a user or a
 // group, of any domain), every group it belongs to, directly or through
@@ -40,4 +45,42 @@ func ResolveGroups(dirs map[string]*DirectorySnapshot) map[string][]string {
 		out[member] = groups
 	}
 	return out
+}
+
+// Directories answers lookups from the latest snapshot of each domain, with
+// groups resolved across domains (ResolveGroups): what every index backend
+// keeps in memory, so that a lookup is a map read. The zero value is empty
+// and ready to use; it is safe for concurrent use.
+type Directories struct {
+	mu     sync.RWMutex
+	snaps  map[string]*DirectorySnapshot
+	groups map[string][]string
+}
+
+// Replace makes snaps the domains' directories, and resolves the groups of
+// every member again, across every domain's directory.
+func (d *Directories) Replace(snaps ...*DirectorySnapshot) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.snaps == nil {
+		d.snaps = map[string]*DirectorySnapshot{}
+	}
+	for _, s := range snaps {
+		d.snaps[s.Domain] = s
+	}
+	d.groups = ResolveGroups(d.snaps)
+}
+
+// Lookup implements Directory: a known user is listed, not suspended, in its
+// domain's directory; its groups are resolved across every domain's.
+func (d *Directories) Lookup(_ context.Context, email string) (bool, []string, error) {
+	email = strings.ToLower(email)
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	known := false
+	if snap := d.snaps[EmailDomain(email)]; snap != nil {
+		suspended, listed := snap.Users[email]
+		known = listed && !suspended
+	}
+	return known, slices.Clone(d.groups[email]), nil
 }

@@ -9,6 +9,7 @@ package foldermirror
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 )
@@ -236,6 +237,19 @@ type ChangeSet struct {
 	Sets    []PermissionSet
 }
 
+// Bounds of the change log an index keeps for Changes. Past them, readers
+// at an older revision read the whole library again.
+const (
+	// MaxLogEntries is the most entries a library's log holds: past it, the
+	// oldest revisions go.
+	MaxLogEntries = 250_000
+	// MaxLoggedDrift is the most folders a full sync's drift logs: a full
+	// sync that drifted more starts the log afresh.
+	MaxLoggedDrift = 100_000
+	// MaxChangeSet is the most folders one ChangeSet holds.
+	MaxChangeSet = 100_000
+)
+
 // IndexReader is what the API reads from an index.
 type IndexReader interface {
 	// Library returns the state of a synced library; ENOTFOUND if it was
@@ -308,6 +322,51 @@ type LibraryTx interface {
 	// Delete removes one folder (not its children).
 	Delete(id string) error
 }
+
+// IndexInfo says where an index is and how it fares, for operators.
+type IndexInfo struct {
+	// Kind is "bbolt" or "postgres".
+	Kind string `json:"kind"`
+	// Location is the index file, or the database as host:port/name.
+	Location  string `json:"location"`
+	SizeBytes int64  `json:"sizeBytes"`
+	// Ready: the index can be read (a database was reached once).
+	Ready bool `json:"ready"`
+	// Problem says why the index cannot be read or written now, if it
+	// cannot: what was read before is still served.
+	Problem string `json:"problem,omitempty"`
+	// Leases names the holder of each sync lease held now, by job.
+	Leases map[string]string `json:"leases,omitempty"`
+}
+
+// Leases let the processes that share an index take turns syncing: while one
+// holds a job's lease (a library's, a domain's directory's), no other
+// syncs it. An index one process holds alone needs none.
+type Leases interface {
+	// Acquire takes the lease named name, the name of a sync job, unless
+	// another process holds it: then the error wraps ErrLeaseHeld and names
+	// the holder.
+	Acquire(ctx context.Context, name string) (Lease, error)
+	// Holders returns the holder of each lease held now, by name.
+	Holders(ctx context.Context) (map[string]string, error)
+	// ClaimScheduledRun records that a scheduled run of kind of the job
+	// begins now, unless one began less than within ago (on this process or
+	// another): false then, and the run is skipped. Call it holding the
+	// job's lease.
+	ClaimScheduledRun(ctx context.Context, name, kind string, within time.Duration) (bool, error)
+}
+
+// Lease is a lease held.
+type Lease interface {
+	// Lost is closed if the lease was lost (it could not be renewed before
+	// it lapsed): the sync under it must stop without committing.
+	Lost() <-chan struct{}
+	// Release gives the lease back.
+	Release()
+}
+
+// ErrLeaseHeld: another process holds the lease.
+var ErrLeaseHeld = errors.New("another process is syncing it")
 
 // Directory knows the users and groups of the configured domains.
 type Directory interface {

@@ -3,7 +3,6 @@ package index
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -16,18 +15,12 @@ import (
 //	directGroups  member e-mail → the groups containing it directly, 0x00-separated
 //	unreadable    e-mail of a nested group no admin could read → nothing
 //	state         synced-at time
-//
-// Directories written before groups were resolved across domains have, in
-// place of directGroups and unreadable, "groups": each user's groups, nested
-// ones included. They are read as direct memberships, which, being closed
-// already, resolve to the same answers until the next directory sync
-// rewrites them.
+
 var (
 	bucketDirectory    = []byte("directory")
 	bucketUsers        = []byte("users")
 	bucketDirectGroups = []byte("directGroups")
 	bucketUnreadable   = []byte("unreadable")
-	bucketGroupsBefore = []byte("groups")
 )
 
 var _ fm.DirectoryStore = (*DB)(nil)
@@ -55,10 +48,7 @@ func (db *DB) ReplaceDirectory(_ context.Context, snap *fm.DirectorySnapshot) er
 	if err != nil {
 		return err
 	}
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	db.directories[snap.Domain] = snap
-	db.groups = fm.ResolveGroups(db.directories)
+	db.directories.Replace(snap)
 	return nil
 }
 
@@ -107,15 +97,16 @@ func (db *DB) loadDirectories(tx *bolt.Tx) error {
 	if dirs == nil {
 		return nil
 	}
+	var snaps []*fm.DirectorySnapshot
 	err := dirs.ForEachBucket(func(name []byte) error {
 		snap, err := readDirectory(string(name), dirs.Bucket(name))
 		if err != nil {
 			return fmt.Errorf("directory of %s: %w", name, err)
 		}
-		db.directories[snap.Domain] = snap
+		snaps = append(snaps, snap)
 		return nil
 	})
-	db.groups = fm.ResolveGroups(db.directories)
+	db.directories.Replace(snaps...)
 	return err
 }
 
@@ -128,9 +119,6 @@ func readDirectory(domain string, dom *bolt.Bucket) (*fm.DirectorySnapshot, erro
 		return nil, err
 	}
 	users, groups := dom.Bucket(bucketUsers), dom.Bucket(bucketDirectGroups)
-	if groups == nil {
-		groups = dom.Bucket(bucketGroupsBefore)
-	}
 	if users == nil || groups == nil {
 		return nil, errCorrupt
 	}
@@ -157,17 +145,7 @@ func readDirectory(domain string, dom *bolt.Bucket) (*fm.DirectorySnapshot, erro
 	return snap, err
 }
 
-// Lookup implements fm.Directory from the synced directories: a known user is
-// listed, not suspended, in its domain's directory; its groups are resolved
-// across every domain's.
-func (db *DB) Lookup(_ context.Context, email string) (bool, []string, error) {
-	email = strings.ToLower(email)
-	db.mu.RLock()
-	defer db.mu.RUnlock()
-	known := false
-	if snap := db.directories[fm.EmailDomain(email)]; snap != nil {
-		suspended, listed := snap.Users[email]
-		known = listed && !suspended
-	}
-	return known, slices.Clone(db.groups[email]), nil
+// Lookup implements fm.Directory from the synced directories.
+func (db *DB) Lookup(ctx context.Context, email string) (bool, []string, error) {
+	return db.directories.Lookup(ctx, email)
 }

@@ -5,115 +5,11 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/index"
 	bolt "go.etcd.io/bbolt"
 )
-
-func TestDirectory(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	db := openTemp(t, dir)
-	err := db.ReplaceDirectory(ctx, &fm.DirectorySnapshot{
-		Domain: "example.com",
-		Users:  map[string]bool{"alice@example.com": false, "sid@example.com": true},
-		DirectGroups: map[string][]string{
-			"alice@example.com": {"eng@example.com", "all@example.com"}, "pat@partner.org": {"eng@example.com"},
-		},
-		SyncedAt: time.Unix(1700000000, 0).UTC(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = db.ReplaceDirectory(ctx, &fm.DirectorySnapshot{Domain: "partner.org",
-		Users: map[string]bool{"pat@partner.org": false}, DirectGroups: map[string][]string{"pat@partner.org": {"staff@partner.org"}}})
-
-	check := func(when string) {
-		t.Helper()
-		for _, tc := range []struct {
-			email  string
-			known  bool
-			groups []string
-		}{
-			{"Alice@Example.com", true, []string{"all@example.com", "eng@example.com"}},
-			{"sid@example.com", false, nil},
-			{"pat@partner.org", true, []string{"eng@example.com", "staff@partner.org"}},
-			{"nobody@example.com", false, nil},
-		} {
-			known, groups, err := db.Lookup(ctx, tc.email)
-			if err != nil || known != tc.known || !slices.Equal(groups, tc.groups) {
-				t.Errorf("%s: Lookup(%s) = %v %v %v, want %v %v", when, tc.email, known, groups, err, tc.known, tc.groups)
-			}
-		}
-	}
-	check("before reopening")
-	db.Close()
-	db = openTemp(t, dir)
-	check("after reopening")
-
-	// A new snapshot replaces the old one whole.
-	_ = db.ReplaceDirectory(ctx, &fm.DirectorySnapshot{Domain: "example.com", Users: map[string]bool{"sid@example.com": false}})
-	if known, groups, _ := db.Lookup(ctx, "alice@example.com"); known || len(groups) != 0 {
-		t.Errorf("alice after she left: %v %v", known, groups)
-	}
-	if known, _, _ := db.Lookup(ctx, "sid@example.com"); !known {
-		t.Error("sid not known after reinstatement")
-	}
-}
-
-// Groups nest across domains, whichever domain's directory is replaced
-// last, and after reopening: the index resolves them across its
-// directories. A domain's replacement drops what it alone made.
-func TestDirectoryGroupsAcrossDomains(t *testing.T) {
-	ctx := context.Background()
-	alpha := &fm.DirectorySnapshot{Domain: "alpha.example",
-		Users: map[string]bool{"ann@alpha.example": false},
-		DirectGroups: map[string][]string{
-			"ann@alpha.example":   {"leads@alpha.example"},
-			"ring@beta.example":   {"ring@alpha.example"},
-			"leads@alpha.example": {"ring@alpha.example"},
-		}}
-	beta := &fm.DirectorySnapshot{Domain: "beta.example",
-		Users: map[string]bool{"bob@beta.example": false},
-		DirectGroups: map[string][]string{
-			"leads@alpha.example": {"eng@beta.example"},
-			"ring@alpha.example":  {"ring@beta.example"},
-			"bob@beta.example":    {"eng@beta.example"},
-			"outside@gamma.org":   {"eng@beta.example"},
-		},
-		Unreadable: []string{"outside@gamma.org"}}
-	annGroups := []string{"eng@beta.example", "leads@alpha.example", "ring@alpha.example", "ring@beta.example"}
-	for _, order := range [][]*fm.DirectorySnapshot{{alpha, beta}, {beta, alpha}} {
-		t.Run(order[0].Domain+" first", func(t *testing.T) {
-			dir := t.TempDir()
-			db := openTemp(t, dir)
-			for _, snap := range order {
-				if err := db.ReplaceDirectory(ctx, snap); err != nil {
-					t.Fatal(err)
-				}
-			}
-			wantGroups(t, db, "ann@alpha.example", annGroups)
-			db.Close()
-			db = openTemp(t, dir)
-			wantGroups(t, db, "ann@alpha.example", annGroups)
-			wantGroups(t, db, "bob@beta.example", []string{"eng@beta.example"})
-
-			// leads@alpha leaves eng@beta: alpha's ann leaves it too.
-			_ = db.ReplaceDirectory(ctx, &fm.DirectorySnapshot{Domain: "beta.example",
-				Users: beta.Users, DirectGroups: map[string][]string{"bob@beta.example": {"eng@beta.example"}}})
-			wantGroups(t, db, "ann@alpha.example", []string{"leads@alpha.example", "ring@alpha.example"})
-		})
-	}
-}
-
-func wantGroups(t *testing.T, db *index.DB, email string, want []string) {
-	t.Helper()
-	if _, got, err := db.Lookup(context.Background(), email); err != nil || !slices.Equal(got, want) {
-		t.Errorf("groups of %s: %v %v, want %v", email, got, err, want)
-	}
-}
 
 // The unreadable groups are kept with the directory.
 func TestDirectoryKeepsUnreadableGroups(t *testing.T) {
@@ -134,37 +30,6 @@ func TestDirectoryKeepsUnreadableGroups(t *testing.T) {
 		t.Errorf("unreadable groups stored: %v", got)
 	}
 	openTemp(t, dir) // and read back without complaint
-}
-
-// A directory written before groups were resolved across domains (each
-// user's groups, nested ones included, in "groups") answers as it did.
-func TestDirectoryOfTheFormerLayout(t *testing.T) {
-	dir := t.TempDir()
-	db := openTemp(t, dir)
-	_ = db.ReplaceDirectory(context.Background(), &fm.DirectorySnapshot{Domain: "example.com",
-		Users:        map[string]bool{"alice@example.com": false},
-		DirectGroups: map[string][]string{"alice@example.com": {"all@example.com", "eng@example.com"}},
-		Unreadable:   []string{"x@other.org"}})
-	db.Close()
-	rawBolt(t, dir, func(tx *bolt.Tx) error { // rewrite it as it was
-		dom := tx.Bucket([]byte("directory")).Bucket([]byte("example.com"))
-		if err := dom.DeleteBucket([]byte("unreadable")); err != nil {
-			return err
-		}
-		if err := dom.DeleteBucket([]byte("directGroups")); err != nil {
-			return err
-		}
-		groups, err := dom.CreateBucket([]byte("groups"))
-		if err != nil {
-			return err
-		}
-		return groups.Put([]byte("alice@example.com"), []byte("all@example.com\x00eng@example.com"))
-	})
-	db = openTemp(t, dir)
-	if known, _, _ := db.Lookup(context.Background(), "alice@example.com"); !known {
-		t.Error("alice not known")
-	}
-	wantGroups(t, db, "alice@example.com", []string{"all@example.com", "eng@example.com"})
 }
 
 // rawBolt opens the index file of dir with bbolt and runs fn in a write

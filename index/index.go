@@ -26,6 +26,7 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -66,10 +67,10 @@ type DB struct {
 	path   string
 	logger *slog.Logger
 
-	mu          sync.RWMutex
-	libraries   map[string]*libraryRecord        // cache of every library record
-	directories map[string]*fm.DirectorySnapshot // cache of every domain's directory
-	groups      map[string][]string              // fm.ResolveGroups of directories
+	mu        sync.RWMutex
+	libraries map[string]*libraryRecord // cache of every library record
+	// directories holds every domain's directory, for lookups.
+	directories fm.Directories
 }
 
 // Open opens (creating if needed) the index in dataDir.
@@ -85,7 +86,7 @@ func Open(dataDir string, logger *slog.Logger) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
-	db := &DB{bolt: b, path: path, logger: logger, libraries: map[string]*libraryRecord{}, directories: map[string]*fm.DirectorySnapshot{}}
+	db := &DB{bolt: b, path: path, logger: logger, libraries: map[string]*libraryRecord{}}
 	if err := db.init(); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("open index %s: %w", path, err)
@@ -313,4 +314,13 @@ func currentLibrary(tx *bolt.Tx, libraryID string) (*tree, *bolt.Bucket, *librar
 // beyond the tree, differs between a and b.
 func readerVisibleChange(a, b *fm.LibraryState) bool {
 	return a.RootID != b.RootID || a.DriveID != b.DriveID || a.SharingRequiresOrganizer != b.SharingRequiresOrganizer
+}
+
+// Info says where the index file is and how large.
+func (db *DB) Info(context.Context) fm.IndexInfo {
+	info := fm.IndexInfo{Kind: "bbolt", Location: db.path, Ready: true}
+	if fi, err := os.Stat(db.path); err == nil {
+		info.SizeBytes = fi.Size()
+	}
+	return info
 }

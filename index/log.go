@@ -14,16 +14,8 @@ import (
 // another replica's) can catch up by reading those folders alone.
 //
 // The log holds every change of the revisions from the record's LogStart on.
-// It is bounded: past maxLogEntries the oldest revisions go, and a full sync
-// that drifted by more than maxLoggedDrift folders starts it afresh; readers
-// at an older revision then read the whole library again.
-const (
-	maxLogEntries  = 250_000
-	maxLoggedDrift = 100_000
-	// maxChanges bounds the folders one ChangeSet returns: beyond it,
-	// reading the library again is the cheaper way.
-	maxChanges = 100_000
-)
+// It is bounded (fm.MaxLogEntries, fm.MaxLoggedDrift, fm.MaxChangeSet):
+// readers at an older revision then read the whole library again.
 
 // logBucket returns a library's log bucket, creating it if needed.
 func logBucket(lib *bolt.Bucket) (*bolt.Bucket, error) {
@@ -44,8 +36,8 @@ func appendLog(lib *bolt.Bucket, rec *libraryRecord, revision uint64, ids []stri
 		}
 	}
 	rec.LogEntries += uint64(len(ids))
-	if rec.LogEntries > maxLogEntries {
-		return pruneLog(log, rec, maxLogEntries*3/4)
+	if rec.LogEntries > fm.MaxLogEntries {
+		return pruneLog(log, rec, fm.MaxLogEntries*3/4)
 	}
 	return nil
 }
@@ -85,7 +77,7 @@ func resetLog(lib *bolt.Bucket, rec *libraryRecord) error {
 
 // loggedSince returns the IDs of the folders changed after revision since,
 // each once, and false when the log does not reach back that far or holds
-// more than maxChanges of them.
+// more than fm.MaxChangeSet of them.
 func loggedSince(lib *bolt.Bucket, rec *libraryRecord, since uint64) ([]string, bool) {
 	if since+1 < rec.LogStart {
 		return nil, false
@@ -99,7 +91,7 @@ func loggedSince(lib *bolt.Bucket, rec *libraryRecord, since uint64) ([]string, 
 	for k, _ := c.Seek(revisionPrefix(since + 1)); k != nil; k, _ = c.Next() {
 		id := string(k[8:])
 		if !seen[id] {
-			if len(seen) == maxChanges {
+			if len(seen) == fm.MaxChangeSet {
 				return nil, false
 			}
 			seen[id] = true

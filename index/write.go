@@ -33,7 +33,7 @@ type fullSync struct {
 	// refs counts the references to each set, written at Commit.
 	refs map[fm.PermissionSetKey]uint64
 	// drifted are the folders added or changed, while they are few enough
-	// to be logged (see maxLoggedDrift); nil past that.
+	// to be logged (see fm.MaxLoggedDrift); nil past that.
 	drifted []string
 	// unreleased counts the folders written since mapped pages were last
 	// released.
@@ -203,7 +203,7 @@ func (fs *fullSync) PutFolders(folders []fm.Folder) error {
 	fs.drift.Changed += drift.Changed
 	if fs.drifted != nil {
 		fs.drifted = append(fs.drifted, drifted...)
-		if len(fs.drifted) > maxLoggedDrift {
+		if len(fs.drifted) > fm.MaxLoggedDrift {
 			fs.drifted = nil
 		}
 	}
@@ -378,7 +378,7 @@ func (fs *fullSync) measured(prev *libraryRecord) bool {
 // the drift is small enough to be logged; nil otherwise.
 func (fs *fullSync) removed() ([]string, error) {
 	if fs.prev == nil || fs.drifted == nil || fs.prev.Folders-fs.matched <= 0 ||
-		len(fs.drifted)+fs.prev.Folders-fs.matched > maxLoggedDrift {
+		len(fs.drifted)+fs.prev.Folders-fs.matched > fm.MaxLoggedDrift {
 		return nil, nil
 	}
 	var gone []string

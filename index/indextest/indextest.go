@@ -16,6 +16,7 @@ import (
 type Index interface {
 	fm.IndexReader
 	fm.IndexWriter
+	fm.DirectoryStore
 	// Folder returns one folder of a library; ENOTFOUND if none such.
 	Folder(ctx context.Context, libraryID, folderID string) (*fm.Folder, error)
 	// Permissions returns a folder's permissions in Drive's order.
@@ -54,6 +55,8 @@ func Run(t *testing.T, b Backend) {
 		{"Snapshot", testSnapshot},
 		{"Changes", testChanges},
 		{"ChangesAcrossFullSyncs", testChangesAcrossFullSyncs},
+		{"Directory", testDirectory},
+		{"DirectoryGroupsAcrossDomains", testDirectoryGroupsAcrossDomains},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, b) })
 	}

@@ -1,0 +1,329 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/index/indextest"
+	"github.com/foldermirror/foldermirror/index/postgres"
+	"github.com/foldermirror/foldermirror/internal/pgtest"
+	"github.com/jackc/pgx/v5"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// open connects to the database at url, closed when the test ends.
+func open(t *testing.T, url string, opts postgres.Options) *postgres.DB {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = quiet
+	}
+	db, err := postgres.Open(url, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// TestConformance runs the suite every index backend passes.
+func TestConformance(t *testing.T) {
+	urls := map[indextest.Index]string{}
+	indextest.Run(t, indextest.Backend{
+		Open: func(t *testing.T) indextest.Index {
+			url := pgtest.NewDatabase(t)
+			db := open(t, url, postgres.Options{})
+			urls[db] = url
+			return db
+		},
+		Reopen: func(t *testing.T, idx indextest.Index) indextest.Index {
+			idx.(*postgres.DB).Close()
+			db := open(t, urls[idx], postgres.Options{})
+			urls[db] = urls[idx]
+			return db
+		},
+	})
+}
+
+// exec runs statements on a database directly.
+func exec(t *testing.T, url string, sqls ...string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, sql := range sqls {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+}
+
+// tables lists a database's tables.
+func tables(t *testing.T, url string) []string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, _ := conn.Query(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1")
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// A database of another service, or whose schema is newer, is refused
+// with an error that says which, and nothing in it changes.
+func TestRefusedDatabases(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		setup      []string
+	}{
+		{"another service's", "tables of another service (invoices)", []string{"CREATE TABLE invoices (id int)"}},
+		{"newer", "newer than this foldermirror's", []string{
+			"CREATE TABLE foldermirror_schema_version (version int4 NOT NULL)",
+			"INSERT INTO foldermirror_schema_version VALUES (99)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url := pgtest.NewDatabase(t)
+			exec(t, url, tc.setup...)
+			before := tables(t, url)
+			db, err := postgres.Open(url, postgres.Options{Logger: quiet})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			err = db.Connect(context.Background())
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), db.Where()) {
+				t.Errorf("connect: %v; want an error naming the database and saying %q", err, tc.want)
+			}
+			if err := db.ConnectRetrying(context.Background()); err == nil {
+				t.Error("a refused database is not tried again and again: it fails at once")
+			}
+			if after := tables(t, url); !slices.Equal(before, after) {
+				t.Errorf("tables before %v, after %v", before, after)
+			}
+		})
+	}
+}
+
+// A database that cannot be reached is named, and tried again until it
+// can be; readers meanwhile get 503-like errors, not "not synced".
+func TestUnreachableAtStart(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	proxy, via := pgtest.NewProxy(t, url)
+	proxy.Cut()
+	db, err := postgres.Open(via, postgres.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Connect(context.Background())
+	if err == nil || !strings.Contains(err.Error(), db.Where()) {
+		t.Fatalf("connect: %v; want an error naming %s", err, db.Where())
+	}
+	if _, err := db.Library(context.Background(), "lib"); fm.ErrorCode(err) != fm.EUNAVAILABLE {
+		t.Errorf("a read before connecting: %v, want EUNAVAILABLE", err)
+	}
+	if got := tables(t, url); len(got) != 0 {
+		t.Errorf("tables created while unreachable: %v", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	time.AfterFunc(1500*time.Millisecond, proxy.Restore)
+	if err := db.ConnectRetrying(ctx); err != nil {
+		t.Fatalf("after the database came back: %v", err)
+	}
+	if !db.Ready() || db.Health() != nil {
+		t.Errorf("ready %v, health %v", db.Ready(), db.Health())
+	}
+}
+
+// What one replica commits, another reads within a poll, and is told of.
+func TestReplicasSeeEachOthersCommits(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a := open(t, url, postgres.Options{})
+	changed := make(chan string, 10)
+	b := open(t, url, postgres.Options{Poll: 100 * time.Millisecond, OnChange: func(lib string) { changed <- lib }})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go b.Run(ctx)
+	indextest.FullSync(t, a, "lib", fm.LibraryState{RootID: "root"}, 10, indextest.Folder("root", "", "Root"))
+	select {
+	case lib := <-changed:
+		if lib != "lib" {
+			t.Errorf("told of %q", lib)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("the other replica was not told of the commit within 2 s")
+	}
+	if st, err := b.Library(ctx, "lib"); err != nil || st.Revision != 1 {
+		t.Errorf("the other replica's state: %+v %v", st, err)
+	}
+	_ = a.ReplaceDirectory(ctx, &fm.DirectorySnapshot{Domain: "example.com", Users: map[string]bool{"ann@example.com": false}})
+	deadline := time.Now().Add(2 * time.Second)
+	for known, _, _ := b.Lookup(ctx, "ann@example.com"); !known; known, _, _ = b.Lookup(ctx, "ann@example.com") {
+		if time.Now().After(deadline) {
+			t.Fatal("the other replica did not read the new directory within 2 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// One holder at a time; the holder is named; a lease lapses after its
+// TTL once its holder stops renewing it; writes are fenced meanwhile.
+func TestLeases(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t)
+	a := open(t, url, postgres.Options{Holder: "replica-a", LeaseTTL: 600 * time.Millisecond})
+	b := open(t, url, postgres.Options{Holder: "replica-b", LeaseTTL: 600 * time.Millisecond})
+	indextest.FullSync(t, a, "lib", fm.LibraryState{RootID: "root"}, 10, indextest.Folder("root", "", "Root"))
+	la, err := a.Acquire(ctx, "lib")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Acquire(ctx, "lib")
+	if !errors.Is(err, fm.ErrLeaseHeld) || !strings.Contains(err.Error(), "replica-a") {
+		t.Errorf("b's acquire: %v; want ErrLeaseHeld naming replica-a", err)
+	}
+	if h, _ := b.Holders(ctx); h["lib"] != "replica-a" {
+		t.Errorf("holders %v", h)
+	}
+	err = b.UpdateLibrary(ctx, "lib", func(tx fm.LibraryTx) error { return tx.Put(indextest.Folder("x", "root", "x")) })
+	if !errors.Is(err, fm.ErrLeaseHeld) {
+		t.Errorf("b's write while a holds the lease: %v", err)
+	}
+	time.Sleep(time.Second) // renewals keep a's lease
+	if _, err := b.Acquire(ctx, "lib"); !errors.Is(err, fm.ErrLeaseHeld) {
+		t.Errorf("a's lease lapsed while renewed: %v", err)
+	}
+	la.Release()
+	lb, err := b.Acquire(ctx, "lib")
+	if err != nil {
+		t.Fatalf("after a released it: %v", err)
+	}
+	// b dies holding it (no release, no renewal): it lapses after its TTL.
+	b.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		la, err = a.Acquire(ctx, "lib")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the dead holder's lease did not lapse: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	la.Release()
+	select {
+	case <-lb.Lost():
+	case <-time.After(2 * time.Second):
+		t.Error("the dead holder's lease was not marked lost")
+	}
+}
+
+// Replicas together claim a schedule's run once per period.
+func TestClaimScheduledRun(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t)
+	a := open(t, url, postgres.Options{Holder: "a"})
+	b := open(t, url, postgres.Options{Holder: "b"})
+	if ok, err := a.ClaimScheduledRun(ctx, "lib", "incremental", time.Minute); !ok || err != nil {
+		t.Fatalf("first claim: %v %v", ok, err)
+	}
+	if ok, _ := b.ClaimScheduledRun(ctx, "lib", "incremental", time.Minute); ok {
+		t.Error("a second claim within the period succeeded")
+	}
+	if ok, _ := b.ClaimScheduledRun(ctx, "lib", "full", time.Minute); !ok {
+		t.Error("another kind's claim failed")
+	}
+	if ok, _ := b.ClaimScheduledRun(ctx, "lib", "incremental", time.Nanosecond); !ok {
+		t.Error("a claim after the period failed")
+	}
+}
+
+// A write whose connection dies before it commits leaves the old state.
+func TestConnectionLostMidCommit(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t)
+	db := open(t, url, postgres.Options{})
+	indextest.FullSync(t, db, "lib", fm.LibraryState{RootID: "root"}, 10, indextest.Folder("root", "", "Root"), indextest.Folder("a", "root", "a"))
+	err := db.UpdateLibrary(ctx, "lib", func(tx fm.LibraryTx) error {
+		if err := tx.Delete("a"); err != nil {
+			return err
+		}
+		if err := tx.Put(indextest.Folder("b", "root", "b")); err != nil {
+			return err
+		}
+		exec(t, url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+		return nil
+	})
+	if err == nil {
+		t.Fatal("the update committed over a dead connection")
+	}
+	if _, err := db.Folder(ctx, "lib", "a"); err != nil {
+		t.Errorf("a after the failed update: %v", err)
+	}
+	if _, err := db.Folder(ctx, "lib", "b"); fm.ErrorCode(err) != fm.ENOTFOUND {
+		t.Errorf("b after the failed update: %v", err)
+	}
+	if st, _ := db.Library(ctx, "lib"); st.Revision != 1 || st.Folders != 2 {
+		t.Errorf("state after the failed update: %+v", st)
+	}
+}
+
+// A replica that loses its database keeps what it read, says it is
+// degraded, and is whole again when the database returns.
+func TestDatabaseLostWhileServing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	url := pgtest.NewDatabase(t)
+	proxy, via := pgtest.NewProxy(t, url)
+	db := open(t, via, postgres.Options{Poll: 50 * time.Millisecond})
+	go db.Run(ctx)
+	indextest.FullSync(t, db, "lib", fm.LibraryState{RootID: "root"}, 10, indextest.Folder("root", "", "Root"))
+	proxy.Cut()
+	deadline := time.Now().Add(5 * time.Second)
+	for db.Health() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the loss was not noticed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(db.Health().Error(), db.Where()) {
+		t.Errorf("health %v does not name the database", db.Health())
+	}
+	if st, err := db.Library(ctx, "lib"); err != nil || st.Revision != 1 {
+		t.Errorf("state while the database is lost: %+v %v", st, err)
+	}
+	if err := db.UpdateLibrary(ctx, "lib", func(tx fm.LibraryTx) error { return nil }); err == nil {
+		t.Error("a write while the database is lost succeeded")
+	}
+	proxy.Restore()
+	for db.Health() != nil {
+		if time.Now().After(deadline.Add(5 * time.Second)) {
+			t.Fatalf("still degraded after the database returned: %v", db.Health())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := db.UpdateLibrary(ctx, "lib", func(tx fm.LibraryTx) error { return tx.Put(indextest.Folder("a", "root", "a")) }); err != nil {
+		t.Errorf("a write once the database returned: %v", err)
+	}
+}

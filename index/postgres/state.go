@@ -1,0 +1,199 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/jackc/pgx/v5"
+)
+
+// record is a library's row: its state, the generation of its tree, and
+// what its change log holds.
+type record struct {
+	fm.LibraryState
+	Generation uint64
+	LogStart   uint64
+	LogEntries uint64
+}
+
+const libraryColumns = `id, generation, root_id, drive_id, sharing_requires_organizer, start_page_token,
+	last_full_sync, last_incremental_sync, folders, permissions, revision, log_start, log_entries`
+
+// scanRecord reads a row of libraryColumns.
+func scanRecord(row pgx.Row) (*record, error) {
+	r := &record{}
+	var full, incremental *time.Time
+	var folders, perms int64
+	err := row.Scan(&r.ID, &r.Generation, &r.RootID, &r.DriveID, &r.SharingRequiresOrganizer, &r.StartPageToken,
+		&full, &incremental, &folders, &perms, &r.Revision, &r.LogStart, &r.LogEntries)
+	if err != nil {
+		return nil, err
+	}
+	r.Folders, r.Permissions = int(folders), int(perms)
+	if full != nil {
+		r.LastFullSync = full.UTC()
+	}
+	if incremental != nil {
+		r.LastIncrementalSync = incremental.UTC()
+	}
+	return r, nil
+}
+
+// nullTime is t, or NULL for the zero time.
+func nullTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// saveRecord writes a library's row in tx.
+func saveRecord(ctx context.Context, tx pgx.Tx, r *record) error {
+	_, err := tx.Exec(ctx, `INSERT INTO libraries (`+libraryColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+		ON CONFLICT (id) DO UPDATE SET generation = $2, root_id = $3, drive_id = $4,
+			sharing_requires_organizer = $5, start_page_token = $6, last_full_sync = $7,
+			last_incremental_sync = $8, folders = $9, permissions = $10, revision = $11,
+			log_start = $12, log_entries = $13`,
+		r.ID, r.Generation, r.RootID, r.DriveID, r.SharingRequiresOrganizer, r.StartPageToken,
+		nullTime(r.LastFullSync), nullTime(r.LastIncrementalSync), r.Folders, r.Permissions, r.Revision,
+		r.LogStart, r.LogEntries)
+	return err
+}
+
+// setLibrary caches a library's row, as this process committed it.
+func (db *DB) setLibrary(r *record) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.libraries[r.ID] = r
+}
+
+// library returns the cached row of a library, nil if never synced.
+func (db *DB) library(id string) (*record, error) {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if !db.ready {
+		return nil, db.unavailable()
+	}
+	return db.libraries[id], nil
+}
+
+// refresh reads the libraries' rows and the directories that changed, and
+// tells OnChange of the libraries another process changed.
+func (db *DB) refresh(ctx context.Context) error {
+	rows, err := db.pool.Query(ctx, "SELECT "+libraryColumns+" FROM libraries")
+	if err != nil {
+		return err
+	}
+	libs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*record, error) { return scanRecord(row) })
+	if err != nil {
+		return err
+	}
+	if err := db.refreshDirectories(ctx); err != nil {
+		return err
+	}
+	var changed []string
+	db.mu.Lock()
+	for _, r := range libs {
+		if was := db.libraries[r.ID]; db.ready && (was == nil || was.Revision != r.Revision || was.RootID != r.RootID) {
+			changed = append(changed, r.ID)
+		}
+		db.libraries[r.ID] = r
+	}
+	if db.health != nil {
+		db.logger.Info("the index database answers again", "database", db.where)
+	}
+	db.health = nil
+	db.mu.Unlock()
+	if db.opts.OnChange != nil {
+		for _, id := range changed {
+			db.opts.OnChange(id)
+		}
+	}
+	return nil
+}
+
+// refreshDirectories reads the directories whose version changed.
+func (db *DB) refreshDirectories(ctx context.Context) error {
+	rows, err := db.pool.Query(ctx, "SELECT domain, version FROM directories")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var stale []string
+	versions := map[string]int64{}
+	for rows.Next() {
+		var domain string
+		var version int64
+		if err := rows.Scan(&domain, &version); err != nil {
+			return err
+		}
+		versions[domain] = version
+		db.mu.RLock()
+		known := db.dirs[domain]
+		db.mu.RUnlock()
+		if known != version {
+			stale = append(stale, domain)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	snaps, err := db.readDirectories(ctx, stale)
+	if err != nil {
+		return err
+	}
+	db.directories.Replace(snaps...)
+	db.mu.Lock()
+	for _, d := range stale {
+		db.dirs[d] = versions[d]
+	}
+	db.mu.Unlock()
+	return nil
+}
+
+// readDirectories reads the snapshots of domains.
+func (db *DB) readDirectories(ctx context.Context, domains []string) ([]*fm.DirectorySnapshot, error) {
+	rows, err := db.pool.Query(ctx, "SELECT snapshot FROM directories WHERE domain = ANY($1)", domains)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*fm.DirectorySnapshot, error) {
+		var data []byte
+		if err := row.Scan(&data); err != nil {
+			return nil, err
+		}
+		snap := &fm.DirectorySnapshot{}
+		return snap, json.Unmarshal(data, snap)
+	})
+}
+
+// ReplaceDirectory makes snap its domain's directory, for every replica.
+func (db *DB) ReplaceDirectory(ctx context.Context, snap *fm.DirectorySnapshot) error {
+	data, err := json.Marshal(snap)
+	if err != nil {
+		return err
+	}
+	var version int64
+	err = db.pool.QueryRow(ctx, `INSERT INTO directories (domain, snapshot, version) VALUES ($1, $2, 1)
+		ON CONFLICT (domain) DO UPDATE SET snapshot = $2, version = directories.version + 1
+		RETURNING version`, snap.Domain, data).Scan(&version)
+	if err != nil {
+		return db.wrap("write the directory of "+snap.Domain, err)
+	}
+	db.directories.Replace(snap)
+	db.mu.Lock()
+	db.dirs[snap.Domain] = version
+	db.mu.Unlock()
+	return nil
+}
+
+// Lookup implements fm.Directory from the directories read.
+func (db *DB) Lookup(ctx context.Context, email string) (bool, []string, error) {
+	return db.directories.Lookup(ctx, email)
+}

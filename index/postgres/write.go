@@ -1,0 +1,269 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/jackc/pgx/v5"
+)
+
+var _ fm.IndexWriter = (*DB)(nil)
+
+// fullSync writes a library's new tree into a generation readers do not see
+// until Commit.
+type fullSync struct {
+	db         *DB
+	ctx        context.Context
+	libraryID  string
+	generation uint64
+	lastID     string
+	folders    int
+	perms      int
+	sizes      map[fm.PermissionSetKey]int
+	refs       map[fm.PermissionSetKey]int64
+	done       bool
+}
+
+// BeginFullSync drops what a sync of the library that never committed left
+// (a generation no row points to), and starts a new generation.
+func (db *DB) BeginFullSync(ctx context.Context, libraryID string) (fm.FullSyncWriter, error) {
+	if _, err := db.library(libraryID); err != nil {
+		return nil, err
+	}
+	fs := &fullSync{db: db, ctx: ctx, libraryID: libraryID, sizes: map[fm.PermissionSetKey]int{}, refs: map[fm.PermissionSetKey]int64{}}
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		var current uint64
+		err := tx.QueryRow(ctx, "SELECT generation FROM libraries WHERE id = $1", libraryID).Scan(&current)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if err := dropGenerations(ctx, tx, libraryID, "generation <> $2", current); err != nil {
+			return err
+		}
+		fs.generation = current + 1
+		return nil
+	})
+	if err != nil {
+		return nil, db.wrap("begin a full sync of "+libraryID, err)
+	}
+	return fs, nil
+}
+
+// dropGenerations deletes the rows of a library's generations that match
+// where ($2 is arg).
+func dropGenerations(ctx context.Context, tx pgx.Tx, libraryID, where string, arg uint64) error {
+	for _, table := range []string{"folders", "permission_sets"} {
+		if _, err := tx.Exec(ctx, "DELETE FROM "+table+" WHERE library = $1 AND "+where, libraryID, arg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (fs *fullSync) check() error {
+	if fs.done {
+		return errors.New("full sync already finished")
+	}
+	return nil
+}
+
+// PutPermissionSets copies sets into the new generation, without
+// references yet.
+func (fs *fullSync) PutPermissionSets(sets []fm.PermissionSet) error {
+	if err := fs.check(); err != nil {
+		return err
+	}
+	rows := make([][]any, 0, len(sets))
+	for _, s := range sets {
+		if _, ok := fs.sizes[s.Key]; ok {
+			continue
+		}
+		fs.sizes[s.Key] = len(s.Permissions)
+		rows = append(rows, []any{fs.libraryID, fs.generation, s.Key[:], len(s.Permissions), fm.AppendPermissions(nil, s.Permissions), 0})
+	}
+	_, err := fs.db.pool.CopyFrom(fs.ctx, pgx.Identifier{"permission_sets"},
+		[]string{"library", "generation", "key", "size", "list", "refs"}, pgx.CopyFromRows(rows))
+	return fs.db.wrap("write permissions of "+fs.libraryID, err)
+}
+
+// PutFolders copies folders into the new generation.
+func (fs *fullSync) PutFolders(folders []fm.Folder) error {
+	if err := fs.check(); err != nil {
+		return err
+	}
+	rows := make([][]any, 0, len(folders))
+	for i := range folders {
+		f := &folders[i]
+		if fs.folders+i > 0 && f.ID <= fs.lastID {
+			return fmt.Errorf("folder %s put after %s: folders must come in ascending order of ID", f.ID, fs.lastID)
+		}
+		fs.lastID = f.ID
+		n, ok := fs.sizes[f.PermissionSet]
+		if _, own := fs.sizes[f.OwnSet]; !ok || !own {
+			return fmt.Errorf("folder %s refers to a permission set not put", f.ID)
+		}
+		fs.perms += n
+		rows = append(rows, []any{fs.libraryID, fs.generation, f.ID, f.ParentID, []byte(f.Name), []byte(f.ResourceKey),
+			[]byte(f.DefinitionID), folderFlags(f), f.PermissionSet[:], f.OwnSet[:]})
+	}
+	_, err := fs.db.pool.CopyFrom(fs.ctx, pgx.Identifier{"folders"},
+		[]string{"library", "generation", "id", "parent_id", "name", "resource_key", "definition_id", "flags", "permission_set", "own_set"},
+		pgx.CopyFromRows(rows))
+	if err != nil {
+		return fs.db.wrap("write folders of "+fs.libraryID, err)
+	}
+	for i := range folders {
+		fs.refs[folders[i].PermissionSet]++
+		fs.refs[folders[i].OwnSet]++
+	}
+	fs.folders += len(folders)
+	return nil
+}
+
+// PutChildren does nothing: folders are indexed by parent.
+func (fs *fullSync) PutChildren([]fm.ChildLink) error { return fs.check() }
+
+// Commit, in one transaction: checks that no other process holds the
+// library's lease, writes the sets' references, measures the drift from
+// the tree being replaced and logs it, and switches the library's row to the
+// new generation. The old generation is deleted afterwards.
+func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
+	if err := fs.check(); err != nil {
+		return fm.Drift{}, err
+	}
+	ctx := fs.ctx
+	var drift fm.Drift
+	var rec *record
+	err := pgx.BeginFunc(ctx, fs.db.pool, func(tx pgx.Tx) error {
+		prev, err := lockLibrary(ctx, tx, fs.libraryID)
+		if err != nil {
+			return err
+		}
+		if err := fs.db.fence(ctx, tx, fs.libraryID); err != nil {
+			return err
+		}
+		if err := fs.writeRefs(ctx, tx); err != nil {
+			return err
+		}
+		rec = &record{LibraryState: state, Generation: fs.generation}
+		rec.ID, rec.Folders, rec.Permissions = fs.libraryID, fs.folders, fs.perms
+		if drift, err = fs.switchTo(ctx, tx, prev, rec); err != nil {
+			return err
+		}
+		return saveRecord(ctx, tx, rec)
+	})
+	if err != nil {
+		return fm.Drift{}, fs.db.wrap("commit the full sync of "+fs.libraryID, err)
+	}
+	fs.done = true
+	fs.db.setLibrary(rec)
+	err = pgx.BeginFunc(ctx, fs.db.pool, func(tx pgx.Tx) error {
+		return dropGenerations(ctx, tx, fs.libraryID, "generation < $2", fs.generation)
+	})
+	if err != nil {
+		fs.db.logger.Warn("could not drop an old tree; the next full sync drops it", "library", fs.libraryID, "err", err)
+	}
+	return drift, nil
+}
+
+// lockLibrary reads a library's row and locks it until tx ends; nil if the
+// library has none yet.
+func lockLibrary(ctx context.Context, tx pgx.Tx, libraryID string) (*record, error) {
+	r, err := scanRecord(tx.QueryRow(ctx, "SELECT "+libraryColumns+" FROM libraries WHERE id = $1 FOR UPDATE", libraryID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	return r, err
+}
+
+// writeRefs writes the references counted while folders were put, and
+// drops the sets no folder refers to.
+func (fs *fullSync) writeRefs(ctx context.Context, tx pgx.Tx) error {
+	keys := make([][]byte, 0, len(fs.refs))
+	refs := make([]int64, 0, len(fs.refs))
+	for k, n := range fs.refs {
+		keys = append(keys, k[:])
+		refs = append(refs, n)
+	}
+	_, err := tx.Exec(ctx, `UPDATE permission_sets p SET refs = u.refs
+		FROM unnest($3::bytea[], $4::bigint[]) AS u(key, refs)
+		WHERE p.library = $1 AND p.generation = $2 AND p.key = u.key`, fs.libraryID, fs.generation, keys, refs)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, "DELETE FROM permission_sets WHERE library = $1 AND generation = $2 AND refs = 0", fs.libraryID, fs.generation)
+	return err
+}
+
+// switchTo completes rec, the new tree's row, from prev, the replaced one
+// (nil if none): its revision grows when the tree drifted or a field of the
+// state readers see changed, and what drifted is logged (or, when it is too
+// much, the log starts afresh). It returns the drift.
+func (fs *fullSync) switchTo(ctx context.Context, tx pgx.Tx, prev, rec *record) (fm.Drift, error) {
+	rec.Revision, rec.LogStart = 1, 2
+	if prev == nil {
+		return fm.Drift{}, nil
+	}
+	rec.Revision, rec.LogStart, rec.LogEntries = prev.Revision, prev.LogStart, prev.LogEntries
+	drift, err := measureDrift(ctx, tx, fs.libraryID, prev.Generation, fs.generation)
+	if err != nil {
+		return fm.Drift{}, err
+	}
+	if drift.Total() == 0 && !readerVisibleChange(&prev.LibraryState, &rec.LibraryState) {
+		return drift, nil
+	}
+	rec.Revision++
+	if drift.Total() > fm.MaxLoggedDrift || rec.RootID != prev.RootID {
+		return drift, resetLog(ctx, tx, rec)
+	}
+	n, err := logDrift(ctx, tx, fs.libraryID, prev.Generation, fs.generation, rec.Revision)
+	if err != nil {
+		return fm.Drift{}, err
+	}
+	return drift, addedToLog(ctx, tx, rec, n)
+}
+
+// driftJoin pairs the folders of two generations of a library by ID.
+const driftJoin = `FROM (SELECT * FROM folders WHERE library = $1 AND generation = $2) o
+	FULL JOIN (SELECT * FROM folders WHERE library = $1 AND generation = $3) n ON o.id = n.id
+	WHERE o.id IS NULL OR n.id IS NULL OR (o.parent_id, o.name, o.resource_key, o.definition_id, o.flags, o.permission_set, o.own_set)
+		IS DISTINCT FROM (n.parent_id, n.name, n.resource_key, n.definition_id, n.flags, n.permission_set, n.own_set)`
+
+// measureDrift counts the folders added, removed and changed between two
+// generations.
+func measureDrift(ctx context.Context, tx pgx.Tx, libraryID string, old, cur uint64) (fm.Drift, error) {
+	var d fm.Drift
+	err := tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE o.id IS NULL), count(*) FILTER (WHERE n.id IS NULL),
+		count(*) FILTER (WHERE o.id IS NOT NULL AND n.id IS NOT NULL) `+driftJoin, libraryID, old, cur).
+		Scan(&d.Added, &d.Removed, &d.Changed)
+	return d, err
+}
+
+// logDrift logs the folders that differ between two generations under a
+// revision, and returns how many.
+func logDrift(ctx context.Context, tx pgx.Tx, libraryID string, old, cur, revision uint64) (int64, error) {
+	tag, err := tx.Exec(ctx, `INSERT INTO changes (library, revision, folder_id)
+		SELECT $1, $4, coalesce(n.id, o.id) `+driftJoin, libraryID, old, cur, revision)
+	return tag.RowsAffected(), err
+}
+
+// readerVisibleChange reports whether a field of the state that readers see,
+// beyond the tree, differs between a and b.
+func readerVisibleChange(a, b *fm.LibraryState) bool {
+	return a.RootID != b.RootID || a.DriveID != b.DriveID || a.SharingRequiresOrganizer != b.SharingRequiresOrganizer
+}
+
+// Abort drops the unfinished tree; after Commit it does nothing.
+func (fs *fullSync) Abort() error {
+	if fs.done {
+		return nil
+	}
+	fs.done = true
+	ctx := context.WithoutCancel(fs.ctx) // an abort after a cancellation still cleans up
+	err := pgx.BeginFunc(ctx, fs.db.pool, func(tx pgx.Tx) error {
+		return dropGenerations(ctx, tx, fs.libraryID, "generation = $2", fs.generation)
+	})
+	return fs.db.wrap("drop the unfinished tree of "+fs.libraryID, err)
+}
