@@ -30,6 +30,7 @@ type Config struct {
 	Schedule Schedule `yaml:"schedule"`
 	Auth     Auth     `yaml:"auth"`
 	Limits   Limits   `yaml:"limits"`
+	Index    Index    `yaml:"index"`
 	// FlagDefaults are the feature flags of every domain, unless its Flags
 	// say otherwise. Values are text: an unquoted false is "false".
 	FlagDefaults map[string]string `yaml:"flagDefaults"`
@@ -79,6 +80,19 @@ type Limits struct {
 	// CallerBurst is how many requests a caller may make at once.
 	CallerBurst int `yaml:"callerBurst"`
 }
+
+// Index says where the index lives.
+type Index struct {
+	// URL is "" for the bbolt file in DataDir, or a postgres:// (or
+	// postgresql://) URL of a database that replicas share.
+	URL string `yaml:"url"`
+	// LeaseTTL is how long a sync lease lasts after its holder last renewed
+	// it (a PostgreSQL index's).
+	LeaseTTL time.Duration `yaml:"leaseTtl"`
+}
+
+// IsPostgres tells whether the index lives in PostgreSQL.
+func (i Index) IsPostgres() bool { return i.URL != "" }
 
 // Auth says which identity tokens the API accepts.
 type Auth struct {
@@ -193,6 +207,7 @@ func defaults() *Config {
 		Storage:     Storage{RequestsPerSecond: 50, Concurrency: 8},
 		Schedule:    Schedule{Incremental: "@every 1m", Full: "0 3 * * *"},
 		Limits:      Limits{CallerRequestsPerSecond: 1000, CallerBurst: 2000},
+		Index:       Index{LeaseTTL: 30 * time.Second},
 		Auth: Auth{
 			ClockSkew: 30 * time.Second,
 			Google: GoogleAuth{

@@ -114,6 +114,7 @@ func TestLoadExample(t *testing.T) {
 		},
 		Schedule: Schedule{Incremental: "@every 1m", Full: "0 3 * * *"},
 		Limits:   Limits{CallerRequestsPerSecond: 1000, CallerBurst: 2000},
+		Index:    Index{LeaseTTL: 30 * time.Second},
 		Auth: Auth{
 			ClockSkew: 30 * time.Second,
 			Google: GoogleAuth{
@@ -218,6 +219,7 @@ func TestDefaults(t *testing.T) {
 		Storage:     Storage{RequestsPerSecond: 50, Concurrency: 8},
 		Schedule:    Schedule{Incremental: "@every 1m", Full: "0 3 * * *"},
 		Limits:      Limits{CallerRequestsPerSecond: 1000, CallerBurst: 2000},
+		Index:       Index{LeaseTTL: 30 * time.Second},
 		Auth: Auth{
 			ClockSkew: 30 * time.Second,
 			Google: GoogleAuth{

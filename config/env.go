@@ -21,6 +21,10 @@ const EnvPrefix = "FOLDERMIRROR_"
 // Parse ignores it; any other FOLDERMIRROR_* variable must match a key.
 const EnvConfig = EnvPrefix + "CONFIG"
 
+// envTestPrefix starts the variables foldermirror's own tests read (such as
+// FOLDERMIRROR_TEST_POSTGRES): they configure no daemon, and are ignored.
+const envTestPrefix = EnvPrefix + "TEST_"
+
 // scalar is a key that an environment variable may override.
 type scalar struct {
 	key string
@@ -45,6 +49,8 @@ func scalars(c *Config) []scalar {
 		{"auth.google.tokeninfoUrl", &c.Auth.Google.TokeninfoURL},
 		{"limits.callerRequestsPerSecond", &c.Limits.CallerRequestsPerSecond},
 		{"limits.callerBurst", &c.Limits.CallerBurst},
+		{"index.url", &c.Index.URL},
+		{"index.leaseTtl", &c.Index.LeaseTTL},
 	}
 }
 
@@ -74,13 +80,13 @@ func applyEnv(c *Config, environ []string, ck *checker) {
 	}
 }
 
-// envVars returns the FOLDERMIRROR_* entries of environ but EnvConfig, sorted
-// by name; of two entries with the same name, the first is kept, as by
-// os.Getenv.
+// envVars returns the FOLDERMIRROR_* entries of environ but EnvConfig and
+// the tests' own, sorted by name; of two entries with the same name, the
+// first is kept, as by os.Getenv.
 func envVars(environ []string) []string {
 	var vars []string
 	for _, kv := range environ {
-		if strings.HasPrefix(kv, EnvPrefix) && !strings.HasPrefix(kv, EnvConfig+"=") {
+		if strings.HasPrefix(kv, EnvPrefix) && !strings.HasPrefix(kv, EnvConfig+"=") && !strings.HasPrefix(kv, envTestPrefix) {
 			vars = append(vars, kv)
 		}
 	}

@@ -41,6 +41,8 @@ func TestEnvOverrides(t *testing.T) {
 		{"FOLDERMIRROR_ADMIN_LISTEN=127.0.0.1:9", func(c *Config) any { return c.AdminListen }, "127.0.0.1:9"},
 		{"FOLDERMIRROR_adminListen=127.0.0.1:9", func(c *Config) any { return c.AdminListen }, "127.0.0.1:9"},
 		{"FOLDERMIRROR_DATADIR=/var/lib/fm", func(c *Config) any { return c.DataDir }, "/var/lib/fm"},
+		{"FOLDERMIRROR_INDEX_URL=postgres://fm@db:5432/fm", func(c *Config) any { return c.Index.URL }, "postgres://fm@db:5432/fm"},
+		{"FOLDERMIRROR_INDEX_LEASETTL=45s", func(c *Config) any { return c.Index.LeaseTTL }, 45 * time.Second},
 		{"FOLDERMIRROR_DATA_DIR=/var/lib/fm", func(c *Config) any { return c.DataDir }, "/var/lib/fm"},
 		{"FOLDERMIRROR_STORAGE_CREDENTIALSFILE=sa.json", inConfigDir, true},
 		{"FOLDERMIRROR_STORAGE_CREDENTIALS_FILE=sa.json", inConfigDir, true},
@@ -136,6 +138,15 @@ func TestEnvErrorsJoinFileProblems(t *testing.T) {
 				t.Errorf("problem keys = %q; want %q\n%v", keys, tt.keys, err)
 			}
 		})
+	}
+}
+
+// The variables of foldermirror's own tests configure nothing and are no
+// error.
+func TestEnvOfTestsIgnored(t *testing.T) {
+	c := mustParse(t, envBase, "FOLDERMIRROR_TEST_POSTGRES=postgres://u@h/db")
+	if c.Index.URL != "" {
+		t.Errorf("index.url %q", c.Index.URL)
 	}
 }
 

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"math"
 	"net"
 	"net/url"
@@ -32,6 +33,7 @@ func validate(c *Config, ck *checker) {
 	}
 	validateStorage(c, ck)
 	validateLimits(c.Limits, ck)
+	validateIndex(c.Index, ck)
 	validateSchedule(c.Schedule, ck)
 	validateAuth(c.Auth, ck)
 	validateFlags(c.FlagDefaults, "flagDefaults", ck)
@@ -64,6 +66,35 @@ func validateStorage(c *Config, ck *checker) {
 	if s.Concurrency < 1 || s.Concurrency > 256 {
 		ck.add("storage.concurrency", "%d is out of range; expected an integer from 1 to 256", s.Concurrency)
 	}
+}
+
+func validateIndex(i Index, ck *checker) {
+	if i.URL != "" {
+		u, err := url.Parse(i.URL)
+		switch {
+		case err != nil:
+			ck.add("index.url", "is not a URL (%v); expected postgres://user@host:5432/database, or nothing for the bbolt file in dataDir", redactURLError(err))
+		case u.Scheme != "postgres" && u.Scheme != "postgresql":
+			ck.add("index.url", "has the scheme %q; expected postgres:// or postgresql:// (a PostgreSQL database), or nothing for the bbolt file in dataDir", u.Scheme)
+		case u.Host == "" && u.Query().Get("host") == "":
+			ck.add("index.url", "names no host; expected postgres://user@host:5432/database")
+		case strings.Trim(u.Path, "/") == "":
+			ck.add("index.url", "names no database; expected postgres://user@host:5432/database")
+		}
+	}
+	if i.LeaseTTL < 3*time.Second || i.LeaseTTL > time.Hour {
+		ck.add("index.leaseTtl", "%s is out of range; expected a duration from 3s to 1h, such as 30s", i.LeaseTTL)
+	}
+}
+
+// redactURLError drops the URL from a url.Parse error: it may hold a
+// password.
+func redactURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }
 
 func validateLimits(l Limits, ck *checker) {
