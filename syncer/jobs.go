@@ -2,8 +2,12 @@ package syncer
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
+	"time"
 
+	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 )
 
@@ -42,9 +46,91 @@ func directoryJobs(cfg *config.Config) []string {
 	return names
 }
 
+// RunOptions say how Run shares a job with the other processes of a shared
+// index (they take turns, holding the job's lease); an index one process
+// holds alone ignores them.
+type RunOptions struct {
+	// LeaseWait is how long to wait while another process holds the job's
+	// lease (0: give up at once).
+	LeaseWait time.Duration
+	// Schedule, when set, marks a run of a schedule of that kind
+	// ("incremental", "full", "directory"): it is skipped (ErrSkipped) if a
+	// run of that kind began, on any process, less than ScheduleWithin ago.
+	Schedule       string
+	ScheduleWithin time.Duration
+}
+
+// ErrSkipped: a scheduled run was left out, another process having run it,
+// or running it now.
+var ErrSkipped = errors.New("skipped: another process ran it or runs it")
+
+// leaseRetryEvery is how often a run waiting for a lease tries again.
+const leaseRetryEvery = time.Second
+
 // Run runs the job named: a domain's directory sync (always whole), or a
-// library's sync in mode.
-func (s *Syncer) Run(ctx context.Context, job string, mode Mode, progress ProgressFunc) (Event, error) {
+// library's sync in mode. With a shared index, it holds the job's lease
+// meanwhile, and stops without committing if the lease is lost.
+func (s *Syncer) Run(ctx context.Context, job string, mode Mode, progress ProgressFunc, opts RunOptions) (Event, error) {
+	if s.leases == nil {
+		return s.run(ctx, job, mode, progress)
+	}
+	lease, err := s.acquire(ctx, job, opts)
+	if err != nil {
+		return Event{Job: job}, err
+	}
+	defer lease.Release()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-lease.Lost():
+			cancel(fmt.Errorf("%s: the sync lease was lost (the index database did not answer in time, or another process took it)", job))
+		case <-ctx.Done():
+		}
+	}()
+	ev, err := s.run(ctx, job, mode, progress)
+	if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
+		err = cause
+	}
+	return ev, err
+}
+
+// acquire takes a job's lease, waiting for it up to opts.LeaseWait, and
+// claims the scheduled run opts names.
+func (s *Syncer) acquire(ctx context.Context, job string, opts RunOptions) (fm.Lease, error) {
+	deadline := time.Now().Add(opts.LeaseWait)
+	for {
+		lease, err := s.leases.Acquire(ctx, job)
+		switch {
+		case errors.Is(err, fm.ErrLeaseHeld) && opts.Schedule != "":
+			return nil, ErrSkipped
+		case errors.Is(err, fm.ErrLeaseHeld) && time.Now().Before(deadline):
+			if err := sleep(ctx, leaseRetryEvery); err != nil {
+				return nil, err
+			}
+			continue
+		case errors.Is(err, fm.ErrLeaseHeld) && opts.LeaseWait > 0:
+			return nil, fmt.Errorf("gave up after waiting %s: %w", opts.LeaseWait, err)
+		case err != nil:
+			return nil, err
+		}
+		if opts.Schedule == "" {
+			return lease, nil
+		}
+		claimed, err := s.leases.ClaimScheduledRun(ctx, job, opts.Schedule, opts.ScheduleWithin)
+		if err == nil && !claimed {
+			err = ErrSkipped
+		}
+		if err != nil {
+			lease.Release()
+			return nil, err
+		}
+		return lease, nil
+	}
+}
+
+// run runs a job, without a lease.
+func (s *Syncer) run(ctx context.Context, job string, mode Mode, progress ProgressFunc) (Event, error) {
 	if domain, ok := strings.CutPrefix(job, directoryJob); ok {
 		res, err := s.SyncDirectory(ctx, domain)
 		return Event{Job: job, Directory: res}, err

@@ -56,6 +56,7 @@ func (e *Event) Final() bool { return e.Progress == nil }
 type job struct {
 	name      string
 	mode      Mode
+	opts      RunOptions
 	followers []follower
 }
 
@@ -106,11 +107,11 @@ func NewScheduler(s *Syncer) (*Scheduler, error) {
 		status:  map[string]*JobStatus{},
 	}
 	var err error
-	if sc.incremental, err = sc.cron.AddFunc(s.cfg.Schedule.Incremental, func() { sc.triggerAll(Auto) }); err != nil {
+	if sc.incremental, err = sc.cron.AddFunc(s.cfg.Schedule.Incremental, func() { sc.triggerAll(Auto, sc.scheduled("incremental", sc.incremental)) }); err != nil {
 		cancel()
 		return nil, fmt.Errorf("schedule.incremental %q: %w", s.cfg.Schedule.Incremental, err)
 	}
-	if sc.full, err = sc.cron.AddFunc(s.cfg.Schedule.Full, func() { sc.triggerAll(Full) }); err != nil {
+	if sc.full, err = sc.cron.AddFunc(s.cfg.Schedule.Full, func() { sc.triggerAll(Full, sc.scheduled("full", sc.full)) }); err != nil {
 		cancel()
 		return nil, fmt.Errorf("schedule.full %q: %w", s.cfg.Schedule.Full, err)
 	}
@@ -125,30 +126,46 @@ func NewScheduler(s *Syncer) (*Scheduler, error) {
 func (sc *Scheduler) OnSynced(fn func(libraryID string)) { sc.onSynced = fn }
 
 // Start syncs the directories, and the libraries that were never synced,
-// and starts the schedules.
+// and starts the schedules. With an index shared by replicas, a replica
+// leaves these first syncs to another that runs them already.
 func (sc *Scheduler) Start() {
-	sc.triggerDirectories()
+	if sc.ctx.Err() != nil {
+		return // stopped already
+	}
+	sc.triggerDirectories(sc.scheduled("directory", sc.full))
 	for _, lib := range sc.syncer.cfg.Libraries {
 		if _, err := sc.syncer.index.Library(sc.ctx, lib.ID); fm.ErrorCode(err) == fm.ENOTFOUND {
-			sc.Trigger(lib.ID, Full)
+			sc.follow(context.Background(), lib.ID, Full, RunOptions{Schedule: "initial"}, nil)
 		}
 	}
 	sc.cron.Start()
 }
 
+// scheduled returns the options of a run of the schedule entry id, of that
+// kind: with an index shared by replicas, a run of that kind is skipped if
+// another began since the entry last fired (replicas' schedules fire at
+// their own times: together, they run a schedule as often as one would).
+func (sc *Scheduler) scheduled(kind string, id cron.EntryID) RunOptions {
+	now := time.Now()
+	period := sc.cron.Entry(id).Schedule.Next(now).Sub(now)
+	return RunOptions{Schedule: kind, ScheduleWithin: period * 9 / 10}
+}
+
 // triggerAll syncs every library; a full sync brings the directories too.
-func (sc *Scheduler) triggerAll(mode Mode) {
+func (sc *Scheduler) triggerAll(mode Mode, opts RunOptions) {
 	if mode == Full {
-		sc.triggerDirectories()
+		dirs := opts
+		dirs.Schedule = "directory"
+		sc.triggerDirectories(dirs)
 	}
 	for _, lib := range sc.syncer.cfg.Libraries {
-		sc.Trigger(lib.ID, mode)
+		sc.follow(context.Background(), lib.ID, mode, opts, nil)
 	}
 }
 
-func (sc *Scheduler) triggerDirectories() {
+func (sc *Scheduler) triggerDirectories(opts RunOptions) {
 	for _, name := range directoryJobs(sc.syncer.cfg) {
-		sc.Follow(context.Background(), name, Full, nil)
+		sc.follow(context.Background(), name, Full, opts, nil)
 	}
 }
 
@@ -164,8 +181,15 @@ func (sc *Scheduler) Trigger(libraryID string, mode Mode) bool {
 // events to events (if not nil) until it ends, then closes events. Progress
 // events are dropped when events is full; the final one waits for room
 // while ctx lasts. It reports whether it started a sync, and an error if
-// there is nothing of that name to sync or the scheduler stopped.
+// there is nothing of that name to sync or the scheduler stopped. With an
+// index shared by replicas, a sync whose lease another replica holds fails
+// at once, naming it.
 func (sc *Scheduler) Follow(ctx context.Context, name string, mode Mode, events chan<- Event) (started bool, err error) {
+	return sc.follow(ctx, name, mode, RunOptions{}, events)
+}
+
+// follow is Follow with run options for a sync it starts.
+func (sc *Scheduler) follow(ctx context.Context, name string, mode Mode, opts RunOptions, events chan<- Event) (started bool, err error) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	if _, ok := sc.status[name]; !ok {
@@ -176,7 +200,7 @@ func (sc *Scheduler) Follow(ctx context.Context, name string, mode Mode, events 
 	}
 	j, running := sc.running[name]
 	if !running {
-		j = &job{name: name, mode: mode}
+		j = &job{name: name, mode: mode, opts: opts}
 		sc.running[name] = j
 		sc.status[name].Running = true
 		sc.wg.Add(1)
@@ -194,7 +218,9 @@ func (sc *Scheduler) execute(j *job) {
 	final, err := sc.inSlot(j)
 	if err != nil {
 		final = Event{Job: j.name, Error: err.Error()}
-		if !errors.Is(err, context.Canceled) {
+		if errors.Is(err, ErrSkipped) {
+			sc.logger.Debug("scheduled sync left to another process", "job", j.name)
+		} else if !errors.Is(err, context.Canceled) {
 			sc.logger.Error(sc.failureMessage(j.name), "job", j.name, "err", err)
 		}
 	}
@@ -236,7 +262,7 @@ func (sc *Scheduler) inSlot(j *job) (Event, error) {
 		return Event{}, sc.ctx.Err()
 	}
 	started := time.Now()
-	ev, err := sc.syncer.Run(sc.ctx, j.name, j.mode, func(p Progress) { sc.broadcast(j, p) })
+	ev, err := sc.syncer.Run(sc.ctx, j.name, j.mode, func(p Progress) { sc.broadcast(j, p) }, j.opts)
 	sc.observe(j, ev, err, started)
 	return ev, err
 }
@@ -245,6 +271,9 @@ func (sc *Scheduler) inSlot(j *job) (Event, error) {
 func (sc *Scheduler) observe(j *job, ev Event, err error, started time.Time) {
 	m := sc.syncer.opts.Metrics
 	kind := jobKind(j, ev)
+	if errors.Is(err, ErrSkipped) {
+		return
+	}
 	if err != nil {
 		m.failures.WithLabelValues(j.name, kind).Inc()
 		return
@@ -289,6 +318,9 @@ func (sc *Scheduler) broadcast(j *job, p Progress) {
 func (sc *Scheduler) record(j *job, final Event, err error) {
 	st := sc.status[j.name]
 	st.Running = false
+	if errors.Is(err, ErrSkipped) {
+		return
+	}
 	if err != nil {
 		st.LastError, st.LastErrorAt = err.Error(), time.Now().UTC()
 		return

@@ -55,6 +55,9 @@ type Syncer struct {
 	logger *slog.Logger
 	base   http.RoundTripper
 
+	// leases are the index's, nil for an index one process holds alone.
+	leases fm.Leases
+
 	mu          sync.Mutex
 	limiters    map[string]*rate.Limiter  // by acting user
 	drives      map[string]*drive.Service // by acting user
@@ -80,6 +83,7 @@ func New(cfg *config.Config, idx Index, opts Options) (*Syncer, error) {
 	}
 	s := &Syncer{cfg: cfg, index: idx, opts: opts, logger: opts.Logger,
 		limiters: map[string]*rate.Limiter{}, drives: map[string]*drive.Service{}, directories: map[string]*admin.Service{}}
+	s.leases, _ = idx.(fm.Leases)
 	s.base = &timeoutTransport{base: http.DefaultTransport, timeout: opts.TryTimeout}
 	if cfg.Storage.CredentialsFile != "" {
 		tokenClient := &http.Client{Transport: s.newTransport(rate.NewLimiter(rate.Inf, 1))}

@@ -19,6 +19,8 @@ import (
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/index"
+	"github.com/foldermirror/foldermirror/index/postgres"
+	"github.com/foldermirror/foldermirror/internal/pgtest"
 	"github.com/foldermirror/foldermirror/syncer"
 	"golang.org/x/oauth2/google"
 	drive "google.golang.org/api/drive/v3"
@@ -42,13 +44,27 @@ type env struct {
 	logger     *slog.Logger
 	fake       *googlefake.Server
 	cfg        *config.Config
-	db         *index.DB
+	db         testIndex
 	s          *syncer.Syncer
 }
 
+// testIndex is what the tests use of an index, whichever backend keeps it.
+type testIndex interface {
+	syncer.Index
+	fm.DirectoryStore
+	Snapshot(ctx context.Context, libraryID string) ([]fm.SyncedFolder, error)
+}
+
 // newEnv configures libraries given as YAML list items (without the common
-// keys domain and storageAccount).
+// keys domain and storageAccount), with a bbolt index.
 func newEnv(t testing.TB, fake *googlefake.Server, libraries ...string) *env {
+	t.Helper()
+	return newEnvOn(t, "bbolt", fake, libraries...)
+}
+
+// newEnvOn is newEnv with the index on backend: "bbolt", or "postgres" (a
+// database of its own on the server FOLDERMIRROR_TEST_POSTGRES names).
+func newEnvOn(t testing.TB, backend string, fake *googlefake.Server, libraries ...string) *env {
 	t.Helper()
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "sa.json")
@@ -67,14 +83,31 @@ func newEnv(t testing.TB, fake *googlefake.Server, libraries ...string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := index.Open(cfg.DataDir, quiet)
+	e := &env{t: t, fake: fake, cfg: cfg, db: openIndex(t, backend, cfg.DataDir)}
+	e.restartSyncer()
+	return e
+}
+
+// openIndex opens an index on backend, closed when the test ends.
+func openIndex(t testing.TB, backend, dataDir string) testIndex {
+	t.Helper()
+	if backend == "postgres" {
+		db, err := postgres.Open(pgtest.NewDatabase(t), postgres.Options{Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		if err := db.Connect(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	db, err := index.Open(dataDir, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	e := &env{t: t, fake: fake, cfg: cfg, db: db}
-	e.restartSyncer()
-	return e
+	return db
 }
 
 // restartSyncer replaces the syncer by a new one, with no cached tokens.
