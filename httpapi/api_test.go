@@ -13,8 +13,15 @@ import (
 
 const deprecation = "@1735689600"
 
+// The answers of every operation, on every index backend, are the golden
+// files'.
 func TestOperationsGolden(t *testing.T) {
-	f := newFixture(t)
+	for backend, pg := range backends() {
+		t.Run(backend, func(t *testing.T) { testOperationsGolden(t, newFixtureWith(t, fixtureOptions{postgres: pg})) })
+	}
+}
+
+func testOperationsGolden(t *testing.T, f *fixture) {
 	for _, tc := range []struct {
 		name, user, path string
 		status           int

@@ -25,6 +25,8 @@ import (
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/foldermirror/foldermirror/index"
 	"github.com/foldermirror/foldermirror/index/indextest"
+	"github.com/foldermirror/foldermirror/index/postgres"
+	"github.com/foldermirror/foldermirror/internal/pgtest"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -46,7 +48,7 @@ func sha(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToSt
 type fixture struct {
 	t       testing.TB
 	fake    *googlefake.Server
-	db      *index.DB
+	db      indextest.Index
 	metrics *prometheus.Registry
 	handler http.Handler
 	// url is the API served by httpapi's own http.Server, limits and all.
@@ -64,6 +66,9 @@ type fixtureOptions struct {
 	dir string
 	// allowlisted replaces example.com's allowlistedDomains.
 	allowlisted string
+	// postgres puts the index in a PostgreSQL database of its own (bbolt
+	// by default).
+	postgres bool
 }
 
 const configYAML = `
@@ -117,11 +122,7 @@ func newFixtureWith(t testing.TB, opts fixtureOptions) *fixture {
 		t.Fatal(err)
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	db, err := index.Open(cfg.DataDir, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openIndex(t, cfg.DataDir, opts.postgres)
 	writeTree(t, db, "lib-eng", fm.LibraryState{RootID: "root", LastFullSync: syncedAt}, engineeringTree())
 	writeTree(t, db, "lib-drive", fm.LibraryState{RootID: "drive1", DriveID: "drive1", SharingRequiresOrganizer: true}, driveTree())
 
@@ -143,7 +144,40 @@ func newFixtureWith(t testing.TB, opts fixtureOptions) *fixture {
 	return &fixture{t: t, fake: fake, db: db, metrics: reg, handler: api.Handler(), url: "http://" + ln.Addr().String(), client: client}
 }
 
-func writeTree(t testing.TB, db *index.DB, lib string, state fm.LibraryState, folders []fm.SyncedFolder) {
+// openIndex opens an index for a fixture: a bbolt file in dataDir, or a
+// PostgreSQL database of its own.
+func openIndex(t testing.TB, dataDir string, pg bool) indextest.Index {
+	t.Helper()
+	logger := slog.New(slog.DiscardHandler)
+	if pg {
+		db, err := postgres.Open(pgtest.NewDatabase(t), postgres.Options{Logger: logger})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		if err := db.Connect(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	db, err := index.Open(dataDir, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// backends are the index backends a test runs on: bbolt, and PostgreSQL
+// when FOLDERMIRROR_TEST_POSTGRES names a server.
+func backends() map[string]bool {
+	if os.Getenv(pgtest.EnvURL) == "" {
+		return map[string]bool{"bbolt": false}
+	}
+	return map[string]bool{"bbolt": false, "postgres": true}
+}
+
+func writeTree(t testing.TB, db fm.IndexWriter, lib string, state fm.LibraryState, folders []fm.SyncedFolder) {
 	t.Helper()
 	indextest.FullSync(t, db, lib, state, 5000, folders...)
 }

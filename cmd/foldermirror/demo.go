@@ -118,7 +118,7 @@ func (c *demoCommand) syncAll(ctx context.Context, cfg *config.Config) error {
 	}
 	fmt.Fprintf(c.stdout, "foldermirror demo: a generated domain, %s, in an in-process Google Drive fake.\n\n", demo.Domain)
 	for _, job := range syncer.Jobs(cfg, "") {
-		ev, err := s.Run(ctx, job, syncer.Full, nil)
+		ev, err := s.Run(ctx, job, syncer.Full, nil, syncer.RunOptions{})
 		if err != nil {
 			return err
 		}

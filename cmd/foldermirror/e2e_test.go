@@ -185,9 +185,9 @@ storage: {credentialsFile: key.json, endpoint: %q, directoryEndpoint: %q, reques
 	return path
 }
 
-func writeE2EConfig(t *testing.T, fake *googlefake.Server, m *model) string {
+func writeE2EConfig(t *testing.T, fake *googlefake.Server, m *model, backend string) string {
 	t.Helper()
-	return writeTestConfig(t, fake, filepath.Join(t.TempDir(), "config.yaml"), "data", fmt.Sprintf(`listen: 127.0.0.1:0
+	return writeTestConfig(t, fake, filepath.Join(t.TempDir(), "config.yaml"), "data", indexConfig(t, backend)+fmt.Sprintf(`listen: 127.0.0.1:0
 auth:
   google: {clientIds: [%q], jwksUrl: %q, tokeninfoUrl: %q}
 domains:
@@ -215,13 +215,19 @@ func startServe(t *testing.T, path string, args ...string) string {
 
 // TestEndToEnd: a fake Drive tree with varied sharing → foldermirror sync →
 // foldermirror serve → the API as several users, each answer checked
-// against the model.
+// against the model; on every index backend.
 func TestEndToEnd(t *testing.T) {
+	for _, backend := range testBackends(t) {
+		t.Run(backend, func(t *testing.T) { testEndToEnd(t, backend) })
+	}
+}
+
+func testEndToEnd(t *testing.T, backend string) {
 	fake := googlefake.New()
 	fake.Start()
 	t.Cleanup(fake.Close) // after the daemon's Close
 	m := buildE2EWorld(fake)
-	path := writeE2EConfig(t, fake, m)
+	path := writeE2EConfig(t, fake, m, backend)
 
 	var out, errOut bytes.Buffer
 	if code := run(context.Background(), []string{"config", "check", "--config", path}, &out, &errOut); code != 0 {
@@ -326,7 +332,7 @@ func TestSyncThroughTheDaemon(t *testing.T) {
 	fake.Start()
 	t.Cleanup(fake.Close) // after the daemon's Close
 	m := buildE2EWorld(fake)
-	path := writeE2EConfig(t, fake, m)
+	path := writeE2EConfig(t, fake, m, "bbolt")
 	adminAddr := freePort(t)
 	data, _ := os.ReadFile(path)
 	os.WriteFile(path, []byte(strings.Replace(string(data), "adminListen: 127.0.0.1:0", "adminListen: "+adminAddr, 1)), 0o600)

@@ -36,7 +36,7 @@ func TestHealthcheck(t *testing.T) {
 	t.Cleanup(fake.Close) // after the daemons' Close
 	m := buildE2EWorld(fake)
 
-	ready := writeE2EConfig(t, fake, m)
+	ready := writeE2EConfig(t, fake, m, "bbolt")
 	readyAdmin := withAdminListen(t, ready)
 	startServe(t, ready)
 

@@ -24,15 +24,22 @@ var propertySeeds = flag.Int("property-seeds", 3, "random worlds the access-cont
 // to every user equals what an oracle written here, from the world's
 // description alone, says that user may see and do; and no answer names a
 // folder outside what the user may see.
+// Every seed runs on bbolt; the first also on PostgreSQL, when a server is
+// given.
 func TestAccessControlProperty(t *testing.T) {
-	for seed := range *propertySeeds {
-		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
-			w := newPropertyWorld(t, uint64(seed))
-			base := w.serve(t)
-			for _, user := range w.users {
-				t.Run(user, func(t *testing.T) { w.checkUser(t, base, user) })
+	for _, backend := range testBackends(t) {
+		for seed := range *propertySeeds {
+			if backend != "bbolt" && seed > 0 {
+				break
 			}
-		})
+			t.Run(fmt.Sprintf("%s seed %d", backend, seed), func(t *testing.T) {
+				w := newPropertyWorld(t, uint64(seed))
+				base := w.serve(t, backend)
+				for _, user := range w.users {
+					t.Run(user, func(t *testing.T) { w.checkUser(t, base, user) })
+				}
+			})
+		}
 	}
 }
 
@@ -215,8 +222,8 @@ func (w *propertyWorld) makeLibrary(id string, shared bool) *plib {
 
 // serve writes a configuration, syncs everything with the sync command and
 // serves it; it returns the API's base URL.
-func (w *propertyWorld) serve(t *testing.T) string {
-	rest := fmt.Sprintf(`listen: 127.0.0.1:0
+func (w *propertyWorld) serve(t *testing.T, backend string) string {
+	rest := indexConfig(t, backend) + fmt.Sprintf(`listen: 127.0.0.1:0
 auth:
   google: {clientIds: [%q], jwksUrl: %q, tokeninfoUrl: %q}
 domains:

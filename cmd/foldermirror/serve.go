@@ -7,7 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
+	"sync"
 	"syscall"
 	"time"
 
@@ -16,7 +16,7 @@ import (
 	"github.com/foldermirror/foldermirror/httpapi"
 	"github.com/foldermirror/foldermirror/httpapi/admin"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
-	"github.com/foldermirror/foldermirror/index"
+	"github.com/foldermirror/foldermirror/index/postgres"
 	"github.com/foldermirror/foldermirror/syncer"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -81,11 +81,13 @@ type daemonParts struct {
 	logger    *slog.Logger
 	ctx       context.Context // ends when the daemon closes
 	cancel    context.CancelFunc
-	db        *index.DB
+	db        indexBackend
 	scheduler *syncer.Scheduler
 	auth      *auth.Authenticator
 	api       *server
 	admin     *server
+	// background are the daemon's goroutines that end with its context.
+	background sync.WaitGroup
 }
 
 // server is a listener and what serves it.
@@ -157,7 +159,9 @@ func (s *server) stop(timeout time.Duration) error {
 
 // startDaemon opens the index, starts the scheduler, and serves the API
 // and the admin listener on ls. On error, what was started is closed
-// again, and so are the listeners.
+// again, and so are the listeners. A PostgreSQL index that cannot be
+// reached yet is tried again in the background: the API answers 503 and
+// /readyz is not ready until it is, and the syncs start then.
 func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *daemonParts, err error) {
 	d = &daemonParts{logger: logger}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
@@ -168,7 +172,13 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 			d = nil
 		}
 	}()
-	if d.db, err = index.Open(cfg.DataDir, logger); err != nil {
+	var api *httpapi.Server
+	warm := func(libraryID string) {
+		if err := api.Warm(d.ctx, libraryID); err != nil && fm.ErrorCode(err) != fm.ENOTFOUND && d.ctx.Err() == nil {
+			logger.Warn("could not prepare a library for the API", "library", libraryID, "err", err)
+		}
+	}
+	if d.db, err = openIndex(cfg, logger, warm); err != nil {
 		return d, err
 	}
 	reg := newRegistry(d.db)
@@ -182,41 +192,65 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 	if d.auth, err = auth.New(cfg, auth.Directory{Config: cfg, Synced: d.db}, auth.Options{Logger: logger}); err != nil {
 		return d, err
 	}
-	api := httpapi.New(cfg, d.db, d.auth, httpapi.Options{Logger: logger, Metrics: httpapi.NewMetrics(reg)})
-	d.api = startServer(ls.api, api.Serve, api.Shutdown)
-	warm := func(libraryID string) {
-		if err := api.Warm(d.ctx, libraryID); err != nil && fm.ErrorCode(err) != fm.ENOTFOUND && d.ctx.Err() == nil {
-			logger.Warn("could not prepare a library for the API", "library", libraryID, "err", err)
-		}
-	}
+	api = httpapi.New(cfg, d.db, d.auth, httpapi.Options{Logger: logger, Metrics: httpapi.NewMetrics(reg)})
 	d.scheduler.OnSynced(warm)
-	for _, lib := range cfg.Libraries {
-		go warm(lib.ID)
+	ready, err := d.reach(d.db)
+	if err != nil {
+		return d, err
 	}
+	d.api = startServer(ls.api, api.Serve, api.Shutdown)
 	adm := admin.New(cfg, d.scheduler, d.db, api, reg, logger)
 	d.admin = startServer(ls.admin, adm.Serve, adm.Shutdown)
-	d.scheduler.Start()
+	d.background.Go(func() {
+		if !ready() {
+			return
+		}
+		for _, lib := range cfg.Libraries {
+			go warm(lib.ID)
+		}
+		d.scheduler.Start()
+	})
 	logger.Info("serving", "listen", d.api.addr.String(), "adminListen", d.admin.addr.String(), "libraries", len(cfg.Libraries))
 	return d, nil
 }
 
+// reach reaches a PostgreSQL index once, failing the start if the database
+// is one foldermirror must not use; if it cannot be reached, it goes on
+// trying in the background. It returns a function that waits until the
+// index is reached (false: the daemon closed first); with a PostgreSQL
+// index, it then reads what other replicas commit until the daemon closes.
+func (d *daemonParts) reach(db indexBackend) (func() bool, error) {
+	pg, ok := db.(*postgres.DB)
+	if !ok {
+		return func() bool { return true }, nil
+	}
+	err := pg.Connect(d.ctx)
+	if errors.Is(err, postgres.ErrRefused) {
+		return nil, fmt.Errorf("index.url: %w", err)
+	}
+	if err != nil {
+		d.logger.Error("the index database cannot be reached yet; the API answers 503 until it is", "err", err)
+	}
+	return func() bool {
+		if err != nil && pg.ConnectRetrying(d.ctx) != nil {
+			return false
+		}
+		d.background.Go(func() { pg.Watch(d.ctx) })
+		return true
+	}, nil
+}
+
 // newRegistry returns the daemon's Prometheus registry, with Go's and the
 // process's collectors and the index's size.
-func newRegistry(db *index.DB) *prometheus.Registry {
+func newRegistry(db indexBackend) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "foldermirror_index_size_bytes",
-			Help: "Size of the index file.",
-		}, func() float64 {
-			fi, err := os.Stat(db.Path())
-			if err != nil {
-				return 0
-			}
-			return float64(fi.Size())
-		}),
+			Help: "Size of the index: the bbolt file, or the PostgreSQL database.",
+		}, func() float64 { return float64(db.Info(context.Background()).SizeBytes) }),
 	)
 	return reg
 }
@@ -225,6 +259,7 @@ func newRegistry(db *index.DB) *prometheus.Registry {
 func (d *daemonParts) Close() error {
 	d.cancel()
 	errs := []error{d.api.stop(apiShutdownTimeout)}
+	d.background.Wait()
 	if d.scheduler != nil {
 		d.scheduler.Stop()
 	}

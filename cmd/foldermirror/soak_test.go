@@ -47,7 +47,7 @@ func TestSoak(t *testing.T) {
 	for i := range 20 {
 		m.add(secret, fmt.Sprint("s", i))
 	}
-	path := writeE2EConfig(t, fake, m)
+	path := writeE2EConfig(t, fake, m, "bbolt")
 	listen, adminAddr := freePort(t), freePort(t)
 	cfg, _ := os.ReadFile(path)
 	cfg = []byte(strings.NewReplacer("listen: 127.0.0.1:0", "listen: "+listen, "adminListen: 127.0.0.1:0", "adminListen: "+adminAddr).Replace(string(cfg)))

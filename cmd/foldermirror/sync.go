@@ -15,7 +15,6 @@ import (
 
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/admin"
-	"github.com/foldermirror/foldermirror/index"
 	"github.com/foldermirror/foldermirror/syncer"
 )
 
@@ -27,19 +26,21 @@ type syncCommand struct {
 	logLevel       string
 	library        string
 	full           bool
+	wait           time.Duration
 
-	db       *index.DB
+	db       indexBackend
 	progress *progressDisplay
 	jobs     int // how many jobs were asked for
 }
 
 func (c *syncCommand) ParseFlags(args []string) error {
-	f := newFlags("sync", "--config FILE [--library ID] [--full] [--log-level LEVEL]",
+	f := newFlags("sync", "--config FILE [--library ID] [--full] [--wait DURATION] [--log-level LEVEL]",
 		"Syncs now, showing progress: through the daemon when one runs (it holds the index), else by opening the index.")
 	f.config(&c.configPath)
 	f.logLevel(&c.logLevel, "warn") // progress says what info logs would
 	f.fs.StringVar(&c.library, "library", "", "sync only this library `ID` (default: every directory and library)")
 	f.fs.BoolVar(&c.full, "full", false, "read whole trees even where a changes token is saved")
+	f.fs.DurationVar(&c.wait, "wait", time.Minute, "with a PostgreSQL index, how long to wait for a library another process is syncing")
 	return f.parse(args, &c.configPath)
 }
 
@@ -52,7 +53,12 @@ func (c *syncCommand) Run(ctx context.Context) error {
 		return fmt.Errorf("--library %s: no such library in %s", c.library, c.configPath)
 	}
 	c.jobs = len(syncer.Jobs(cfg, c.library))
-	base, daemonRuns := findDaemon(ctx, cfg.AdminListen)
+	// A daemon holds a bbolt index alone: it is asked. A PostgreSQL index is
+	// shared: this command syncs by itself, under the jobs' leases.
+	base, daemonRuns := "", false
+	if !cfg.Index.IsPostgres() {
+		base, daemonRuns = findDaemon(ctx, cfg.AdminListen)
+	}
 	if daemonRuns {
 		fmt.Fprintf(c.stderr, "a foldermirror daemon holds the index; asking it (%s)\n", base)
 	}
@@ -150,8 +156,14 @@ func (c *syncCommand) locally(ctx context.Context, cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
-	if c.db, err = index.Open(cfg.DataDir, logger); err != nil {
-		return fmt.Errorf("%w; no daemon answered at adminListen %s either", err, cfg.AdminListen)
+	if c.db, err = openIndex(cfg, logger, nil); err != nil {
+		if !cfg.Index.IsPostgres() {
+			err = fmt.Errorf("%w; no daemon answered at adminListen %s either", err, cfg.AdminListen)
+		}
+		return err
+	}
+	if err := connect(ctx, c.db); err != nil {
+		return err
 	}
 	s, err := syncer.New(cfg, c.db, syncer.Options{Logger: logger})
 	if err != nil {
@@ -163,7 +175,7 @@ func (c *syncCommand) locally(ctx context.Context, cfg *config.Config) error {
 	}
 	var failed []error
 	for _, job := range syncer.Jobs(cfg, c.library) {
-		ev, err := s.Run(ctx, job, mode, func(p syncer.Progress) { c.progress.update(job, p) })
+		ev, err := s.Run(ctx, job, mode, func(p syncer.Progress) { c.progress.update(job, p) }, syncer.RunOptions{LeaseWait: c.wait})
 		if err != nil {
 			ev.Error = err.Error()
 		}

@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -31,7 +30,7 @@ type Scheduler interface {
 // Index is what the admin listener reads of the index.
 type Index interface {
 	Library(ctx context.Context, libraryID string) (*fm.LibraryState, error)
-	Path() string
+	Info(ctx context.Context) fm.IndexInfo
 }
 
 // API is what the admin listener asks of the API: whether a library's
@@ -105,8 +104,15 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "service": Service})
 }
 
-// readyz: ready when every library has a synced tree, ready to serve.
+// readyz: ready when the index answers and every library has a synced
+// tree, ready to serve; "degraded" (still 200: it serves what it read)
+// when a shared index's database stopped answering since.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	info := s.index.Info(r.Context())
+	if !info.Ready {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "waiting for the index", "problem": info.Problem})
+		return
+	}
 	var waiting []string
 	for _, lib := range s.cfg.Libraries {
 		if !s.api.Warmed(r.Context(), lib.ID) {
@@ -115,6 +121,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(waiting) > 0 {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "waiting for a first sync, or for its catalog", "libraries": waiting})
+		return
+	}
+	if info.Problem != "" {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "degraded", "problem": info.Problem})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
@@ -129,35 +139,38 @@ type libraryStatus struct {
 	Revision        uint64    `json:"revision"`
 	LastFullSync    time.Time `json:"lastFullSync,omitzero"`
 	LastIncremental time.Time `json:"lastIncrementalSync,omitzero"`
+	// LeaseHolder names the process syncing the library now, with an index
+	// shared by replicas (this one or another).
+	LeaseHolder string `json:"leaseHolder,omitempty"`
+}
+
+// directoryStatus is a directory's line in /status.
+type directoryStatus struct {
+	syncer.JobStatus
+	LeaseHolder string `json:"leaseHolder,omitempty"`
 }
 
 type statusJSON struct {
-	Libraries   []libraryStatus    `json:"libraries"`
-	Directories []syncer.JobStatus `json:"directories"`
-	Index       struct {
-		Path      string `json:"path"`
-		SizeBytes int64  `json:"sizeBytes"`
-	} `json:"index"`
+	Libraries   []libraryStatus   `json:"libraries"`
+	Directories []directoryStatus `json:"directories"`
+	Index       fm.IndexInfo      `json:"index"`
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	var out statusJSON
-	out.Libraries, out.Directories = []libraryStatus{}, []syncer.JobStatus{}
+	out.Index = s.index.Info(r.Context())
+	out.Libraries, out.Directories = []libraryStatus{}, []directoryStatus{}
 	for _, st := range s.scheduler.Status() {
 		if s.cfg.Library(st.Name) == nil {
-			out.Directories = append(out.Directories, st)
+			out.Directories = append(out.Directories, directoryStatus{JobStatus: st, LeaseHolder: out.Index.Leases[st.Name]})
 			continue
 		}
-		ls := libraryStatus{JobStatus: st}
+		ls := libraryStatus{JobStatus: st, LeaseHolder: out.Index.Leases[st.Name]}
 		if state, err := s.index.Library(r.Context(), st.Name); err == nil {
 			ls.Synced, ls.Folders, ls.Permissions, ls.Revision = true, state.Folders, state.Permissions, state.Revision
 			ls.LastFullSync, ls.LastIncremental = state.LastFullSync, state.LastIncrementalSync
 		}
 		out.Libraries = append(out.Libraries, ls)
-	}
-	out.Index.Path = s.index.Path()
-	if fi, err := os.Stat(out.Index.Path); err == nil {
-		out.Index.SizeBytes = fi.Size()
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -50,7 +50,9 @@ func (i *index) Library(_ context.Context, id string) (*fm.LibraryState, error) 
 	return &fm.LibraryState{ID: id, Folders: 3, Revision: 2}, nil
 }
 
-func (i *index) Path() string { return "/nonexistent/index.db" }
+func (i *index) Info(context.Context) fm.IndexInfo {
+	return fm.IndexInfo{Kind: "bbolt", Location: "/nonexistent/index.db", Ready: true}
+}
 
 // Warmed plays the API: a synced library is ready at once.
 func (i *index) Warmed(_ context.Context, id string) bool { return i.synced[id] }
