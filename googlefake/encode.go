@@ -8,12 +8,14 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"google.golang.org/api/drive/v3"
 )
 
 // appendJSON writes a drive API value as JSON, as the client library's
 // MarshalJSON methods do (every field omitted when empty unless named in
 // ForceSendFields; ",string" integers quoted), keeping only the fields m
-// selects. Walking the structs once with the selection is much cheaper than
+// selects, with keys in the order Drive sends them (see wireOrder). Walking the structs once with the selection is much cheaper than
 // marshaling them whole and filtering the result.
 func appendJSON(b []byte, v reflect.Value, m mask) []byte {
 	switch v.Kind() {
@@ -154,6 +156,15 @@ type fieldPlan struct {
 
 var plans sync.Map // reflect.Type → *structPlan
 
+// wireOrder is the order Drive writes the keys of some answers in, where it
+// differs from the client library's struct (whose fields, and so its
+// MarshalJSON, go alphabetically): a list's kind and page tokens come before
+// its items. Keys not listed follow, in the struct's order.
+var wireOrder = map[reflect.Type][]string{
+	reflect.TypeFor[drive.FileList]():   {"kind", "nextPageToken", "incompleteSearch", "files"},
+	reflect.TypeFor[drive.ChangeList](): {"kind", "nextPageToken", "newStartPageToken", "changes"},
+}
+
 func planOf(t reflect.Type) *structPlan {
 	if p, ok := plans.Load(t); ok {
 		return p.(*structPlan)
@@ -169,6 +180,15 @@ func planOf(t reflect.Type) *structPlan {
 			p.fields = append(p.fields, fieldPlan{index: i, name: name, goName: f.Name,
 				quoted: strings.Contains(opts, "string")})
 		}
+	}
+	if order := wireOrder[t]; order != nil {
+		rank := func(f fieldPlan) int {
+			if i := slices.Index(order, f.name); i >= 0 {
+				return i
+			}
+			return len(order)
+		}
+		slices.SortStableFunc(p.fields, func(a, b fieldPlan) int { return rank(a) - rank(b) })
 	}
 	plans.Store(t, p)
 	return p
