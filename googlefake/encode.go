@@ -53,16 +53,15 @@ func appendJSON(b []byte, v reflect.Value, m mask) []byte {
 
 func appendStruct(b []byte, v reflect.Value, m mask) []byte {
 	plan := planOf(v.Type())
-	var forced []string
+	var forced reflect.Value
 	if plan.force >= 0 {
-		forced, _ = v.Field(plan.force).Interface().([]string)
+		forced = v.Field(plan.force)
 	}
 	b = append(b, '{')
 	first := true
-	for _, f := range plan.fields {
-		sub, ok := m.child(f.name)
+	for _, f := range plan.selected(m) {
 		fv := v.Field(f.index)
-		if !ok || !included(fv, slices.Contains(forced, f.goName)) {
+		if !included(fv, isForced(forced, f.goName)) {
 			continue
 		}
 		if !first {
@@ -73,13 +72,26 @@ func appendStruct(b []byte, v reflect.Value, m mask) []byte {
 		b = append(b, ':')
 		if f.quoted {
 			b = append(b, '"')
-			b = appendJSON(b, fv, sub)
+			b = appendJSON(b, fv, f.sub)
 			b = append(b, '"')
 		} else {
-			b = appendJSON(b, fv, sub)
+			b = appendJSON(b, fv, f.sub)
 		}
 	}
 	return append(b, '}')
+}
+
+// isForced reports whether a ForceSendFields value names a field.
+func isForced(force reflect.Value, goName string) bool {
+	if !force.IsValid() {
+		return false
+	}
+	for i := range force.Len() {
+		if force.Index(i).String() == goName {
+			return true
+		}
+	}
+	return false
 }
 
 // included reports whether a field is sent: nil pointers never, other
@@ -155,6 +167,47 @@ type fieldPlan struct {
 }
 
 var plans sync.Map // reflect.Type → *structPlan
+
+// selectedField is a field a selection keeps, with the selection below it.
+type selectedField struct {
+	fieldPlan
+	sub mask
+}
+
+// selection is the fields of a struct a mask keeps, in order. It holds the
+// mask, so that the mask's address, its key in selections, is not reused.
+type selection struct {
+	m      mask
+	fields []selectedField
+}
+
+// selections caches what each mask keeps of each struct: a file resource
+// has a hundred fields and a page a thousand files, and asking the mask
+// about each field of each would cost more than encoding the ones kept.
+// Masks come from fieldsParam, which makes one per selection and method,
+// so this holds a few entries per selection used.
+var selections sync.Map // selectionKey → *selection
+
+type selectionKey struct {
+	plan *structPlan
+	mask uintptr // the mask map's address, 0 for nil (everything)
+}
+
+// selected returns the fields of the struct m keeps.
+func (p *structPlan) selected(m mask) []selectedField {
+	key := selectionKey{p, reflect.ValueOf(m).Pointer()}
+	if s, ok := selections.Load(key); ok {
+		return s.(*selection).fields
+	}
+	s := &selection{m: m}
+	for _, f := range p.fields {
+		if sub, ok := m.child(f.name); ok {
+			s.fields = append(s.fields, selectedField{f, sub})
+		}
+	}
+	selections.Store(key, s)
+	return s.fields
+}
 
 // wireOrder is the order Drive writes the keys of some answers in, where it
 // differs from the client library's struct (whose fields, and so its

@@ -117,6 +117,12 @@ type Server struct {
 	computing   map[string]bool
 	repeatItems bool
 	log         changeLog
+
+	// Made once, for speed: principal keys, permission IDs by principal
+	// key, and the structs answers are built from.
+	keys  map[principal]string
+	ids   map[string]string
+	arena arena
 }
 
 // New returns an empty fake with no users, files or keys. Call Start to serve it.
@@ -140,6 +146,8 @@ func New() *Server {
 		cache:         map[string]*computed{},
 		computing:     map[string]bool{},
 		log:           newChangeLog(),
+		keys:          map[principal]string{},
+		ids:           map[string]string{},
 	}
 }
 
