@@ -61,7 +61,19 @@ func (s *Server) state(f *File) *computed {
 	}
 	s.computing[f.ID] = true
 	defer delete(s.computing, f.ID)
-	m := merger{s: s}
+	c := &computed{trashed: f.ExplicitlyTrashed}
+	var parents [4]*computed // most files have one parent
+	inherited := parents[:0]
+	n := len(f.perms) + 1
+	for _, pid := range f.Parents {
+		if p := s.files[pid]; p != nil {
+			pc := s.state(p)
+			c.trashed = c.trashed || pc.trashed
+			inherited = append(inherited, pc)
+			n += len(pc.grants)
+		}
+	}
+	m := merger{s: s, grants: make([]grant, 0, n)}
 	kind := "file"
 	if f.root && f.DriveID != "" {
 		kind = "member"
@@ -73,14 +85,7 @@ func (s *Server) state(f *File) *computed {
 	for _, d := range f.perms {
 		m.add(s.principalKey(d.p), d.p, detail{kind: kind, role: d.p.Role, from: f.ID})
 	}
-	c := &computed{trashed: f.ExplicitlyTrashed}
-	for _, pid := range f.Parents {
-		p := s.files[pid]
-		if p == nil {
-			continue
-		}
-		pc := s.state(p)
-		c.trashed = c.trashed || pc.trashed
+	for _, pc := range inherited {
 		for i := range pc.grants {
 			m.inherit(&pc.grants[i], f)
 		}
@@ -131,7 +136,8 @@ func (m *merger) inherit(pg *grant, f *File) {
 		// Every source passes as it is (only an owner's role changes) and
 		// f has no grant of the principal yet: f's grant is a copy of the
 		// parent's, sharing its sources, capped so that appending copies.
-		m.grant(pg.key, pg.perm).details = slices.Clip(pg.details)
+		g := m.grant(pg.key, pg.perm)
+		g.id, g.details = pg.id, slices.Clip(pg.details)
 		return
 	}
 	for _, d := range pg.details {
@@ -186,11 +192,15 @@ func (m *merger) find(key string) int {
 	return -1
 }
 
-// result returns the grants with their IDs, by ID.
+// result returns the grants with their IDs, by ID. A grant copied from a
+// parent has its ID already, unless it is anyone's, whose ID depends on
+// its discoverability, which another source may have changed.
 func (m *merger) result() []grant {
 	out := m.grants
 	for i := range out {
-		out[i].id = m.s.permissionID(out[i].key, out[i].perm)
+		if out[i].id == "" || out[i].perm.Type == "anyone" {
+			out[i].id = m.s.permissionID(out[i].key, out[i].perm)
+		}
 	}
 	slices.SortFunc(out, func(a, b grant) int { return strings.Compare(a.id, b.id) })
 	return slices.Clip(out)

@@ -61,7 +61,7 @@ func appendStruct(b []byte, v reflect.Value, m mask) []byte {
 	first := true
 	for _, f := range plan.selected(m) {
 		fv := v.Field(f.index)
-		if !included(fv, isForced(forced, f.goName)) {
+		if send, empty := included(fv); !send || empty && !isForced(forced, f.goName) {
 			continue
 		}
 		if !first {
@@ -94,18 +94,19 @@ func isForced(force reflect.Value, goName string) bool {
 	return false
 }
 
-// included reports whether a field is sent: nil pointers never, other
-// values when forced or not empty (the client library's rules).
-func included(v reflect.Value, forced bool) bool {
+// included tells whether a field may be sent, and whether it is empty: nil
+// pointers are never sent, other values when not empty or, empty, when
+// ForceSendFields names them (the client library's rules).
+func included(v reflect.Value) (send, empty bool) {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
-		return !v.IsNil()
+		return !v.IsNil(), false
 	case reflect.Map, reflect.Slice, reflect.String:
-		return forced || v.Len() > 0
+		return true, v.Len() == 0
 	case reflect.Struct:
-		return true
+		return true, false
 	}
-	return forced || !v.IsZero()
+	return true, v.IsZero()
 }
 
 // appendMap writes a map with string keys, sorted, as encoding/json does.
@@ -135,6 +136,15 @@ func appendString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
 	for i := 0; i < len(s); {
+		// Copy the run of bytes that need no escape at once.
+		j := i
+		for j < len(s) && s[j] >= 0x20 && s[j] < utf8.RuneSelf && s[j] != '"' && s[j] != '\\' {
+			j++
+		}
+		b = append(b, s[i:j]...)
+		if i = j; i == len(s) {
+			break
+		}
 		c := s[i]
 		switch {
 		case c == '"' || c == '\\':
