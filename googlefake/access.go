@@ -53,8 +53,14 @@ func (c *computed) equal(o *computed) bool {
 // once a listing and cost little to redo, and a world of a million folders
 // is mostly such files.
 func (s *Server) state(f *File) *computed {
-	if c, ok := s.cache[f.ID]; ok {
-		return c
+	// Looking a file up in a map of a million costs a cache miss or two:
+	// a file without children is not looked for in the cache. (One may
+	// still be there, cached while it had some, and still right.)
+	cached := len(s.children[f.ID]) > 0
+	if cached {
+		if c, ok := s.cache[f.ID]; ok {
+			return c
+		}
 	}
 	if s.computing[f.ID] {
 		return &computed{} // a cycle of parents: nothing more comes this way
@@ -91,7 +97,7 @@ func (s *Server) state(f *File) *computed {
 		}
 	}
 	c.grants = m.result()
-	if len(s.children[f.ID]) > 0 {
+	if cached {
 		s.cache[f.ID] = c
 	}
 	return c

@@ -83,8 +83,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, router func(st
 		return
 	}
 	s.count(ep.name)
-	s.delay(r.Context())
+	beforeWriting := s.pace(r.Context())
 	if f, ok := s.faults.draw(); ok {
+		beforeWriting()
 		inject(w, r, f, func() []byte {
 			body, err := s.answer(nil, ep, r, id)
 			if err != nil {
@@ -95,6 +96,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, router func(st
 		return
 	}
 	if r.Method != http.MethodGet {
+		beforeWriting()
 		writeAPIError(w, newAPIError(http.StatusNotImplemented, "notImplemented",
 			"googlefake implements only GET for "+ep.name, ""))
 		return
@@ -102,6 +104,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, router func(st
 	buf := bodies.Get().(*[]byte)
 	defer bodies.Put(buf)
 	body, err := s.answer((*buf)[:0], ep, r, id)
+	beforeWriting()
 	if err != nil {
 		writeAPIError(w, err)
 		return
