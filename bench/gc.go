@@ -101,11 +101,14 @@ type gcWindow struct {
 	cpu, gcCPU time.Duration
 	// cycles is how many collections the log shows.
 	cycles int
-	// scans are the heap bytes each collection scanned (from the log).
+	// scans are the heap bytes each collection scanned (from the log); when
+	// none ran in the window, the last one before it.
 	scans []float64
 	// scanHeap is the heap the collector scans: the exported metric at the
 	// end, else the median of scans; -1 if neither is known.
 	scanHeap float64
+	// scanBefore: scans is the last collection before the window.
+	scanBefore bool
 	// fromMetrics tells which figures came from /metrics.
 	cpuFromMetrics, scanFromMetrics bool
 	// exported are the collector's series /metrics has.
@@ -131,11 +134,17 @@ var (
 func gcBetween(a, b gcSample, logPath string) gcWindow {
 	w := gcWindow{cpu: b.cpu - a.cpu, scanHeap: -1}
 	var traced time.Duration
+	last := -1.0 // the heap the last collection before the window scanned
 	if f, err := os.Open(logPath); err == nil {
-		lines := bufio.NewScanner(io.NewSectionReader(f, a.logSize, b.logSize-a.logSize))
+		// The whole log up to the window's end: lines before it tell the
+		// last collection's scan, in case none runs within.
+		lines := bufio.NewScanner(io.NewSectionReader(f, 0, b.logSize))
 		lines.Buffer(nil, 1<<20)
+		var at int64
 		for lines.Scan() {
-			if m := gctraceLine.FindStringSubmatch(lines.Text()); m != nil {
+			in := at >= a.logSize
+			at += int64(len(lines.Bytes())) + 1
+			if m := gctraceLine.FindStringSubmatch(lines.Text()); m != nil && in {
 				w.cycles++
 				for _, ms := range m[1:] {
 					v, _ := strconv.ParseFloat(ms, 64)
@@ -143,10 +152,17 @@ func gcBetween(a, b gcSample, logPath string) gcWindow {
 				}
 			} else if m := pacerLine.FindStringSubmatch(lines.Text()); m != nil {
 				v, _ := strconv.ParseFloat(m[1], 64)
-				w.scans = append(w.scans, v)
+				if in {
+					w.scans = append(w.scans, v)
+				} else {
+					last = v
+				}
 			}
 		}
 		f.Close()
+	}
+	if len(w.scans) == 0 && last >= 0 {
+		w.scans, w.scanBefore = []float64{last}, true
 	}
 	w.gcCPU = traced
 	for name := range b.metrics {
@@ -175,18 +191,25 @@ func gcBetween(a, b gcSample, logPath string) gcWindow {
 // mergeWindows adds up windows of one daemon.
 func mergeWindows(ws []gcWindow) gcWindow {
 	out := gcWindow{scanHeap: -1}
-	var exported []float64
+	var exported, before []float64
 	for _, w := range ws {
 		out.cpu += w.cpu
 		out.gcCPU += w.gcCPU
 		out.cycles += w.cycles
-		out.scans = append(out.scans, w.scans...)
+		if w.scanBefore {
+			before = w.scans
+		} else {
+			out.scans = append(out.scans, w.scans...)
+		}
 		out.cpuFromMetrics = out.cpuFromMetrics || w.cpuFromMetrics
 		out.exported = w.exported
 		if w.scanFromMetrics {
 			out.scanFromMetrics = true
 			exported = append(exported, w.scanHeap)
 		}
+	}
+	if len(out.scans) == 0 && before != nil {
+		out.scans, out.scanBefore = before, true
 	}
 	switch {
 	case len(exported) > 0:
@@ -204,6 +227,9 @@ func (w gcWindow) describe() []string {
 		cpuFrom = metricGCCPU + " over " + metricProcessCPU
 	}
 	scanFrom := "the heap bytes each collection scanned, median, from gcpacertrace in the daemon's log"
+	if w.scanBefore && w.cycles == 0 {
+		scanFrom = "the heap bytes the last collection before the loads scanned, none running during them, from gcpacertrace in the daemon's log"
+	}
 	if w.scanFromMetrics {
 		scanFrom = metricScanHeap + " after the load"
 	}

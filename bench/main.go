@@ -12,9 +12,11 @@
 //
 // The harness runs the real foldermirror binary, built once into a
 // temporary directory, as child processes, against googlefake (the Google
-// side of the world) hosted in the harness with 30 ms of latency added to
-// every Drive call the figures time. For each size it builds a fresh fake
-// world, a My Drive library of that many folders, and measures:
+// side of the world) hosted in the harness, where every Drive call the
+// figures time takes 30 ms, the fake's own time to answer included (its
+// SetResponseTime), so that a sync can reach the latency floor the limits
+// are made of. For each size it builds a fresh fake world, a My Drive
+// library of that many folders, and measures:
 //
 //   - sync: `foldermirror sync --full` under a measuring wrapper (its wall
 //     time and peak RSS), the Drive calls the fake answered, the index left;
@@ -97,6 +99,8 @@ var (
 
 // Fixed parameters of the sync figures.
 const (
+	// driveLatency is how long each Drive call takes, the fake's work
+	// included.
 	driveLatency = 30 * time.Millisecond
 	concurrency  = 8 // storage.concurrency
 )

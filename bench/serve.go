@@ -202,8 +202,8 @@ type adminSyncResult struct {
 }
 
 // adminSync asks the daemon for an incremental sync of the My Drive
-// library (POST /sync on its admin listener) with driveLatency added to
-// every Drive call, and follows its progress to the end. It calls
+// library (POST /sync on its admin listener), each Drive call taking
+// driveLatency, and follows its progress to the end. It calls
 // onCommit, if not nil, when the sync has committed.
 func (h *hosted) adminSync(ctx context.Context, onCommit func()) (*adminSyncResult, error) {
 	url := fmt.Sprintf("http://%s/sync?library=%s&mode=incremental", h.world.adminListen, h.world.myDrive.ID)
@@ -212,8 +212,8 @@ func (h *hosted) adminSync(ctx context.Context, onCommit func()) (*adminSyncResu
 		return nil, err
 	}
 	h.fake.ResetCalls()
-	h.fake.SetLatency(driveLatency)
-	defer h.fake.SetLatency(0)
+	h.fake.SetResponseTime(driveLatency)
+	defer h.fake.SetResponseTime(0)
 	start := time.Now()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

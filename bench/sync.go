@@ -101,8 +101,8 @@ var (
 )
 
 // runSync runs `foldermirror sync --config configPath --library lib` (with
-// --full when full) under the measuring wrapper, with driveLatency added to
-// every Drive call, and measures it.
+// --full when full) under the measuring wrapper, each Drive call taking
+// driveLatency, and measures it.
 func (h *hosted) runSync(ctx context.Context, configPath, lib string, full bool) (*syncRun, error) {
 	args := []string{"sync", "--config", configPath, "--library", lib}
 	if full {
@@ -128,7 +128,7 @@ func (h *hosted) runSync(ctx context.Context, configPath, lib string, full bool)
 }
 
 // runMeasured runs the foldermirror binary with args under the measuring
-// wrapper, with driveLatency added to every Drive call, and returns what it
+// wrapper, each Drive call taking driveLatency, and returns what it
 // cost and its standard output.
 func (h *hosted) runMeasured(ctx context.Context, args []string) (*syncRun, string, error) {
 	exe, err := os.Executable()
@@ -143,12 +143,12 @@ func (h *hosted) runMeasured(ctx context.Context, args []string) (*syncRun, stri
 	stderr := &phaseClock{}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	h.fake.ResetCalls()
-	h.fake.SetLatency(driveLatency)
+	h.fake.SetResponseTime(driveLatency)
 	cpu := selfCPU()
 	stderr.start = time.Now()
 	err = cmd.Run()
 	fakeCPU := selfCPU() - cpu
-	h.fake.SetLatency(0)
+	h.fake.SetResponseTime(0)
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %s", err, tail(stderr.text.String(), 1500))
 	}
