@@ -3,8 +3,8 @@
 // PASS or FAIL: a table with a column per library size, for the figures
 // that grow with the library, and a table of the others.
 //
-//	go run ./bench                     every figure at 100,000, 300,000 and 1,000,000 folders (about 20 minutes)
-//	go run ./bench -quick              everything scaled down, a smoke test (a few minutes)
+//	go run ./bench                     every figure at 100,000, 300,000 and 1,000,000 folders (about 10 minutes)
+//	go run ./bench -quick              everything scaled down, a smoke test (about a minute)
 //	go run ./bench -sizes 50k,200k     other library sizes
 //	go run ./bench -only sync,serve    some groups of figures: sync, serve, drives, auth
 //	go run ./bench -grants uniform     the library of the bench before issue 10 (one permission list shared by all)
@@ -123,7 +123,7 @@ func main() {
 // passes, 1 when one fails or cannot be measured, 2 on bad flags.
 func run() int {
 	testing.Init() // testing.Benchmark reads the test flags
-	quick := flag.Bool("quick", false, "scale everything down: a smoke test of a few minutes (sizes 5k,20k unless -sizes)")
+	quick := flag.Bool("quick", false, "scale everything down: a smoke test of about a minute (sizes 5k,20k unless -sizes)")
 	sizes := flag.String("sizes", "", "comma-separated My Drive library sizes, e.g. 100k,300k,1m (default 100k,300k,1m)")
 	only := flag.String("only", "", "run some groups of figures, comma-separated: "+strings.Join(allGroups, ", "))
 	grants := flag.String("grants", grantsVaried, "how the library's folders are shared: varied (the targets' world) or uniform")
