@@ -19,7 +19,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/gin-gonic/gin"
 )
 
@@ -30,147 +29,28 @@ const (
 	envBareRoute  = "BENCH_BARE_ROUTE"  // the Gin route pattern answered
 )
 
-// Limits of figure 4.
+// Limits of the API figures.
 const (
-	throughputShare = 0.5 // of the bare handler's
-	childrenP99     = 20 * time.Millisecond
+	throughputShare = 0.7 // of the bare handler's
+	p99Share        = 1.5 // of the bare handler's
 	firstByteLimit  = 50 * time.Millisecond
 	streamRSSLimit  = 64e6 // bytes
 	rssSampleEvery  = 20 * time.Millisecond
 )
 
-// endpoint is an API operation loaded by figure 4.
+// endpoint is an API operation loaded by the throughput figures.
 type endpoint struct {
 	id, figure string
 	path       string // with the query
 	route      string // the Gin pattern, for the bare server
-	// p99 is the limit of the 99th percentile latency; 0: none.
-	p99 time.Duration
+	note       string // for the notes, optional
 }
 
-// apiFigures measures figure 4 against `foldermirror serve` of the My Drive
-// library (synced first if the sync figures did not run).
-func apiFigures(ctx context.Context, e *env, t *table) error {
-	cfg, err := e.myDriveConfig()
-	if err != nil {
-		return err
-	}
-	lib := e.world.myDrive
-	if !e.mySynced {
-		log.Printf("syncing %s for the API figures", lib.ID)
-		if _, err := e.runSync(ctx, cfg, lib.ID, true); err != nil {
-			return err
-		}
-		e.mySynced = true
-	}
-	srv, err := startServe(ctx, e, cfg)
-	if err != nil {
-		return err
-	}
-	defer srv.stop(15 * time.Second)
-	tokens := make([]string, len(apiUsers))
-	for i, u := range apiUsers {
-		tokens[i] = e.fake.GoogleIDToken(clientID, u, googlefake.WithTTL(time.Hour))
-	}
-	base := "http://" + e.world.listen
-	if err := streamFigures(ctx, e, srv, base+"/folder/v1/libraries/"+lib.ID+"/folders", tokens, t); err != nil {
-		return err
-	}
-	for _, ep := range []endpoint{
-		{id: "4a", figure: fmt.Sprintf("4a. children, %s visible (operation 6)", thousands(float64(e.sc.wideChildren))),
-			path:  "/folder/v1/files/" + e.world.wide + "/children?onlyDirectChildren=true",
-			route: "/folder/v1/files/:folderId/children", p99: childrenP99},
-		{id: "4b", figure: "4b. permissions of a folder (operation 4)",
-			path:  "/folder/v1/folders/" + e.world.deep + "/permissions",
-			route: "/folder/v1/folders/:folderId/permissions"},
-	} {
-		if err := throughputFigures(ctx, e, base, ep, tokens, t); err != nil {
-			return fmt.Errorf("%s: %w", ep.figure, err)
-		}
-	}
-	return nil
-}
-
-// startServe starts `foldermirror serve` and waits until it is ready and
-// has read the directory.
-func startServe(ctx context.Context, e *env, configPath string) (*daemonProc, error) {
-	log.Print("starting foldermirror serve")
-	d, err := startDaemon(filepath.Join(e.dir, "serve.log"), childEnv(), e.bin, "serve", "--config", configPath, "--log-level", "warn")
-	if err != nil {
-		return nil, err
-	}
-	admin := "http://" + e.world.adminListen
-	err = waitFor(ctx, d, 3*time.Minute, func() bool { return get(admin+"/readyz") == http.StatusOK })
-	if err == nil {
-		err = waitFor(ctx, d, time.Minute, func() bool { return directoriesRead(admin + "/status") })
-	}
-	if err != nil {
-		d.stop(5 * time.Second)
-		return nil, fmt.Errorf("foldermirror serve: %w: %s", err, d.logTail())
-	}
-	return d, nil
-}
-
-// directoriesRead reports whether the daemon's /status shows every
-// directory synced (or failed) and none syncing.
-func directoriesRead(statusURL string) bool {
-	resp, err := http.Get(statusURL)
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	var st struct {
-		Directories []struct {
-			Running   bool            `json:"running"`
-			LastFull  json.RawMessage `json:"lastFull"`
-			LastError string          `json:"lastError"`
-		} `json:"directories"`
-	}
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&st) != nil {
-		return false
-	}
-	for _, d := range st.Directories {
-		if d.Running || (d.LastFull == nil && d.LastError == "") {
-			return false
-		}
-	}
-	return true
-}
-
-// waitFor polls ready every 50 ms until it holds, the child exits, ctx ends
-// or timeout passes.
-func waitFor(ctx context.Context, d *daemonProc, timeout time.Duration, ready func() bool) error {
-	deadline := time.Now().Add(timeout)
-	for !ready() {
-		switch {
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case d.exited():
-			return fmt.Errorf("exited early (%v)", d.err)
-		case time.Now().After(deadline):
-			return fmt.Errorf("not ready after %s", timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return nil
-}
-
-// get returns the status of a GET, 0 when there is no answer.
-func get(url string) int {
-	resp, err := http.Get(url)
-	if err != nil {
-		return 0
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode
-}
-
-// streamFigures measures figure 4c: the first byte of the full library
+// streamFigures measures operation 3: the first byte of the full library
 // listing, and the server's RSS growth while sc.streams listings run at once.
-func streamFigures(ctx context.Context, e *env, srv *daemonProc, url string, tokens []string, t *table) error {
-	log.Printf("figure 4c: %d sequential full listings, then %d at once", e.sc.firstByteSamples, e.sc.streams)
-	firsts, sizes, err := sequentialListings(ctx, url, tokens, max(e.sc.firstByteSamples, len(tokens)))
+func (h *hosted) streamFigures(ctx context.Context, srv *daemonProc, url string, tokens []string, t *table) error {
+	log.Printf("op 3: %d sequential full listings, then %d at once", h.sc.firstByteSamples, h.sc.streams)
+	firsts, sizes, err := sequentialListings(ctx, url, tokens, max(h.sc.firstByteSamples, len(tokens)))
 	if err != nil {
 		return err
 	}
@@ -181,7 +61,7 @@ func streamFigures(ctx context.Context, e *env, srv *daemonProc, url string, tok
 	stop := make(chan struct{})
 	peakc := make(chan memory, 1)
 	go func() { peakc <- samplePeak(srv.pid(), stop) }()
-	results, err := listingsAtOnce(ctx, url, tokens, e.sc.streams)
+	results, err := listingsAtOnce(ctx, url, tokens, h.sc.streams)
 	close(stop)
 	peak := <-peakc
 	if err != nil {
@@ -194,16 +74,18 @@ func streamFigures(ctx context.Context, e *env, srv *daemonProc, url string, tok
 			return fmt.Errorf("a concurrent listing had %d bytes, a sequential one of the same user %d", r.bytes, want)
 		}
 	}
-	name := fmt.Sprintf("4c. all %s folders, streamed (operation 3)", thousands(float64(e.world.myDrive.Folders)))
-	t.add(row{figure: fmt.Sprintf("%s: first byte (median of %d)", name, len(firsts)), value: ms(median(firsts)),
-		unit: unitMillis, cmp: under, limit: ms(firstByteLimit)})
-	t.add(row{figure: name + ": first byte, first listing after /readyz", value: ms(firsts[0]), unit: unitMillis, cmp: info})
-	t.add(row{figure: fmt.Sprintf("%s: first byte, slowest of %d at once", name, e.sc.streams), value: ms(slowest), unit: unitMillis, cmp: info})
-	t.add(row{figure: fmt.Sprintf("%s: RSS growth, %d at once", name, e.sc.streams), value: float64(peak.rss - before.rss),
-		unit: unitMB, cmp: under, limit: streamRSSLimit})
-	t.note("4c: a listing is %s bytes; %d at once took %s; server RSS %.1f → %.1f MB (anonymous %.1f → %.1f MB, file-backed %.1f → %.1f MB; peaks sampled every 20 ms).",
-		thousands(float64(sizes[tokens[0]])), e.sc.streams, longest.Round(time.Millisecond), float64(before.rss)/1e6, float64(peak.rss)/1e6,
-		float64(before.anon)/1e6, float64(peak.anon)/1e6, float64(before.file)/1e6, float64(peak.file)/1e6)
+	const name = "op 3, all folders streamed"
+	t.add(row{section: sectionAPI, figure: fmt.Sprintf("%s: first byte (median of %d)", name, len(firsts)), size: h.size,
+		value: ms(median(firsts)), unit: unitMillis, cmp: under, limit: ms(firstByteLimit), rule: "< 50 ms"})
+	t.add(row{section: sectionAPI, figure: fmt.Sprintf("%s: first byte, slowest of %d at once", name, h.sc.streams), size: h.size,
+		value: ms(slowest), unit: unitMillis, cmp: info})
+	t.add(row{section: sectionAPI, figure: fmt.Sprintf("%s: RSS growth, %d at once", name, h.sc.streams), size: h.size,
+		value: float64(peak.rss - before.rss), unit: unitMB, cmp: under, limit: streamRSSLimit, rule: "< 64 MB"})
+	t.note("%s folders, op 3: a listing is %s bytes; the first after /readyz had its first byte in %.1f ms; %d at once took %s; "+
+		"server RSS %.1f → %.1f MB (anonymous %.1f → %.1f MB, file-backed %.1f → %.1f MB; peaks sampled every 20 ms).",
+		thousands(float64(h.size)), thousands(float64(sizes[tokens[0]])), ms(firsts[0]), h.sc.streams, longest.Round(time.Millisecond),
+		float64(before.rss)/1e6, float64(peak.rss)/1e6, float64(before.anon)/1e6, float64(peak.anon)/1e6,
+		float64(before.file)/1e6, float64(peak.file)/1e6)
 	return nil
 }
 
@@ -299,45 +181,49 @@ func samplePeak(pid int, stop <-chan struct{}) memory {
 }
 
 // throughputFigures loads one operation of the real server, then a bare Gin
-// handler answering the same bytes (each user's own), and adds figure 4a's
-// or 4b's rows.
-func throughputFigures(ctx context.Context, e *env, base string, ep endpoint, tokens []string, t *table) error {
+// handler answering the same bytes (each user's own), and adds the
+// operation's rows. It returns what the daemon's garbage collector did
+// during the real server's load.
+func (h *hosted) throughputFigures(ctx context.Context, srv *daemonProc, base string, ep endpoint, tokens []string, t *table) (gcWindow, error) {
 	bodies := map[string][]byte{}
 	for _, tok := range tokens {
 		body, err := fetch(ctx, base+ep.path, tok)
 		if err != nil {
-			return err
+			return gcWindow{}, err
 		}
 		bodies["Bearer "+tok] = body
 	}
 	body := bodies["Bearer "+tokens[0]]
-	log.Printf("%s: %d clients, %s bytes an answer", ep.figure, e.sc.clients, thousands(float64(len(body))))
-	real, err := load(ctx, base+ep.path, tokens, e.sc)
+	log.Printf("%s: %d clients, %s bytes an answer", ep.figure, h.sc.clients, thousands(float64(len(body))))
+	before := h.sampleGC(srv)
+	real, err := load(ctx, base+ep.path, tokens, h.sc)
 	if err != nil {
-		return err
+		return gcWindow{}, err
 	}
-	bareURL, stopBare, err := startBare(ctx, e, ep, bodies)
+	gc := gcBetween(before, h.sampleGC(srv), srv.stderr.Name())
+	bareURL, stopBare, err := startBare(ctx, h.env, ep, bodies)
 	if err != nil {
-		return err
+		return gcWindow{}, err
 	}
-	bare, err := load(ctx, bareURL, tokens, e.sc)
+	bare, err := load(ctx, bareURL, tokens, h.sc)
 	stopBare()
 	if err != nil {
-		return fmt.Errorf("bare handler: %w", err)
+		return gcWindow{}, fmt.Errorf("bare handler: %w", err)
 	}
-	log.Printf("  foldermirror %s; bare handler %s", real, bare)
-	t.add(row{figure: ep.figure + ": throughput", value: real.rps(), unit: unitRPS, cmp: atLeast,
-		limit: throughputShare * bare.rps(), how: fmt.Sprintf("%.1f × bare %s", throughputShare, thousands(bare.rps()))})
-	p99 := row{figure: ep.figure + ": p99 latency", value: ms(real.percentile(99)), unit: unitMillis, cmp: info}
-	if ep.p99 > 0 {
-		p99.cmp, p99.limit = under, ms(ep.p99)
+	log.Printf("  foldermirror %s; bare handler %s; GC %.1f %% of the daemon's CPU", real, bare, 100*gc.share())
+	t.add(row{section: sectionAPI, figure: ep.figure + ": throughput", size: h.size, value: real.rps(), unit: unitRPS, cmp: atLeast,
+		limit: throughputShare * bare.rps(), rule: "≥ 0.7 × bare Gin", how: fmt.Sprintf("0.7 × bare %s", thousands(bare.rps()))})
+	t.add(row{section: sectionAPI, figure: ep.figure + ": p99 latency", size: h.size, value: ms(real.percentile(99)), unit: unitMillis,
+		cmp: atMost, limit: p99Share * ms(bare.percentile(99)), rule: "≤ 1.5 × bare Gin's p99",
+		how: fmt.Sprintf("1.5 × bare %.1f ms", ms(bare.percentile(99)))})
+	t.add(row{section: sectionServe, figure: "GC share of the daemon's CPU under " + ep.id + " load", size: h.size,
+		value: gc.share(), unit: unitPercent, cmp: info})
+	t.note("%s folders, %s: %s bytes an answer; foldermirror %s; bare handler %s.",
+		thousands(float64(h.size)), ep.id, thousands(float64(len(body))), real, bare)
+	if ep.note != "" {
+		t.note("%s folders, %s: %s.", thousands(float64(h.size)), ep.id, ep.note)
 	}
-	t.add(p99)
-	t.add(row{figure: ep.figure + ": p50 latency", value: ms(real.percentile(50)), unit: unitMillis, cmp: info})
-	t.note("%s: %s bytes an answer; foldermirror p50 %.1f ms, p99 %.1f ms; bare handler p50 %.1f ms, p99 %.1f ms.",
-		ep.id, thousands(float64(len(body))), ms(real.percentile(50)), ms(real.percentile(99)),
-		ms(bare.percentile(50)), ms(bare.percentile(99)))
-	return nil
+	return gc, nil
 }
 
 // fetch GETs url once and returns the body of its 200 answer.
@@ -464,7 +350,7 @@ func startBare(ctx context.Context, e *env, ep endpoint, bodies map[string][]byt
 		return "", nil, err
 	}
 	url := "http://" + addr + ep.path
-	if err := waitFor(ctx, d, 30*time.Second, func() bool { return get(url) != 0 }); err != nil {
+	if err := waitFor(ctx, d, 30*time.Second, 20*time.Millisecond, func() bool { return get(url) != 0 }); err != nil {
 		d.stop(5 * time.Second)
 		return "", nil, fmt.Errorf("bare server: %w: %s", err, d.logTail())
 	}

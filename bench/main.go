@@ -1,21 +1,40 @@
 // Command bench measures foldermirror's performance figures in one run and
-// prints them as a table: each figure, the value measured, its limit (fixed,
-// or measured in the same run), their ratio and PASS or FAIL.
+// prints them beside their limits (fixed, or measured in the same run) with
+// PASS or FAIL: a table with a column per library size, for the figures
+// that grow with the library, and a table of the others.
 //
-//	go run ./bench                   every figure (about 3 minutes)
-//	go run ./bench -quick            everything scaled down, a smoke test (about a minute)
-//	go run ./bench -only api         one group: sync, api or auth
-//	go run ./bench -md FILE          also write the table as Markdown
+//	go run ./bench                     every figure at 100,000, 300,000 and 1,000,000 folders (about 10 minutes)
+//	go run ./bench -quick              everything scaled down, a smoke test (about a minute)
+//	go run ./bench -sizes 50k,200k     other library sizes
+//	go run ./bench -only sync,serve    some groups of figures: sync, serve, drives, auth
+//	go run ./bench -grants uniform     the library of the bench before issue 10 (one permission list shared by all)
+//	go run ./bench -md FILE            also write the tables as Markdown
 //
-// The harness hosts one googlefake (the Google side of the world) and runs
-// the real foldermirror binary, built once into a temporary directory, as
-// child processes: `foldermirror sync` for the sync figures (with 30 ms of
-// latency added to every Drive call) and `foldermirror serve` for the API
-// figures, which its own load generator drives. The API's limits come from a
-// bare Gin handler serving the same bytes, run as a child process too (this
-// binary, re-executed with BENCH_BARE_SERVER set). Authentication is measured
-// in-process with testing.Benchmark. Everything listens on 127.0.0.1;
-// temporary files and child processes go away at the end, also on Ctrl-C.
+// The harness runs the real foldermirror binary, built once into a
+// temporary directory, as child processes, against googlefake (the Google
+// side of the world) hosted in the harness, where every Drive call the
+// figures time takes 30 ms, the fake's own time to answer included (its
+// SetResponseTime), so that a sync can reach the latency floor the limits
+// are made of. For each size it builds a fresh fake world, a My Drive
+// library of that many folders, and measures:
+//
+//   - sync: `foldermirror sync --full` under a measuring wrapper (its wall
+//     time and peak RSS), the Drive calls the fake answered, the index left;
+//   - serve: `foldermirror serve` on that index: time to ready (/readyz,
+//     catalogs loaded) and RSS then; the whole library streamed (operation
+//     3), first byte and RSS growth with 8 listings at once; children of a
+//     folder (operation 6) and permissions (operation 4) under 64
+//     keep-alive clients, against a bare Gin handler serving the same bytes
+//     in the same run, and the garbage collector's share of the daemon's CPU
+//     meanwhile; then incremental syncs run by the daemon itself through its
+//     admin listener (no change, then 1,000 mixed changes) and the time
+//     until the API serves a folder those changes renamed.
+//
+// Then, once: full syncs of two shared drives (drives), and authentication
+// in-process with testing.Benchmark (auth). The serve figures per folder
+// come from the smallest and the largest size. Everything listens on
+// 127.0.0.1; temporary files and child processes go away at the end, also
+// on Ctrl-C.
 //
 // The harness reads /proc and uses Linux's parent-death signal: it runs on
 // Linux only.
@@ -30,7 +49,10 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -41,23 +63,24 @@ import (
 
 // Figure groups, as -only names them.
 const (
-	groupSync = "sync"
-	groupAPI  = "api"
-	groupAuth = "auth"
+	groupSync   = "sync"
+	groupServe  = "serve"
+	groupDrives = "drives"
+	groupAuth   = "auth"
 )
 
-var allGroups = []string{groupSync, groupAPI, groupAuth}
+var allGroups = []string{groupSync, groupServe, groupDrives, groupAuth}
 
 // scale sizes a run.
 type scale struct {
-	// myDriveFolders is the My Drive library's size, its root included.
-	myDriveFolders int
-	// myDriveDepth is how many levels the tree has below its root.
-	myDriveDepth int
+	// sizes are the My Drive library's sizes, its root included.
+	sizes []int
 	// wideChildren is the number of children of the folder "wide".
 	wideChildren int
 	// driveFolders is each shared drive's size, its root excluded.
 	driveFolders int
+	// changes is how many changes the incremental figure makes.
+	changes int
 	// clients is the number of concurrent API clients; streams the number
 	// of concurrent full-library listings.
 	clients, streams int
@@ -68,18 +91,18 @@ type scale struct {
 }
 
 var (
-	fullScale = scale{myDriveFolders: 100_000, myDriveDepth: 6, wideChildren: 1000, driveFolders: 20_000,
-		clients: 64, streams: 8, warmup: 2 * time.Second, measure: 10 * time.Second, firstByteSamples: 5}
-	quickScale = scale{myDriveFolders: 5_000, myDriveDepth: 6, wideChildren: 1000, driveFolders: 1_000,
-		clients: 64, streams: 8, warmup: 500 * time.Millisecond, measure: 2 * time.Second, firstByteSamples: 3}
+	fullScale = scale{sizes: []int{100_000, 300_000, 1_000_000}, wideChildren: 1000, driveFolders: 20_000,
+		changes: 1000, clients: 64, streams: 8, warmup: 2 * time.Second, measure: 10 * time.Second, firstByteSamples: 5}
+	quickScale = scale{sizes: []int{5_000, 20_000}, wideChildren: 1000, driveFolders: 1_000,
+		changes: 1000, clients: 64, streams: 8, warmup: 500 * time.Millisecond, measure: 2 * time.Second, firstByteSamples: 3}
 )
 
 // Fixed parameters of the sync figures.
 const (
-	driveLatency   = 30 * time.Millisecond
-	concurrency    = 8 // storage.concurrency
-	fullSyncTarget = 15 * time.Second
-	syncRSSTarget  = 300e6 // bytes
+	// driveLatency is how long each Drive call takes, the fake's work
+	// included.
+	driveLatency = 30 * time.Millisecond
+	concurrency  = 8 // storage.concurrency
 )
 
 func main() {
@@ -100,21 +123,36 @@ func main() {
 // passes, 1 when one fails or cannot be measured, 2 on bad flags.
 func run() int {
 	testing.Init() // testing.Benchmark reads the test flags
-	quick := flag.Bool("quick", false, "scale everything down: a smoke test of about a minute")
-	only := flag.String("only", "", "run one group of figures: sync, api or auth")
-	mdFile := flag.String("md", "", "also write the table as Markdown to this file")
+	quick := flag.Bool("quick", false, "scale everything down: a smoke test of about a minute (sizes 5k,20k unless -sizes)")
+	sizes := flag.String("sizes", "", "comma-separated My Drive library sizes, e.g. 100k,300k,1m (default 100k,300k,1m)")
+	only := flag.String("only", "", "run some groups of figures, comma-separated: "+strings.Join(allGroups, ", "))
+	grants := flag.String("grants", grantsVaried, "how the library's folders are shared: varied (the targets' world) or uniform")
+	mdFile := flag.String("md", "", "also write the tables as Markdown to this file")
 	flag.Parse()
 	groups := allGroups
 	if *only != "" {
-		if !slices.Contains(allGroups, *only) {
-			fmt.Fprintf(os.Stderr, "bench: -only %q: want one of %s\n", *only, strings.Join(allGroups, ", "))
-			return 2
+		groups = strings.Split(*only, ",")
+		for _, g := range groups {
+			if !slices.Contains(allGroups, g) {
+				fmt.Fprintf(os.Stderr, "bench: -only %q: want some of %s\n", g, strings.Join(allGroups, ", "))
+				return 2
+			}
 		}
-		groups = []string{*only}
+	}
+	if *grants != grantsVaried && *grants != grantsUniform {
+		fmt.Fprintf(os.Stderr, "bench: -grants %q: want %s or %s\n", *grants, grantsVaried, grantsUniform)
+		return 2
 	}
 	sc := fullScale
 	if *quick {
 		sc = quickScale
+	}
+	if *sizes != "" {
+		var err error
+		if sc.sizes, err = parseSizes(*sizes, sc.wideChildren); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: -sizes:", err)
+			return 2
+		}
 	}
 	log.SetFlags(log.Ltime)
 	log.SetPrefix("bench: ")
@@ -122,7 +160,8 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	t := &table{}
-	err := measure(ctx, sc, groups, t)
+	start := time.Now()
+	err := measure(ctx, sc, groups, *grants, t)
 	if ctx.Err() != nil {
 		log.Print("interrupted")
 		return 1
@@ -130,6 +169,7 @@ func run() int {
 	if err != nil {
 		log.Print(err)
 	}
+	log.Printf("the run took %s", time.Since(start).Round(time.Second))
 	m := currentMachine()
 	fmt.Println()
 	fmt.Println(m)
@@ -147,53 +187,161 @@ func run() int {
 	return 0
 }
 
-// env is what the figures share: the temporary directory, the binary, the
-// fake and the world in it.
-type env struct {
-	sc    scale
-	dir   string
-	bin   string // the foldermirror binary; "" when no group needs it
-	fake  *googlefake.Server
-	world *world
-	// mySynced: the My Drive library's index is there (figure 1 ran).
-	mySynced bool
+// parseSizes reads -sizes: numbers with an optional k (thousand) or m
+// (million) suffix, returned in increasing order. A library needs room for
+// its root, "wide" and wide's children.
+func parseSizes(s string, wideChildren int) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.ToLower(strings.TrimSpace(f))
+		mult := 1
+		switch {
+		case strings.HasSuffix(f, "k"):
+			f, mult = strings.TrimSuffix(f, "k"), 1_000
+		case strings.HasSuffix(f, "m"):
+			f, mult = strings.TrimSuffix(f, "m"), 1_000_000
+		}
+		n, err := strconv.ParseFloat(f, 64)
+		size := int(n * float64(mult))
+		if err != nil || size < wideChildren+100 {
+			return nil, fmt.Errorf("%q: want a size of at least %d folders, such as 100k or 1m", f, wideChildren+100)
+		}
+		if !slices.Contains(out, size) {
+			out = append(out, size)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
-// measure builds the world and runs the figure groups, adding rows to t.
-func measure(ctx context.Context, sc scale, groups []string, t *table) error {
+// env is what every figure shares: the run's temporary directory and the
+// binary.
+type env struct {
+	sc     scale
+	dir    string
+	bin    string // the foldermirror binary; "" when no group needs it
+	grants string
+}
+
+// hosted is a world in a fake of its own, and what the figures run on it
+// share: a My Drive library of one size, or (size 0) the shared drives.
+type hosted struct {
+	*env
+	size  int
+	fake  *googlefake.Server
+	world *world
+	// config is the configuration of the My Drive library alone; synced
+	// tells whether its index is there (the sync figures ran).
+	config string
+	synced bool
+}
+
+// measure runs the figure groups, adding rows to t: those of the library's
+// size for each size in turn, each in a world of its own, then the others.
+func measure(ctx context.Context, sc scale, groups []string, grants string, t *table) error {
 	dir, err := os.MkdirTemp("", "foldermirror-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	e := &env{sc: sc, dir: dir, fake: googlefake.New()}
-	if slices.Contains(groups, groupSync) || slices.Contains(groups, groupAPI) {
+	e := &env{sc: sc, dir: dir, grants: grants}
+	if slices.ContainsFunc(groups, func(g string) bool { return g != groupAuth }) {
 		if e.bin, err = buildBinary(ctx, dir); err != nil {
 			return err
 		}
 	}
-	e.fake.Start()
-	defer e.fake.Close()
-	if e.world, err = buildWorld(ctx, e.fake, sc, slices.Contains(groups, groupSync), dir); err != nil {
-		return err
+	perSize := map[int]*serveFigures{}
+	if slices.Contains(groups, groupSync) || slices.Contains(groups, groupServe) {
+		for _, size := range sc.sizes {
+			sf, err := e.sizeFigures(ctx, size, groups, t)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err != nil {
+				t.fail(fmt.Sprintf("library of %s folders", thousands(float64(size))), size, err)
+			}
+			if sf != nil {
+				perSize[size] = sf
+			}
+		}
+		growthRows(t, perSize)
 	}
 	for _, g := range groups {
 		switch g {
-		case groupSync:
-			err = syncFigures(ctx, e, t)
-		case groupAPI:
-			err = apiFigures(ctx, e, t)
+		case groupDrives:
+			err = e.driveFigures(ctx, t)
 		case groupAuth:
-			err = authFigures(e, t)
+			err = e.authFigures(t)
+		default:
+			continue
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if err != nil {
-			t.fail(g, err)
+			t.fail(g, 0, err)
 		}
 	}
 	return nil
+}
+
+// sizeFigures builds the world of one library size and runs the sync and
+// serve figures on it; it returns what the serve figures measured, nil if
+// they did not run.
+func (e *env) sizeFigures(ctx context.Context, size int, groups []string, t *table) (*serveFigures, error) {
+	fake := googlefake.New()
+	fake.Start()
+	defer func() {
+		fake.Close()
+		// The next world should not pay for this one's garbage.
+		runtime.GC()
+		debug.FreeOSMemory()
+	}()
+	dir := filepath.Join(e.dir, fmt.Sprintf("size-%d", size))
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir) // indexes of a million folders take room
+	w, err := newWorld(fake, dir)
+	if err != nil {
+		return nil, err
+	}
+	log.Printf("building a My Drive library of %s folders (%s grants)", thousands(float64(size)), e.grants)
+	start := time.Now()
+	if err := w.buildMyDrive(ctx, size, e.sc.wideChildren, e.grants); err != nil {
+		return nil, err
+	}
+	built := time.Since(start)
+	// Collect the building's garbage now, not while the fake answers the
+	// figures' calls.
+	runtime.GC()
+	s := &hosted{env: e, size: size, fake: fake, world: w}
+	if s.config, err = w.writeConfig(dir, "mydrive", []library{w.myDrive}); err != nil {
+		return nil, err
+	}
+	fp, err := s.fakeFigures(ctx, built)
+	if err != nil {
+		return nil, err
+	}
+	log.Printf("  %s distinct permission lists; the fake %s", thousands(float64(w.lists)), fp)
+	t.note("%s folders: %s distinct permission lists (%s grants), the longest %d permissions; the fake %s.",
+		thousands(float64(size)), thousands(float64(w.lists)), e.grants, w.deepGrants, fp)
+	if slices.Contains(groups, groupSync) {
+		if err := s.syncFigures(ctx, t); err != nil {
+			t.fail("full sync", size, err)
+		}
+	}
+	if !slices.Contains(groups, groupServe) {
+		return nil, nil
+	}
+	if !s.synced {
+		log.Printf("syncing %s for the serve figures", w.myDrive.ID)
+		if _, err := s.runSync(ctx, s.config, w.myDrive.ID, true); err != nil {
+			return nil, err
+		}
+		s.synced = true
+	}
+	return s.serveFigures(ctx, t)
 }
 
 // buildBinary builds cmd/foldermirror of the module the working directory

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -16,8 +15,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/index"
 )
 
@@ -34,6 +35,8 @@ type syncRun struct {
 	full                 bool
 	// phases are when the child's progress entered each phase.
 	phases []phaseMark
+	// fakeCPU is the CPU the harness, the fake answering, used meanwhile.
+	fakeCPU time.Duration
 }
 
 // phaseMark is when a sync entered a phase, counted from the child's start.
@@ -98,14 +101,14 @@ var (
 )
 
 // runSync runs `foldermirror sync --config configPath --library lib` (with
-// --full when full) under the measuring wrapper, with driveLatency added to
-// every Drive call, and measures it.
-func (e *env) runSync(ctx context.Context, configPath, lib string, full bool) (*syncRun, error) {
+// --full when full) under the measuring wrapper, each Drive call taking
+// driveLatency, and measures it.
+func (h *hosted) runSync(ctx context.Context, configPath, lib string, full bool) (*syncRun, error) {
 	args := []string{"sync", "--config", configPath, "--library", lib}
 	if full {
 		args = append(args, "--full")
 	}
-	r, stdout, err := e.runMeasured(ctx, args)
+	r, stdout, err := h.runMeasured(ctx, args)
 	if err != nil {
 		return nil, fmt.Errorf("foldermirror %s: %w", strings.Join(args, " "), err)
 	}
@@ -119,31 +122,33 @@ func (e *env) runSync(ctx context.Context, configPath, lib string, full bool) (*
 		return nil, fmt.Errorf("foldermirror sync printed no summary: %q", tail(stdout, 500))
 	}
 	log.Printf("synced %s: %s", lib, strings.TrimSpace(stdout))
-	log.Printf("  Drive calls the fake answered: %d %v; wall %s; peak RSS %.0f MB",
-		r.calls, r.methods, r.wall.Round(time.Millisecond), float64(r.peakRSS)/1e6)
+	log.Printf("  Drive calls the fake answered: %d %v; wall %s; peak RSS %.0f MB; the fake's CPU %.1f s",
+		r.calls, r.methods, r.wall.Round(time.Millisecond), float64(r.peakRSS)/1e6, r.fakeCPU.Seconds())
 	return r, nil
 }
 
 // runMeasured runs the foldermirror binary with args under the measuring
-// wrapper, with driveLatency added to every Drive call, and returns what it
+// wrapper, each Drive call taking driveLatency, and returns what it
 // cost and its standard output.
-func (e *env) runMeasured(ctx context.Context, args []string) (*syncRun, string, error) {
+func (h *hosted) runMeasured(ctx context.Context, args []string) (*syncRun, string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, "", err
 	}
-	out := filepath.Join(e.dir, "measure.json")
-	cmd := exec.CommandContext(ctx, exe, append([]string{e.bin}, args...)...)
+	out := filepath.Join(h.dir, "measure.json")
+	cmd := exec.CommandContext(ctx, exe, append([]string{h.bin}, args...)...)
 	cmd.Env = childEnv(envMeasure + "=" + out)
 	cmd.SysProcAttr = childAttr()
 	var stdout strings.Builder
 	stderr := &phaseClock{}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
-	e.fake.ResetCalls()
-	e.fake.SetLatency(driveLatency)
+	h.fake.ResetCalls()
+	h.fake.SetResponseTime(driveLatency)
+	cpu := selfCPU()
 	stderr.start = time.Now()
 	err = cmd.Run()
-	e.fake.SetLatency(0)
+	fakeCPU := selfCPU() - cpu
+	h.fake.SetResponseTime(0)
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %s", err, tail(stderr.text.String(), 1500))
 	}
@@ -151,77 +156,83 @@ func (e *env) runMeasured(ctx context.Context, args []string) (*syncRun, string,
 	if data, err := os.ReadFile(out); err != nil || json.Unmarshal(data, &m) != nil {
 		return nil, "", fmt.Errorf("no measure from the wrapper (%v)", err)
 	}
-	r := &syncRun{wall: m.Wall, peakRSS: m.MaxRSS, methods: map[string]int{}, phases: stderr.phases}
-	for method, n := range e.fake.Calls() {
-		if strings.HasPrefix(method, "drive.") {
-			r.calls += n
-			r.methods[method] = n
-		}
-	}
+	r := &syncRun{wall: m.Wall, peakRSS: m.MaxRSS, methods: map[string]int{}, phases: stderr.phases, fakeCPU: fakeCPU}
+	r.calls, r.methods = driveCalls(h.fake)
 	return r, stdout.String(), nil
 }
 
-// myDriveConfig writes the configuration of the My Drive library
-// alone, whose index the sync and API figures share.
-func (e *env) myDriveConfig() (string, error) {
-	return e.world.writeConfig(e.dir, "mydrive", []library{e.world.myDrive})
+// driveCalls returns how many Drive calls the fake answered since its
+// counts were reset, in all and by method.
+func driveCalls(fake *googlefake.Server) (int, map[string]int) {
+	n, methods := 0, map[string]int{}
+	for method, c := range fake.Calls() {
+		if strings.HasPrefix(method, "drive.") {
+			n += c
+			methods[method] = c
+		}
+	}
+	return n, methods
+}
+
+// selfCPU is the CPU time the harness has used, the fake's included.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // dataDir is the data directory of a configuration writeConfig wrote.
 func dataDir(configPath string) string { return filepath.Join(filepath.Dir(configPath), "data") }
 
-// syncFigures measures figures 1, 6, 3 and 2, in that order: the full sync
-// of the My Drive library, its index, an incremental sync of it with no
-// change, and full syncs of the two shared drives.
-func syncFigures(ctx context.Context, e *env, t *table) error {
-	cfg, err := e.myDriveConfig()
+// The limits of the full sync of the My Drive library of n folders: Drive
+// calls and wall time from the fewest calls possible, a page of 1,000
+// folders each and one for the changes token; peak RSS 150 MB at 100,000
+// folders and 250 MB at 1,000,000, linear between (and flat beyond).
+const (
+	fullSyncCallShare = 1.05
+	fullSyncWallShare = 2.0
+)
+
+func fewestCalls(n int) float64 { return math.Ceil(float64(n)/1000) + 1 }
+
+func syncRSSLimit(n int) float64 {
+	const lo, hi = 100_000, 1_000_000
+	f := min(max(float64(n-lo)/(hi-lo), 0), 1)
+	return 150e6 + f*100e6
+}
+
+// syncFigures measures the full sync of the My Drive library and its index.
+func (h *hosted) syncFigures(ctx context.Context, t *table) error {
+	lib := h.world.myDrive
+	log.Printf("full sync of %s (%s folders)", lib.ID, thousands(float64(lib.Folders)))
+	r, err := h.runSync(ctx, h.config, lib.ID, true)
 	if err != nil {
 		return err
 	}
-	lib := e.world.myDrive
-	log.Printf("figure 1: full sync of %s (%s folders)", lib.ID, thousands(float64(lib.Folders)))
-	r, err := e.runSync(ctx, cfg, lib.ID, true)
-	if err != nil {
-		return err
+	h.synced = true
+	fewest := fewestCalls(lib.Folders)
+	t.add(row{section: sectionSync, figure: "Drive calls", size: h.size, value: float64(r.calls), unit: unitCalls, cmp: atMost,
+		limit: fullSyncCallShare * fewest, rule: "≤ 1.05 × (⌈N/1000⌉+1)", how: "1.05 × " + thousands(fewest) + " fewest"})
+	t.add(row{section: sectionSync, figure: "wall time", size: h.size, value: r.wall.Seconds(), unit: unitSeconds, cmp: atMost,
+		limit: fullSyncWallShare * fewest * driveLatency.Seconds(), rule: "≤ 2 × (⌈N/1000⌉+1) × 30 ms",
+		how: fmt.Sprintf("2 × %s × 30 ms", thousands(fewest))})
+	rss := row{section: sectionSync, figure: "peak RSS", size: h.size, value: float64(r.peakRSS), unit: unitMB, cmp: atMost,
+		limit: syncRSSLimit(lib.Folders), rule: "≤ 150 MB at 100k, 250 MB at 1M (linear between)"}
+	if lib.Folders != 100_000 && lib.Folders != 1_000_000 {
+		rss.how = "interpolated"
 	}
-	e.mySynced = true
-	fullSyncRows(t, lib, r)
-	if err := indexFigures(cfg, lib, t); err != nil {
-		return err
-	}
-	log.Print("figure 3: incremental sync, no change")
-	if r, err = e.runSync(ctx, cfg, lib.ID, false); err != nil {
-		return err
-	}
-	fig := fmt.Sprintf("3. incremental sync, no change, %s folders: Drive calls", thousands(float64(lib.Folders)))
-	if r.full {
-		return errors.New("figure 3: the sync without --full was a full one")
-	}
-	t.add(row{figure: fig, value: float64(r.calls), unit: unitCalls, cmp: exactly, limit: 1})
-	return driveFigures(ctx, e, t)
+	t.add(rss)
+	t.note("%s folders, full sync: synced %s folders and %s permissions (the world has %s folders); Drive calls %v; %s; the fake used %.1f s of CPU (%.1f ms a call).",
+		thousands(float64(h.size)), thousands(float64(r.folders)), thousands(float64(r.permissions)), thousands(float64(lib.Folders)),
+		r.methods, describePhases(r), r.fakeCPU.Seconds(), ms(r.fakeCPU)/float64(max(r.calls, 1)))
+	return indexFigures(h.size, h.config, t)
 }
 
-// fullSyncRows adds figure 1's rows.
-func fullSyncRows(t *table, lib library, r *syncRun) {
-	name := fmt.Sprintf("1. full sync, My Drive %s folders", thousands(float64(lib.Folders)))
-	fewest := math.Ceil(float64(lib.Folders)/1000) + 1
-	t.add(row{figure: name + ": Drive calls", value: float64(r.calls), unit: unitCalls, cmp: atMost,
-		limit: 1.2 * fewest, how: "1.2 × " + thousands(fewest) + " fewest"})
-	t.add(row{figure: name + ": wall time", value: r.wall.Seconds(), unit: unitSeconds, cmp: atMost,
-		limit: fullSyncTarget.Seconds()})
-	t.add(row{figure: name + ": peak RSS", value: float64(r.peakRSS), unit: unitMB, cmp: atMost, limit: syncRSSTarget})
-	checkCount(t, lib, r)
-}
-
-// checkCount notes a sync that did not find the folders the world has.
-func checkCount(t *table, lib library, r *syncRun) {
-	t.note("%s: synced %s folders and %s permissions (the world has %s folders); %s.", lib.ID,
-		thousands(float64(r.folders)), thousands(float64(r.permissions)), thousands(float64(lib.Folders)), describePhases(r))
-}
-
-// indexFigures measures figure 6 on the index the figure 1 sync left: the
-// file's size and the median time of five index.Open calls.
-func indexFigures(configPath string, lib library, t *table) error {
+// indexFigures adds the size of the index the full sync left and the
+// median time of five index.Open calls.
+func indexFigures(size int, configPath string, t *table) error {
 	path := filepath.Join(dataDir(configPath), index.FileName)
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -240,36 +251,59 @@ func indexFigures(configPath string, lib library, t *table) error {
 			return err
 		}
 	}
-	slices.Sort(opens)
-	name := fmt.Sprintf("6. index of %s folders × 5 permissions", thousands(float64(lib.Folders)))
-	t.add(row{figure: name + ": size on disk", value: float64(fi.Size()), unit: unitMB, cmp: info})
-	t.add(row{figure: name + ": index.Open (median of 5)", value: ms(opens[len(opens)/2]), unit: unitMillis, cmp: info})
+	t.add(row{section: sectionSync, figure: "index: size on disk", size: size, value: float64(fi.Size()), unit: unitMB, cmp: info})
+	t.add(row{section: sectionSync, figure: "index: index.Open (median of 5)", size: size, value: ms(median(opens)), unit: unitMillis, cmp: info})
 	return nil
 }
 
-// driveFigures measures figure 2: a full sync of each shared drive.
-func driveFigures(ctx context.Context, e *env, t *table) error {
-	cfg, err := e.world.writeConfig(e.dir, "drives", e.world.drives)
+// driveFigures measures full syncs of two shared drives of driveFolders
+// folders, in a world of their own: one where one folder in ten has a
+// permission of its own (the target), one where all have (for the record).
+func (e *env) driveFigures(ctx context.Context, t *table) error {
+	fake := googlefake.New()
+	fake.Start()
+	defer fake.Close()
+	w, err := newWorld(fake, e.dir)
 	if err != nil {
 		return err
 	}
-	for _, lib := range e.world.drives {
-		log.Printf("figure 2: full sync of shared drive %s (%s folders, %s with a permission of their own)",
+	h := &hosted{env: e, fake: fake, world: w}
+	for _, every := range []int{10, 1} {
+		start := time.Now()
+		lib, err := w.buildSharedDrive(ctx, e.sc.driveFolders, every)
+		if err != nil {
+			return err
+		}
+		w.drives = append(w.drives, lib)
+		log.Printf("built shared drive %s: %s folders in %s", lib.ID, thousands(float64(lib.Folders)), since(start))
+	}
+	cfg, err := w.writeConfig(e.dir, "drives", w.drives)
+	if err != nil {
+		return err
+	}
+	for _, lib := range w.drives {
+		log.Printf("full sync of shared drive %s (%s folders, %s with a permission of their own)",
 			lib.ID, thousands(float64(lib.Folders)), thousands(float64(lib.OwnPermissions)))
-		r, err := e.runSync(ctx, cfg, lib.ID, true)
+		r, err := h.runSync(ctx, cfg, lib.ID, true)
 		if err != nil {
 			return err
 		}
 		pct := 100 * lib.OwnPermissions / (lib.Folders - 1)
-		name := fmt.Sprintf("2. full sync, shared drive %s folders, %d %% with own permissions",
+		name := fmt.Sprintf("full sync, shared drive of %s folders, %d %% with their own permissions",
 			thousands(float64(lib.Folders)), pct)
 		bound := float64(lib.Folders) + math.Ceil(float64(lib.Folders)/1000) + 1
-		t.add(row{figure: name + ": Drive calls", value: float64(r.calls), unit: unitCalls, cmp: atMost,
-			limit: 1.05 * bound, how: "1.05 × " + thousands(bound)})
-		t.add(row{figure: name + ": wall time", value: r.wall.Seconds(), unit: unitSeconds, cmp: atMost,
+		calls := row{section: sectionDrives, figure: name + ": Drive calls", value: float64(r.calls), unit: unitCalls, cmp: atMost,
+			limit: 1.05 * bound, how: "1.05 × " + thousands(bound)}
+		wall := row{section: sectionDrives, figure: name + ": wall time", value: r.wall.Seconds(), unit: unitSeconds, cmp: atMost,
 			limit: 1.2 * float64(r.calls) * driveLatency.Seconds() / concurrency,
-			how:   fmt.Sprintf("1.2 × %s calls × 30 ms / %d", thousands(float64(r.calls)), concurrency)})
-		checkCount(t, lib, r)
+			how:   fmt.Sprintf("1.2 × %s calls × 30 ms / %d", thousands(float64(r.calls)), concurrency)}
+		if lib.OwnPermissions == lib.Folders-1 {
+			calls.cmp, wall.cmp = info, info // every folder has its own: for the record
+		}
+		t.add(calls)
+		t.add(wall)
+		t.note("%s: synced %s folders and %s permissions (the drive has %s folders); %s.", lib.ID,
+			thousands(float64(r.folders)), thousands(float64(r.permissions)), thousands(float64(lib.Folders)), describePhases(r))
 	}
 	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"log"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -27,11 +27,36 @@ const (
 	msAppID          = "9b8a7c6d-5e4f-4a3b-8c2d-1f0e9d8c7b6a"
 	securityCode     = "bench-security-code"
 	sharedDriveDepth = 4
+	myDriveDepth     = 6 // levels below the My Drive library's root
 )
 
 // apiUsers are the users whose tokens the API figures mint: alice and bob
 // are in the staff group, carol sees the library through the domain grant.
 var apiUsers = []string{"alice@" + domain, "bob@" + domain, "carol@" + domain}
+
+// How the My Drive library's folders are shared (-grants).
+const (
+	// grantsVaried: some folders of each level are shared with one of a
+	// pool of users and groups, more near the root; each folder's list is
+	// the union of its ancestors' grants, as in a real domain. The targets
+	// are measured on this world.
+	grantsVaried = "varied"
+	// grantsUniform: every other folder of a level re-shares one of the
+	// root's principals with a higher role: a handful of distinct lists,
+	// the world of the bench before issue 10.
+	grantsUniform = "uniform"
+)
+
+// The pool of principals the varied world shares folders with.
+const (
+	poolUsers  = 200
+	poolGroups = 40
+)
+
+// shareShare is, by level below the root (index 1 is the root's children),
+// the fraction of folders the varied world shares with a principal of the
+// pool; deeper levels take the last.
+var shareShare = []float64{0, 0.6, 0.4, 0.25, 0.12, 0.06}
 
 // library is a library of the world.
 type library struct {
@@ -44,24 +69,41 @@ type library struct {
 	OwnPermissions int
 }
 
-// world is what the fake holds: the My Drive library with its folder
-// "wide", and the shared drives of the sync figures.
+// world is what one fake holds: the people, and either the My Drive
+// library of one size or the shared drives.
 type world struct {
-	fake    *googlefake.Server
-	myDrive library
-	// wide is the folder with wideChildren children; deep a folder at the
-	// deepest level, whose permissions figure 4 reads.
-	wide, deep string
-	// drives: every folder with a permission of its own, then one in ten.
-	drives []library
+	fake *googlefake.Server
 	// keyFile is the service-account key; adminListen and listen the ports
 	// the configurations give the daemon.
 	keyFile, adminListen, listen string
+
+	myDrive library
+	// wide is the folder with wideChildren children; deep a folder of the
+	// deepest level with the longest permission list, whose permissions
+	// the API figures read.
+	wide, deep string
+	// deepGrants is how many permissions deep has.
+	deepGrants int
+	// lists counts the distinct permission lists of the library's folders.
+	lists int
+	// leaves are the folders of the deepest level, inner those of the level
+	// above: the incremental figures change them. shared are folders of
+	// those two levels with a permission of their own, which they may
+	// unshare.
+	leaves, inner []string
+	shared        []sharedLeaf
+
+	// drives: every folder with a permission of its own, then one in ten.
+	drives []library
 }
 
-// buildWorld fills the fake: users, a group, the My Drive library, and the
-// shared drives when withDrives; and writes the service-account key in dir.
-func buildWorld(ctx context.Context, fake *googlefake.Server, sc scale, withDrives bool, dir string) (*world, error) {
+// sharedLeaf is a folder with a permission set on it.
+type sharedLeaf struct{ id, permission string }
+
+// newWorld fills a fresh fake with the people (the storage and admin
+// accounts, the API users, the pool of the varied world, their groups) and
+// writes the service-account key in dir.
+func newWorld(fake *googlefake.Server, dir string) (*world, error) {
 	fake.Seed(1)
 	w := &world{fake: fake}
 	for _, u := range append([]string{storageAccount, adminAccount}, apiUsers...) {
@@ -69,21 +111,11 @@ func buildWorld(ctx context.Context, fake *googlefake.Server, sc scale, withDriv
 	}
 	fake.MakeAdmin(adminAccount)
 	fake.AddGroup(staffGroup, apiUsers[0], apiUsers[1])
-	start := time.Now()
-	if err := w.buildMyDrive(ctx, sc); err != nil {
-		return nil, err
+	for i := range poolUsers {
+		fake.AddUser(poolUser(i))
 	}
-	log.Printf("built the My Drive library: %s folders in %s", thousands(float64(w.myDrive.Folders)), since(start))
-	if withDrives {
-		for _, every := range []int{1, 10} {
-			start := time.Now()
-			lib, err := w.buildSharedDrive(ctx, sc.driveFolders, every)
-			if err != nil {
-				return nil, err
-			}
-			w.drives = append(w.drives, lib)
-			log.Printf("built shared drive %s: %s folders in %s", lib.ID, thousands(float64(lib.Folders)), since(start))
-		}
+	for g := range poolGroups {
+		fake.AddGroup(poolGroup(g), poolUser(g), poolUser(g+poolGroups), poolUser(g+2*poolGroups))
 	}
 	w.keyFile = filepath.Join(dir, "sa.json")
 	if err := os.WriteFile(w.keyFile, fake.ServiceAccountKey(serviceAccount), 0o600); err != nil {
@@ -96,6 +128,9 @@ func buildWorld(ctx context.Context, fake *googlefake.Server, sc scale, withDriv
 	return w, err
 }
 
+func poolUser(i int) string  { return fmt.Sprintf("user%03d@%s", i, domain) }
+func poolGroup(i int) string { return fmt.Sprintf("team%02d@%s", i, domain) }
+
 // rootGrants are the four grants of the My Drive library's root; every
 // folder inherits them, so each has five permissions with its owner's.
 var rootGrants = []googlefake.Permission{
@@ -107,7 +142,9 @@ var rootGrants = []googlefake.Permission{
 
 // levelGrants re-grant one of the root's principals, with a higher role, on
 // every other folder of a level (index: the level), so that each grant is
-// direct on some folders and inherited on the others, and roles vary.
+// direct on some folders and inherited on the others, and roles vary. The
+// uniform world shares every level so; both worlds share the children of
+// "wide" so.
 var levelGrants = []googlefake.Permission{
 	1: {Type: "group", Role: "commenter", EmailAddress: staffGroup, DisplayName: "Staff"},
 	2: {Type: "user", Role: "writer", EmailAddress: apiUsers[0], DisplayName: "Alice"},
@@ -117,36 +154,95 @@ var levelGrants = []googlefake.Permission{
 	6: {Type: "user", Role: "writer", EmailAddress: apiUsers[1], DisplayName: "Bob"},
 }
 
-// buildMyDrive makes the My Drive library, owned by the storage account
-// (whose My Drive holds nothing else, so that listing it lists the library
-// only): the root, the folder "wide" and its children, and a tree of the
-// rest, sc.myDriveDepth levels deep. Each folder is shared as it is made,
-// before it has children, which keeps the fake's work small.
-func (w *world) buildMyDrive(ctx context.Context, sc scale) error {
-	root := w.fake.CreateFolder(storageAccount, "", "Bench library")
+// poolGrant draws the grant the varied world gives a folder it shares: a
+// pool user (most often), a pool group, or one of the root's principals
+// again with a higher role.
+func poolGrant(rng *rand.Rand) googlefake.Permission {
+	role := []string{"reader", "reader", "reader", "reader", "reader", "commenter", "commenter", "writer", "writer", "writer"}[rng.IntN(10)]
+	switch r := rng.IntN(100); {
+	case r < 80:
+		i := rng.IntN(poolUsers)
+		return googlefake.Permission{Type: "user", Role: role, EmailAddress: poolUser(i), DisplayName: fmt.Sprintf("User %03d", i)}
+	case r < 95:
+		g := rng.IntN(poolGroups)
+		return googlefake.Permission{Type: "group", Role: role, EmailAddress: poolGroup(g), DisplayName: fmt.Sprintf("Team %02d", g)}
+	default:
+		p := rootGrants[1+rng.IntN(len(rootGrants)-1)]
+		p.Role = []string{"commenter", "writer"}[rng.IntN(2)]
+		return p
+	}
+}
+
+// node is a folder being made, with its permission list (see lists).
+type node struct {
+	id   string
+	list int32
+}
+
+// buildMyDrive makes the My Drive library of size folders, owned by the
+// storage account (whose My Drive holds nothing else, so that listing it
+// lists the library only): the root, the folder "wide" with wideChildren
+// children, and a tree of the rest, myDriveDepth levels deep, shared as
+// grants says. Each folder is shared as it is made, before it has
+// children, which keeps the fake's work small; children are made parent by
+// parent, as a tree usually grows.
+func (w *world) buildMyDrive(ctx context.Context, size, wideChildren int, grants string) error {
+	rng := rand.New(rand.NewPCG(uint64(size), 10))
+	lists := newListSet()
+	// share shares a folder and merges the grant into its list.
+	share := func(n *node, p googlefake.Permission) string {
+		n.list = lists.with(n.list, p)
+		return w.fake.Share(n.id, p)
+	}
+	root := node{id: w.fake.CreateFolder(storageAccount, "", "Bench library"),
+		list: lists.with(-1, googlefake.Permission{Type: "user", Role: "owner", EmailAddress: storageAccount})}
 	for _, p := range rootGrants {
-		w.fake.Share(root, p)
+		share(&root, p)
 	}
-	create := func(parent string, level, i int, name string) string {
-		id := w.fake.CreateFolder(storageAccount, parent, name)
-		if i%2 == 0 && level < len(levelGrants) {
-			w.fake.Share(id, levelGrants[level])
+	lists.use(root.list)
+	wide := node{id: w.fake.CreateFolder(storageAccount, root.id, "wide"), list: root.list}
+	lists.use(wide.list)
+	for i := range wideChildren {
+		c := node{id: w.fake.CreateFolder(storageAccount, wide.id, fmt.Sprintf("Child %04d", i)), list: wide.list}
+		if i%2 == 0 {
+			share(&c, levelGrants[2])
 		}
-		return id
+		lists.use(c.list)
 	}
-	w.wide = create(root, 1, 1, "wide")
-	for i := range sc.wideChildren {
-		create(w.wide, 2, i, fmt.Sprintf("Child %04d", i))
-	}
-	rest := sc.myDriveFolders - 2 - sc.wideChildren
-	deep, err := growLevels(ctx, root, rest, sc.myDriveDepth, func(parent string, level, i int) string {
-		return create(parent, level, i, folderName(level, i))
+	w.wide = wide.id
+	deepest := 0
+	rest := size - 2 - wideChildren
+	w.leaves, w.inner = nil, nil
+	leaves, err := growLevels(ctx, root, rest, myDriveDepth, func(parent node, level, i int) node {
+		n := node{id: w.fake.CreateFolder(storageAccount, parent.id, folderName(level, i)), list: parent.list}
+		switch {
+		case grants == grantsUniform:
+			if i%2 == 0 && level < len(levelGrants) {
+				share(&n, levelGrants[level])
+			}
+		case rng.Float64() < shareShare[min(level, len(shareShare)-1)]:
+			if perm := share(&n, poolGrant(rng)); level >= myDriveDepth-1 && len(w.shared) < 10_000 {
+				w.shared = append(w.shared, sharedLeaf{id: n.id, permission: perm})
+			}
+		}
+		if level == myDriveDepth-1 {
+			w.inner = append(w.inner, n.id)
+		}
+		lists.use(n.list)
+		return n
 	})
 	if err != nil {
 		return err
 	}
-	w.deep = deep
-	w.myDrive = library{ID: "bench-mydrive", Name: "Bench library", RootFolderID: root, Folders: sc.myDriveFolders}
+	for _, n := range leaves {
+		w.leaves = append(w.leaves, n.id)
+		if l := lists.size(n.list); l > deepest {
+			deepest, w.deep = l, n.id
+		}
+	}
+	w.deepGrants = deepest
+	w.lists = lists.count()
+	w.myDrive = library{ID: "bench-mydrive", Name: "Bench library", RootFolderID: root.id, Folders: size}
 	return nil
 }
 
@@ -176,27 +272,29 @@ func (w *world) buildSharedDrive(ctx context.Context, n, every int) (library, er
 // growLevels adds n folders under root, level by level, at most depth levels
 // deep: each level has b times as many folders as the one above, b the
 // smallest branching that fits n in depth levels; the last level made takes
-// what is left, spread evenly over its parents. create makes the i-th folder
-// of a level. growLevels returns a folder of the deepest level.
-func growLevels(ctx context.Context, root string, n, depth int, create func(parent string, level, i int) string) (string, error) {
+// what is left, spread evenly over its parents. Each parent's children are
+// made one after the other. create makes the i-th folder of a level under
+// parent. growLevels returns the folders of the deepest level.
+func growLevels[T any](ctx context.Context, root T, n, depth int, create func(parent T, level, i int) T) ([]T, error) {
 	b := 2
 	for capacity(b, depth) < n {
 		b++
 	}
-	parents := []string{root}
+	parents := []T{root}
 	for level := 1; level <= depth && n > 0; level++ {
 		count := min(len(parents)*b, n)
-		next := make([]string, 0, count)
+		next := make([]T, 0, count)
 		for i := range count {
 			if i%1000 == 0 && ctx.Err() != nil {
-				return "", ctx.Err()
+				return nil, ctx.Err()
 			}
-			next = append(next, create(parents[i%len(parents)], level, i))
+			// Children i*len/count .. : parent by parent, evenly spread.
+			next = append(next, create(parents[i*len(parents)/count], level, i))
 		}
 		n -= count
 		parents = next
 	}
-	return parents[len(parents)/2], nil
+	return parents, nil
 }
 
 // capacity is how many folders a tree of branching b holds in depth levels

@@ -48,56 +48,59 @@ func (c *computed) equal(o *computed) bool {
 }
 
 // state returns the effective state of a file, from the cache when it can.
-// Every mutation drops the cached states of the files it may affect.
+// Every mutation drops the cached states of the files it may affect. Only
+// the states of files with children are kept: the others are asked for
+// once a listing and cost little to redo, and a world of a million folders
+// is mostly such files.
 func (s *Server) state(f *File) *computed {
-	if c, ok := s.cache[f.ID]; ok {
-		return c
+	// Looking a file up in a map of a million costs a cache miss or two:
+	// a file without children is not looked for in the cache. (One may
+	// still be there, cached while it had some, and still right.)
+	cached := len(s.children[f.ID]) > 0
+	if cached {
+		if c, ok := s.cache[f.ID]; ok {
+			return c
+		}
 	}
 	if s.computing[f.ID] {
 		return &computed{} // a cycle of parents: nothing more comes this way
 	}
 	s.computing[f.ID] = true
 	defer delete(s.computing, f.ID)
-	m := merger{}
+	c := &computed{trashed: f.ExplicitlyTrashed}
+	var parents [4]*computed // most files have one parent
+	inherited := parents[:0]
+	n := len(f.perms) + 1
+	for _, pid := range f.Parents {
+		if p := s.files[pid]; p != nil {
+			pc := s.state(p)
+			c.trashed = c.trashed || pc.trashed
+			inherited = append(inherited, pc)
+			n += len(pc.grants)
+		}
+	}
+	m := merger{s: s, grants: make([]grant, 0, n)}
 	kind := "file"
 	if f.root && f.DriveID != "" {
 		kind = "member"
 	}
-	for _, p := range s.directPermissions(f) {
-		m.add(p, detail{kind: kind, role: p.Role, from: f.ID})
+	if f.Owner != "" && f.DriveID == "" {
+		owner := Permission{Type: "user", Role: "owner", EmailAddress: f.Owner}
+		m.add(s.principalKey(owner), owner, detail{kind: kind, role: owner.Role, from: f.ID})
 	}
-	c := &computed{trashed: f.ExplicitlyTrashed}
-	for _, pid := range f.Parents {
-		p := s.files[pid]
-		if p == nil {
-			continue
-		}
-		pc := s.state(p)
-		c.trashed = c.trashed || pc.trashed
-		for _, g := range pc.grants {
-			for _, d := range g.details {
-				perm := g.perm
-				if perm.Role = inheritedRole(g.perm, d.role, f); perm.Role != "" {
-					m.add(perm, detail{kind: d.kind, role: perm.Role, from: d.from})
-				}
-			}
+	for _, d := range f.perms {
+		m.add(s.principalKey(d.p), d.p, detail{kind: kind, role: d.p.Role, from: f.ID})
+	}
+	for _, pc := range inherited {
+		for i := range pc.grants {
+			m.inherit(&pc.grants[i], f)
 		}
 	}
 	c.grants = m.result()
-	s.cache[f.ID] = c
+	if cached {
+		s.cache[f.ID] = c
+	}
 	return c
-}
-
-// directPermissions returns the permissions set on f, with the owner's first.
-func (s *Server) directPermissions(f *File) []Permission {
-	var out []Permission
-	if f.Owner != "" && f.DriveID == "" {
-		out = append(out, Permission{Type: "user", Role: "owner", EmailAddress: f.Owner})
-	}
-	for _, d := range f.perms {
-		out = append(out, d.p)
-	}
-	return out
 }
 
 // inheritedRole is the role a file gets from an ancestor's permission. My
@@ -114,15 +117,49 @@ func inheritedRole(p Permission, role string, f *File) string {
 }
 
 // merger merges permissions by principal.
-type merger map[string]*grant
+type merger struct {
+	s      *Server
+	grants []grant
+	// index finds a grant by principal key once there are many.
+	index map[string]int
+}
 
-func (m merger) add(p Permission, d detail) {
-	key := principalKey(p)
-	g := m[key]
-	if g == nil {
-		g = &grant{key: key, perm: p}
-		m[key] = g
-	} else {
+// mergerIndexFrom is how many grants a merger holds before it indexes them.
+const mergerIndexFrom = 32
+
+// add merges a permission for the principal key, from the source d.
+func (m *merger) add(key string, p Permission, d detail) {
+	g := m.grant(key, p)
+	if !slices.Contains(g.details, d) {
+		g.details = append(g.details, d)
+	}
+}
+
+// inherit merges what f inherits of a parent's grant pg: each of its
+// sources, with the role inheritedRole gives it.
+func (m *merger) inherit(pg *grant, f *File) {
+	if m.find(pg.key) < 0 && !slices.ContainsFunc(pg.details, func(d detail) bool { return d.role == "owner" }) {
+		// Every source passes as it is (only an owner's role changes) and
+		// f has no grant of the principal yet: f's grant is a copy of the
+		// parent's, sharing its sources, capped so that appending copies.
+		g := m.grant(pg.key, pg.perm)
+		g.id, g.details = pg.id, slices.Clip(pg.details)
+		return
+	}
+	for _, d := range pg.details {
+		perm := pg.perm
+		if perm.Role = inheritedRole(pg.perm, d.role, f); perm.Role != "" {
+			m.add(pg.key, perm, detail{kind: d.kind, role: perm.Role, from: d.from})
+		}
+	}
+}
+
+// grant returns the grant of a principal, merging p into it (the highest
+// role, discoverable if any source is, the first display name), or a new
+// one made of p.
+func (m *merger) grant(key string, p Permission) *grant {
+	if i := m.find(key); i >= 0 {
+		g := &m.grants[i]
 		if roleRank[p.Role] > roleRank[g.perm.Role] {
 			g.perm.Role = p.Role
 		}
@@ -130,20 +167,49 @@ func (m merger) add(p Permission, d detail) {
 		if g.perm.DisplayName == "" {
 			g.perm.DisplayName = p.DisplayName
 		}
+		return g
 	}
-	if !slices.Contains(g.details, d) {
-		g.details = append(g.details, d)
+	m.grants = append(m.grants, grant{key: key, perm: p})
+	switch {
+	case m.index != nil:
+		m.index[key] = len(m.grants) - 1
+	case len(m.grants) > mergerIndexFrom:
+		m.index = make(map[string]int, 2*len(m.grants))
+		for i, g := range m.grants {
+			m.index[g.key] = i
+		}
 	}
+	return &m.grants[len(m.grants)-1]
 }
 
-func (m merger) result() []grant {
-	out := make([]grant, 0, len(m))
-	for _, g := range m {
-		g.id = permissionID(g.perm)
-		out = append(out, *g)
+// find returns the index of a principal's grant, -1 if none.
+func (m *merger) find(key string) int {
+	if m.index != nil {
+		if i, ok := m.index[key]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range m.grants {
+		if m.grants[i].key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// result returns the grants with their IDs, by ID. A grant copied from a
+// parent has its ID already, unless it is anyone's, whose ID depends on
+// its discoverability, which another source may have changed.
+func (m *merger) result() []grant {
+	out := m.grants
+	for i := range out {
+		if out[i].id == "" || out[i].perm.Type == "anyone" {
+			out[i].id = m.s.permissionID(out[i].key, out[i].perm)
+		}
 	}
 	slices.SortFunc(out, func(a, b grant) int { return strings.Compare(a.id, b.id) })
-	return out
+	return slices.Clip(out)
 }
 
 // principalKey names who a permission is for.
@@ -155,6 +221,38 @@ func principalKey(p Permission) string {
 		return "anyone"
 	}
 	return p.Type + ":" + p.EmailAddress
+}
+
+// principal is who a permission is for, as a map key that costs no
+// allocation to make.
+type principal struct{ typ, name string }
+
+// principalKey returns principalKey(p), made once per principal.
+func (s *Server) principalKey(p Permission) string {
+	who := principal{p.Type, p.EmailAddress}
+	if p.Type == "domain" {
+		who.name = p.Domain
+	}
+	if k, ok := s.keys[who]; ok {
+		return k
+	}
+	k := principalKey(p)
+	s.keys[who] = k
+	return k
+}
+
+// permissionID returns the ID of the permission p of the principal key,
+// worked out once per principal (an "anyone" one depends on p).
+func (s *Server) permissionID(key string, p Permission) string {
+	if p.Type == "anyone" {
+		return permissionID(p)
+	}
+	if id, ok := s.ids[key]; ok {
+		return id
+	}
+	id := permissionID(p)
+	s.ids[key] = id
+	return id
 }
 
 // permissionID is the stable ID Drive gives a principal's permission:

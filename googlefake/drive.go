@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"reflect"
 	"strings"
+	"sync"
 
 	"google.golang.org/api/drive/v3"
 )
@@ -82,10 +83,11 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, router func(st
 		return
 	}
 	s.count(ep.name)
-	s.delay(r.Context())
+	beforeWriting := s.pace(r.Context())
 	if f, ok := s.faults.draw(); ok {
+		beforeWriting()
 		inject(w, r, f, func() []byte {
-			body, err := s.answer(ep, r, id)
+			body, err := s.answer(nil, ep, r, id)
 			if err != nil {
 				return []byte(`{"error":{}}`)
 			}
@@ -94,25 +96,35 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, router func(st
 		return
 	}
 	if r.Method != http.MethodGet {
+		beforeWriting()
 		writeAPIError(w, newAPIError(http.StatusNotImplemented, "notImplemented",
 			"googlefake implements only GET for "+ep.name, ""))
 		return
 	}
-	body, err := s.answer(ep, r, id)
+	buf := bodies.Get().(*[]byte)
+	defer bodies.Put(buf)
+	body, err := s.answer((*buf)[:0], ep, r, id)
+	beforeWriting()
 	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
+	*buf = body
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	_, _ = w.Write(body)
 }
 
+// bodies recycles the buffers answers are encoded in: a page of 1,000 files
+// is over half a megabyte.
+var bodies = sync.Pool{New: func() any { return new([]byte) }}
+
 // answer authenticates the request, parses its field selection, runs the
-// method and encodes the selected fields of its response, all under the
-// lock (responses may share records with the store).
-func (s *Server) answer(ep *endpoint, r *http.Request, id string) ([]byte, *apiError) {
+// method and appends the selected fields of its response, encoded, to buf,
+// all under the lock (responses may share records with the store).
+func (s *Server) answer(buf []byte, ep *endpoint, r *http.Request, id string) ([]byte, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.arena.reset()
 	tok, aerr := s.authenticate(r, ep.scopeOK)
 	if aerr != nil {
 		return nil, aerr
@@ -126,17 +138,22 @@ func (s *Server) answer(ep *endpoint, r *http.Request, id string) ([]byte, *apiE
 	if aerr != nil {
 		return nil, aerr
 	}
-	return appendJSON(nil, reflect.ValueOf(res), m), nil
+	return appendJSON(buf, reflect.ValueOf(res), m), nil
 }
 
 // fieldsParam parses and checks a fields parameter; "" means the method's
-// default selection.
+// default selection. Each selection is parsed once per method: the encoder
+// keeps what it works out of a selection by its identity.
 func fieldsParam(sel string, ep *endpoint) (mask, *apiError) {
 	if sel == "" {
 		sel = ep.defaults
 	}
 	if sel == "" {
 		return nil, nil
+	}
+	key := parsedKey{ep, sel}
+	if m, ok := parsed.Load(key); ok {
+		return m.(mask), nil
 	}
 	m, err := parseFields(sel)
 	if err == nil {
@@ -145,7 +162,16 @@ func fieldsParam(sel string, ep *endpoint) (mask, *apiError) {
 	if err != nil {
 		return nil, newAPIError(http.StatusBadRequest, "invalidParameter", err.Error(), "fields")
 	}
+	parsed.Store(key, m)
 	return m, nil
+}
+
+// parsed holds the valid selections by method and fields parameter.
+var parsed sync.Map // parsedKey → mask
+
+type parsedKey struct {
+	ep  *endpoint
+	sel string
 }
 
 // lookup finds the file a files.get or permissions.list request names, as
@@ -207,7 +233,7 @@ func (s *Server) permissionsList(c *call) (any, *apiError) {
 		}
 	}
 	end := min(start+size, len(st.grants))
-	out := &drive.PermissionList{Kind: "drive#permissionList", Permissions: permissionsJSON(f, st.grants[start:end])}
+	out := &drive.PermissionList{Kind: "drive#permissionList", Permissions: s.permissionsJSON(f, st.grants[start:end])}
 	if end < len(st.grants) {
 		out.NextPageToken = encodePageToken("permissions", st.grants[end-1].id)
 	}

@@ -8,12 +8,14 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"google.golang.org/api/drive/v3"
 )
 
 // appendJSON writes a drive API value as JSON, as the client library's
 // MarshalJSON methods do (every field omitted when empty unless named in
 // ForceSendFields; ",string" integers quoted), keeping only the fields m
-// selects. Walking the structs once with the selection is much cheaper than
+// selects, with keys in the order Drive sends them (see wireOrder). Walking the structs once with the selection is much cheaper than
 // marshaling them whole and filtering the result.
 func appendJSON(b []byte, v reflect.Value, m mask) []byte {
 	switch v.Kind() {
@@ -51,16 +53,15 @@ func appendJSON(b []byte, v reflect.Value, m mask) []byte {
 
 func appendStruct(b []byte, v reflect.Value, m mask) []byte {
 	plan := planOf(v.Type())
-	var forced []string
+	var forced reflect.Value
 	if plan.force >= 0 {
-		forced, _ = v.Field(plan.force).Interface().([]string)
+		forced = v.Field(plan.force)
 	}
 	b = append(b, '{')
 	first := true
-	for _, f := range plan.fields {
-		sub, ok := m.child(f.name)
+	for _, f := range plan.selected(m) {
 		fv := v.Field(f.index)
-		if !ok || !included(fv, slices.Contains(forced, f.goName)) {
+		if send, empty := included(fv); !send || empty && !isForced(forced, f.goName) {
 			continue
 		}
 		if !first {
@@ -71,27 +72,41 @@ func appendStruct(b []byte, v reflect.Value, m mask) []byte {
 		b = append(b, ':')
 		if f.quoted {
 			b = append(b, '"')
-			b = appendJSON(b, fv, sub)
+			b = appendJSON(b, fv, f.sub)
 			b = append(b, '"')
 		} else {
-			b = appendJSON(b, fv, sub)
+			b = appendJSON(b, fv, f.sub)
 		}
 	}
 	return append(b, '}')
 }
 
-// included reports whether a field is sent: nil pointers never, other
-// values when forced or not empty (the client library's rules).
-func included(v reflect.Value, forced bool) bool {
+// isForced reports whether a ForceSendFields value names a field.
+func isForced(force reflect.Value, goName string) bool {
+	if !force.IsValid() {
+		return false
+	}
+	for i := range force.Len() {
+		if force.Index(i).String() == goName {
+			return true
+		}
+	}
+	return false
+}
+
+// included tells whether a field may be sent, and whether it is empty: nil
+// pointers are never sent, other values when not empty or, empty, when
+// ForceSendFields names them (the client library's rules).
+func included(v reflect.Value) (send, empty bool) {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
-		return !v.IsNil()
+		return !v.IsNil(), false
 	case reflect.Map, reflect.Slice, reflect.String:
-		return forced || v.Len() > 0
+		return true, v.Len() == 0
 	case reflect.Struct:
-		return true
+		return true, false
 	}
-	return forced || !v.IsZero()
+	return true, v.IsZero()
 }
 
 // appendMap writes a map with string keys, sorted, as encoding/json does.
@@ -121,6 +136,15 @@ func appendString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
 	for i := 0; i < len(s); {
+		// Copy the run of bytes that need no escape at once.
+		j := i
+		for j < len(s) && s[j] >= 0x20 && s[j] < utf8.RuneSelf && s[j] != '"' && s[j] != '\\' {
+			j++
+		}
+		b = append(b, s[i:j]...)
+		if i = j; i == len(s) {
+			break
+		}
 		c := s[i]
 		switch {
 		case c == '"' || c == '\\':
@@ -154,6 +178,56 @@ type fieldPlan struct {
 
 var plans sync.Map // reflect.Type → *structPlan
 
+// selectedField is a field a selection keeps, with the selection below it.
+type selectedField struct {
+	fieldPlan
+	sub mask
+}
+
+// selection is the fields of a struct a mask keeps, in order. It holds the
+// mask, so that the mask's address, its key in selections, is not reused.
+type selection struct {
+	m      mask
+	fields []selectedField
+}
+
+// selections caches what each mask keeps of each struct: a file resource
+// has a hundred fields and a page a thousand files, and asking the mask
+// about each field of each would cost more than encoding the ones kept.
+// Masks come from fieldsParam, which makes one per selection and method,
+// so this holds a few entries per selection used.
+var selections sync.Map // selectionKey → *selection
+
+type selectionKey struct {
+	plan *structPlan
+	mask uintptr // the mask map's address, 0 for nil (everything)
+}
+
+// selected returns the fields of the struct m keeps.
+func (p *structPlan) selected(m mask) []selectedField {
+	key := selectionKey{p, reflect.ValueOf(m).Pointer()}
+	if s, ok := selections.Load(key); ok {
+		return s.(*selection).fields
+	}
+	s := &selection{m: m}
+	for _, f := range p.fields {
+		if sub, ok := m.child(f.name); ok {
+			s.fields = append(s.fields, selectedField{f, sub})
+		}
+	}
+	selections.Store(key, s)
+	return s.fields
+}
+
+// wireOrder is the order Drive writes the keys of some answers in, where it
+// differs from the client library's struct (whose fields, and so its
+// MarshalJSON, go alphabetically): a list's kind and page tokens come before
+// its items. Keys not listed follow, in the struct's order.
+var wireOrder = map[reflect.Type][]string{
+	reflect.TypeFor[drive.FileList]():   {"kind", "nextPageToken", "incompleteSearch", "files"},
+	reflect.TypeFor[drive.ChangeList](): {"kind", "nextPageToken", "newStartPageToken", "changes"},
+}
+
 func planOf(t reflect.Type) *structPlan {
 	if p, ok := plans.Load(t); ok {
 		return p.(*structPlan)
@@ -169,6 +243,15 @@ func planOf(t reflect.Type) *structPlan {
 			p.fields = append(p.fields, fieldPlan{index: i, name: name, goName: f.Name,
 				quoted: strings.Contains(opts, "string")})
 		}
+	}
+	if order := wireOrder[t]; order != nil {
+		rank := func(f fieldPlan) int {
+			if i := slices.Index(order, f.name); i >= 0 {
+				return i
+			}
+			return len(order)
+		}
+		slices.SortStableFunc(p.fields, func(a, b fieldPlan) int { return rank(a) - rank(b) })
 	}
 	plans.Store(t, p)
 	return p

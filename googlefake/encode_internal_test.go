@@ -57,3 +57,25 @@ func TestAppendJSONKeepsTheSelection(t *testing.T) {
 		t.Errorf("got %s\nwant %s", got, want)
 	}
 }
+
+// TestListsPutKindAndTokensFirst checks the key order of files.list and
+// changes.list answers: Drive sends kind and the page tokens before the items.
+func TestListsPutKindAndTokensFirst(t *testing.T) {
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{&drive.FileList{Kind: "drive#fileList", NextPageToken: "t", Files: []*drive.File{{Id: "1"}},
+			ForceSendFields: []string{"Files", "IncompleteSearch"}},
+			`{"kind":"drive#fileList","nextPageToken":"t","incompleteSearch":false,"files":[{"id":"1"}]}`},
+		{&drive.ChangeList{Kind: "drive#changeList", NextPageToken: "5", Changes: []*drive.Change{{FileId: "1"}}},
+			`{"kind":"drive#changeList","nextPageToken":"5","changes":[{"fileId":"1"}]}`},
+		{&drive.ChangeList{Kind: "drive#changeList", NewStartPageToken: "7", Changes: []*drive.Change{},
+			ForceSendFields: []string{"Changes"}},
+			`{"kind":"drive#changeList","newStartPageToken":"7","changes":[]}`},
+	} {
+		if got := string(appendJSON(nil, reflect.ValueOf(c.v), nil)); got != c.want {
+			t.Errorf("got  %s\nwant %s", got, c.want)
+		}
+	}
+}

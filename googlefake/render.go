@@ -13,58 +13,84 @@ const (
 	maxInlinePermissions = 100
 )
 
-// fileJSON renders a file as the viewer sees it. want is the field
-// selection for the file; parts it does not select that cost work
-// (permissions) are left out.
+// The fields each file resource is sent with even when false; package-level
+// (read-only) so that no file allocates its own list.
+var (
+	forceMyDriveFile    = []string{"Trashed", "ExplicitlyTrashed", "CopyRequiresWriterPermission", "WritersCanShare", "OwnedByMe", "Shared"}
+	forceSharedFile     = []string{"Trashed", "ExplicitlyTrashed", "CopyRequiresWriterPermission", "WritersCanShare", "HasAugmentedPermissions"}
+	forceRestriction    = []string{"RestrictedForReaders", "RestrictedForWriters"}
+	forceCapabilities   = []string{"CanShare", "CanEdit", "CanListChildren"}
+	forceMe             = []string{"Me"}
+	forceDeleted        = []string{"Deleted"}
+	forceDiscovery      = []string{"Deleted", "AllowFileDiscovery"}
+	forceInheritedField = []string{"Inherited"}
+)
+
+// fileJSON renders a file as the viewer sees it, in structs of the arena.
+// want is the field selection for the file; the parts it does not select
+// are left out (the encoder would skip them).
 func (s *Server) fileJSON(v *viewer, f *File, c *computed, want mask) *drive.File {
 	role := v.role(c)
-	out := &drive.File{
+	parts := s.arena.files.one()
+	out := &parts.file
+	*out = drive.File{
 		Kind: "drive#file", Id: f.ID, Name: f.Name, MimeType: f.MimeType,
-		Parents:                      s.visibleParents(v, f),
 		DriveId:                      f.DriveID,
 		Trashed:                      c.trashed,
 		ExplicitlyTrashed:            f.ExplicitlyTrashed,
 		ResourceKey:                  f.ResourceKey,
 		AppProperties:                f.AppProperties,
 		CopyRequiresWriterPermission: f.CopyRequiresWriterPermission,
-		DownloadRestrictions: &drive.DownloadRestrictionsMetadata{
-			ItemDownloadRestriction: &drive.DownloadRestriction{
-				RestrictedForReaders: f.DownloadRestrictedForReaders,
-				ForceSendFields:      []string{"RestrictedForReaders", "RestrictedForWriters"},
-			},
-		},
-		WritersCanShare: f.WritersCanShare,
-		Capabilities: &drive.FileCapabilities{
+		WritersCanShare:              f.WritersCanShare,
+	}
+	if want.selects("parents") {
+		out.Parents = s.visibleParents(v, f)
+	}
+	if want.selects("downloadRestrictions") {
+		parts.restriction = drive.DownloadRestriction{RestrictedForReaders: f.DownloadRestrictedForReaders,
+			ForceSendFields: forceRestriction}
+		parts.restrictions = drive.DownloadRestrictionsMetadata{ItemDownloadRestriction: &parts.restriction}
+		out.DownloadRestrictions = &parts.restrictions
+	}
+	if want.selects("capabilities") {
+		parts.capabilities = drive.FileCapabilities{
 			CanShare:        canShare(role, f),
 			CanEdit:         roleRank[role] >= roleRank["writer"],
 			CanListChildren: f.MimeType == folderMimeType,
-			ForceSendFields: []string{"CanShare", "CanEdit", "CanListChildren"},
-		},
-		ForceSendFields: []string{"Trashed", "ExplicitlyTrashed", "CopyRequiresWriterPermission", "WritersCanShare"},
+			ForceSendFields: forceCapabilities,
+		}
+		out.Capabilities = &parts.capabilities
 	}
 	if f.DriveID != "" {
 		out.HasAugmentedPermissions = len(f.perms) > 0 && !f.root
-		out.ForceSendFields = append(out.ForceSendFields, "HasAugmentedPermissions")
+		out.ForceSendFields = forceSharedFile
 	} else {
-		s.addOwnership(out, v, f, c)
+		s.addOwnership(parts, v, f, c, want)
 	}
 	if want.selects("permissions") && inlinePermissions(f, c, role) {
-		out.Permissions = permissionsJSON(f, c.grants)
+		out.Permissions = s.permissionsJSON(f, c.grants)
 	}
 	return out
 }
 
 // addOwnership fills the My Drive fields: owners, ownedByMe, permissionIds, shared.
-func (s *Server) addOwnership(out *drive.File, v *viewer, f *File, c *computed) {
+func (s *Server) addOwnership(parts *fileParts, v *viewer, f *File, c *computed, want mask) {
+	out := &parts.file
 	out.OwnedByMe = f.Owner == v.email
 	out.Shared = len(c.grants) > 1
-	out.ForceSendFields = append(out.ForceSendFields, "OwnedByMe", "Shared")
-	out.Owners = []*drive.User{{
-		Kind: "drive#user", EmailAddress: f.Owner, PermissionId: numericID(f.Owner, 20), Me: out.OwnedByMe,
-		ForceSendFields: []string{"Me"},
-	}}
-	for _, g := range c.grants {
-		out.PermissionIds = append(out.PermissionIds, g.id)
+	out.ForceSendFields = forceMyDriveFile
+	if want.selects("owners") {
+		owner := Permission{Type: "user", EmailAddress: f.Owner}
+		parts.owner = drive.User{Kind: "drive#user", EmailAddress: f.Owner,
+			PermissionId: s.permissionID(s.principalKey(owner), owner), Me: out.OwnedByMe, ForceSendFields: forceMe}
+		parts.owners[0] = &parts.owner
+		out.Owners = parts.owners[:]
+	}
+	if want.selects("permissionIds") {
+		out.PermissionIds = s.arena.parentLists.take(len(c.grants))
+		for i, g := range c.grants {
+			out.PermissionIds[i] = g.id
+		}
 	}
 }
 
@@ -78,49 +104,68 @@ func inlinePermissions(f *File, c *computed, role string) bool {
 // visibleParents returns the parents the viewer can access; a shared drive's
 // root always shows as the parent of the drive's top-level items.
 func (s *Server) visibleParents(v *viewer, f *File) []string {
-	var out []string
-	for _, id := range f.Parents {
+	visible := func(id string) bool {
 		p := s.files[id]
-		if p != nil && (p.root && p.DriveID != "" || v.canAccess(s.state(p))) {
+		return p != nil && (p.root && p.DriveID != "" || v.canAccess(s.state(p)))
+	}
+	n := 0
+	for _, id := range f.Parents {
+		if visible(id) {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := s.arena.parentLists.take(n)[:0]
+	for _, id := range f.Parents {
+		if visible(id) {
 			out = append(out, id)
 		}
 	}
 	return out
 }
 
-func permissionsJSON(f *File, grants []grant) []*drive.Permission {
-	out := make([]*drive.Permission, len(grants))
+// permissionsJSON renders effective permissions of f, in structs of the arena.
+func (s *Server) permissionsJSON(f *File, grants []grant) []*drive.Permission {
+	out := s.arena.permPtrs.take(len(grants))
+	perms := s.arena.perms.take(len(grants))
 	for i, g := range grants {
-		out[i] = permissionJSON(f, g)
+		out[i] = &perms[i]
+		s.permissionJSON(&perms[i], f, g)
 	}
 	return out
 }
 
-// permissionJSON renders an effective permission of f with its details.
-func permissionJSON(f *File, g grant) *drive.Permission {
-	p := &drive.Permission{
+// permissionJSON renders into p an effective permission of f with its details.
+func (s *Server) permissionJSON(p *drive.Permission, f *File, g grant) {
+	*p = drive.Permission{
 		Kind: "drive#permission", Id: g.id, Type: g.perm.Type, Role: g.perm.Role,
 		EmailAddress: g.perm.EmailAddress, Domain: g.perm.Domain, DisplayName: g.perm.DisplayName,
-		ForceSendFields: []string{"Deleted"},
+		ForceSendFields: forceDeleted,
 	}
 	if g.perm.hideEmail {
 		p.EmailAddress = ""
 	}
 	if g.perm.Type == "domain" || g.perm.Type == "anyone" {
 		p.AllowFileDiscovery = g.perm.AllowFileDiscovery
-		p.ForceSendFields = append(p.ForceSendFields, "AllowFileDiscovery")
+		p.ForceSendFields = forceDiscovery
 	}
-	for _, d := range g.details {
-		pd := &drive.PermissionPermissionDetails{
+	if len(g.details) == 0 {
+		return
+	}
+	p.PermissionDetails = s.arena.detailPtrs.take(len(g.details))
+	details := s.arena.details.take(len(g.details))
+	for i, d := range g.details {
+		details[i] = drive.PermissionPermissionDetails{
 			PermissionType: d.kind, Role: d.role, Inherited: d.from != f.ID,
-			ForceSendFields: []string{"Inherited"},
+			ForceSendFields: forceInheritedField,
 		}
-		if pd.Inherited {
-			pd.InheritedFrom = d.from
+		if details[i].Inherited {
+			details[i].InheritedFrom = d.from
 		}
-		p.PermissionDetails = append(p.PermissionDetails, pd)
+		p.PermissionDetails[i] = &details[i]
 	}
-	return p
 }
 
 // driveJSON renders a shared drive.

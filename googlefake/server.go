@@ -85,8 +85,11 @@ type Server struct {
 	mu      sync.Mutex
 	ts      *httptest.Server
 	latency time.Duration
-	calls   map[string]int
-	rng     *rand.Rand
+	// wholeLatency: latency is a response time, the fake's own time to
+	// answer included (SetResponseTime), not a delay added (SetLatency).
+	wholeLatency bool
+	calls        map[string]int
+	rng          *rand.Rand
 
 	// People.
 	users      map[string]string   // e-mail → ID of the My Drive root
@@ -124,6 +127,12 @@ type Server struct {
 	computing   map[string]bool
 	repeatItems bool
 	log         changeLog
+
+	// Made once, for speed: principal keys, permission IDs by principal
+	// key, and the structs answers are built from.
+	keys  map[principal]string
+	ids   map[string]string
+	arena arena
 }
 
 // New returns an empty fake with no users, files or keys. Call Start to serve it.
@@ -147,6 +156,8 @@ func New() *Server {
 		cache:         map[string]*computed{},
 		computing:     map[string]bool{},
 		log:           newChangeLog(),
+		keys:          map[principal]string{},
+		ids:           map[string]string{},
 	}
 }
 
@@ -268,11 +279,23 @@ func (s *Server) ResetCalls() {
 
 // SetLatency sets a delay added before answering every Drive and Directory
 // API request (not the token and tokeninfo endpoints, not the JWKS). Zero
-// removes it.
+// removes it. It replaces a response time SetResponseTime set.
 func (s *Server) SetLatency(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.latency = d
+	s.latency, s.wholeLatency = d, false
+}
+
+// SetResponseTime makes every Drive and Directory API request take at least
+// d, the fake's own time to answer included: the answer waits for what is
+// left of d once it is ready. A benchmark of calls that each take d, like
+// Drive's, then does not also pay for the fake's work (which SetLatency
+// adds to d), as long as that work takes less than d. Zero removes it. It
+// replaces a delay SetLatency set.
+func (s *Server) SetResponseTime(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.latency, s.wholeLatency = d, true
 }
 
 func (s *Server) count(method string) {
@@ -281,11 +304,28 @@ func (s *Server) count(method string) {
 	s.calls[method]++
 }
 
-// delay waits for the configured latency or until the request is cancelled.
-func (s *Server) delay(ctx context.Context) {
+// pace applies the configured latency to a request as it arrives: it waits
+// for a delay set with SetLatency now, and returns what to call before
+// writing the answer, which waits for what the answer left of a response
+// time set with SetResponseTime. Waits end early if the request is
+// cancelled.
+func (s *Server) pace(ctx context.Context) (beforeWriting func()) {
 	s.mu.Lock()
-	d := s.latency
+	d, whole := s.latency, s.wholeLatency
 	s.mu.Unlock()
+	if d <= 0 {
+		return func() {}
+	}
+	if !whole {
+		sleep(ctx, d)
+		return func() {}
+	}
+	deadline := time.Now().Add(d)
+	return func() { sleep(ctx, time.Until(deadline)) }
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
 	if d <= 0 {
 		return
 	}

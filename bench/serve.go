@@ -1,0 +1,394 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/foldermirror/foldermirror/googlefake"
+)
+
+// Limits of the serve figures.
+const (
+	readyLimit       = 5 * time.Second
+	servedLimit      = time.Second // from an incremental sync's end to the API serving its changes
+	incrementalSlack = time.Second // an incremental sync's wall beyond its calls' latency
+	servedPollEvery  = 5 * time.Millisecond
+)
+
+// serveFigures is what one size's serve figures measured that the rows
+// across sizes need.
+type serveFigures struct {
+	size int
+	// ready is the daemon's memory once ready.
+	ready memory
+	// gc is what the garbage collector did under the API load.
+	gc gcWindow
+}
+
+// serveFigures starts `foldermirror serve` on the index the full sync left
+// and measures it: ready time and memory, the API (operations 3, 6 and 4)
+// with the garbage collector meanwhile, and incremental syncs the daemon
+// runs through its admin listener.
+func (h *hosted) serveFigures(ctx context.Context, t *table) (*serveFigures, error) {
+	srv, readyIn, err := h.startServe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.stop(15 * time.Second)
+	sf := &serveFigures{size: h.size, gc: gcWindow{scanHeap: -1}}
+	if sf.ready, err = readMemory(srv.pid()); err != nil {
+		return nil, err
+	}
+	log.Printf("  ready in %s; RSS %.1f MB (anonymous %.1f MB, file-backed %.1f MB)", readyIn.Round(time.Millisecond),
+		float64(sf.ready.rss)/1e6, float64(sf.ready.anon)/1e6, float64(sf.ready.file)/1e6)
+	t.add(row{section: sectionServe, figure: "ready after start (/readyz)", size: h.size, value: readyIn.Seconds(),
+		unit: unitSeconds, cmp: atMost, limit: readyLimit.Seconds(), rule: "≤ 5 s"})
+	t.add(row{section: sectionServe, figure: "RSS once ready", size: h.size, value: float64(sf.ready.rss), unit: unitMB, cmp: info})
+	t.note("%s folders, serve once ready: RSS %.1f MB, of which anonymous %.1f MB and file-backed %.1f MB (the index's memory map).",
+		thousands(float64(h.size)), float64(sf.ready.rss)/1e6, float64(sf.ready.anon)/1e6, float64(sf.ready.file)/1e6)
+
+	tokens := make([]string, len(apiUsers))
+	for i, u := range apiUsers {
+		tokens[i] = h.fake.GoogleIDToken(clientID, u, googlefake.WithTTL(2*time.Hour))
+	}
+	base := "http://" + h.world.listen
+	lib := h.world.myDrive
+	if err := h.streamFigures(ctx, srv, base+"/folder/v1/libraries/"+lib.ID+"/folders", tokens, t); err != nil {
+		return sf, fmt.Errorf("operation 3: %w", err)
+	}
+	var windows []gcWindow
+	for _, ep := range []endpoint{
+		{id: "op 6", figure: fmt.Sprintf("op 6, children (%s visible)", thousands(float64(h.sc.wideChildren))),
+			path:  "/folder/v1/files/" + h.world.wide + "/children?onlyDirectChildren=true",
+			route: "/folder/v1/files/:folderId/children"},
+		{id: "op 4", figure: "op 4, permissions of a folder with the longest list",
+			path:  "/folder/v1/folders/" + h.world.deep + "/permissions",
+			route: "/folder/v1/folders/:folderId/permissions",
+			note:  fmt.Sprintf("the folder has %d permissions", h.world.deepGrants)},
+	} {
+		w, err := h.throughputFigures(ctx, srv, base, ep, tokens, t)
+		if err != nil {
+			return sf, fmt.Errorf("%s: %w", ep.figure, err)
+		}
+		windows = append(windows, w)
+	}
+	sf.gc = mergeWindows(windows)
+	if sf.gc.scanHeap >= 0 {
+		t.add(row{section: sectionServe, figure: "heap the GC scans, under API load", size: h.size, value: sf.gc.scanHeap,
+			unit: unitMB, cmp: info})
+	}
+	t.note("%s folders, GC under the API loads: %s.", thousands(float64(h.size)), sf.gc)
+	if err := h.incrementalFigures(ctx, base, tokens[0], t); err != nil {
+		return sf, fmt.Errorf("incremental sync: %w", err)
+	}
+	return sf, nil
+}
+
+// startServe starts `foldermirror serve` of the My Drive library and waits
+// until it is ready (catalogs loaded) and has read the directory. It
+// returns the time from start to ready. The Go runtime traces each garbage
+// collection to the daemon's log (GODEBUG gctrace and gcpacertrace), for
+// the GC figures.
+func (h *hosted) startServe(ctx context.Context) (*daemonProc, time.Duration, error) {
+	log.Print("starting foldermirror serve")
+	godebug := "gctrace=1,gcpacertrace=1"
+	if v := os.Getenv("GODEBUG"); v != "" {
+		godebug = v + "," + godebug
+	}
+	start := time.Now()
+	d, err := startDaemon(filepath.Join(h.dir, fmt.Sprintf("serve-%d.log", h.size)), childEnv("GODEBUG="+godebug),
+		h.bin, "serve", "--config", h.config, "--log-level", "warn")
+	if err != nil {
+		return nil, 0, err
+	}
+	admin := "http://" + h.world.adminListen
+	var readyIn time.Duration
+	err = waitFor(ctx, d, 5*time.Minute, 10*time.Millisecond, func() bool { return get(admin+"/readyz") == http.StatusOK })
+	if err == nil {
+		readyIn = time.Since(start)
+		err = waitFor(ctx, d, time.Minute, 50*time.Millisecond, func() bool { return directoriesRead(admin + "/status") })
+	}
+	if err != nil {
+		d.stop(5 * time.Second)
+		return nil, 0, fmt.Errorf("foldermirror serve: %w: %s", err, d.logTail())
+	}
+	return d, readyIn, nil
+}
+
+// directoriesRead reports whether the daemon's /status shows every
+// directory synced (or failed) and none syncing.
+func directoriesRead(statusURL string) bool {
+	resp, err := http.Get(statusURL)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Directories []struct {
+			Running   bool            `json:"running"`
+			LastFull  json.RawMessage `json:"lastFull"`
+			LastError string          `json:"lastError"`
+		} `json:"directories"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&st) != nil {
+		return false
+	}
+	for _, d := range st.Directories {
+		if d.Running || (d.LastFull == nil && d.LastError == "") {
+			return false
+		}
+	}
+	return true
+}
+
+// waitFor polls ready every interval until it holds, the child exits, ctx
+// ends or timeout passes.
+func waitFor(ctx context.Context, d *daemonProc, timeout, interval time.Duration, ready func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for !ready() {
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case d.exited():
+			return fmt.Errorf("exited early (%v)", d.err)
+		case time.Now().After(deadline):
+			return fmt.Errorf("not ready after %s", timeout)
+		}
+		time.Sleep(interval)
+	}
+	return nil
+}
+
+// get returns the status of a GET, 0 when there is no answer.
+func get(url string) int {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}
+
+// adminSyncResult is what an incremental sync the daemon ran through its
+// admin listener did, as the harness saw it.
+type adminSyncResult struct {
+	// committed is from the request to the sync's "done" progress line,
+	// which the daemon sends once the index has committed; wall to its last
+	// line (the result), which it sends once it has done what follows a
+	// sync. calls are the Drive calls the fake answered meanwhile.
+	committed, wall time.Duration
+	calls           int
+	// methods are the calls by method.
+	methods map[string]int
+	// The daemon's own account of the sync.
+	Full             bool
+	Changes, Applied int
+	Calls            int64
+	Duration         time.Duration
+}
+
+// adminSync asks the daemon for an incremental sync of the My Drive
+// library (POST /sync on its admin listener), each Drive call taking
+// driveLatency, and follows its progress to the end. It calls
+// onCommit, if not nil, when the sync has committed.
+func (h *hosted) adminSync(ctx context.Context, onCommit func()) (*adminSyncResult, error) {
+	url := fmt.Sprintf("http://%s/sync?library=%s&mode=incremental", h.world.adminListen, h.world.myDrive.ID)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	h.fake.ResetCalls()
+	h.fake.SetResponseTime(driveLatency)
+	defer h.fake.SetResponseTime(0)
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 500))
+		return nil, fmt.Errorf("POST %s: %s: %s", url, resp.Status, body)
+	}
+	var committed time.Duration
+	lines := bufio.NewScanner(resp.Body)
+	lines.Buffer(nil, 1<<20)
+	for lines.Scan() {
+		var ev struct {
+			Progress *struct{ Phase string }
+			Result   *adminSyncResult
+			Error    string
+		}
+		if err := json.Unmarshal(lines.Bytes(), &ev); err != nil {
+			return nil, fmt.Errorf("POST %s: %q: %w", url, lines.Text(), err)
+		}
+		switch {
+		case ev.Error != "":
+			return nil, fmt.Errorf("the daemon's sync failed: %s", ev.Error)
+		case ev.Progress != nil && ev.Progress.Phase == "done" && committed == 0:
+			committed = time.Since(start)
+			if onCommit != nil {
+				onCommit()
+			}
+		case ev.Progress == nil && ev.Result != nil:
+			r := ev.Result
+			r.wall = time.Since(start)
+			if r.committed = committed; committed == 0 {
+				// No "done" line (it may be dropped when the follower lags):
+				// the result is the first sign of the commit.
+				r.committed = r.wall
+				if onCommit != nil {
+					onCommit()
+				}
+			}
+			r.calls, r.methods = driveCalls(h.fake)
+			return r, nil
+		}
+	}
+	if err := lines.Err(); err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("POST %s: the progress ended without a result", url)
+}
+
+// incrementalFigures measures incremental syncs run by the daemon: with no
+// change, then with sc.changes mixed changes; and the time from that
+// sync's commit until the API serves a folder it renamed, polled from the
+// commit on.
+func (h *hosted) incrementalFigures(ctx context.Context, base, token string, t *table) error {
+	log.Print("incremental sync through the daemon, no change")
+	r, err := h.adminSync(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if r.Full {
+		return errors.New("the daemon's sync without changes was a full one")
+	}
+	t.add(row{section: sectionIncremental, figure: "no change: Drive calls", size: h.size, value: float64(r.calls),
+		unit: unitCalls, cmp: exactly, limit: 1, rule: "= 1"})
+
+	start := time.Now()
+	probe, name := h.world.mixedChanges(h.sc.changes, h.size)
+	log.Printf("  %s mixed changes made in the fake in %s; incremental sync through the daemon", thousands(float64(h.sc.changes)), since(start))
+	type served struct {
+		after time.Duration // since the commit
+		polls int
+		err   error
+	}
+	servedc := make(chan served, 1)
+	pollCtx, stopPolling := context.WithCancel(ctx)
+	defer stopPolling()
+	poll := func() {
+		commit := time.Now()
+		want := []byte(fmt.Sprintf("%q", name))
+		url := base + "/folder/v1/files/" + probe
+		for polls := 1; ; polls++ {
+			body, err := fetch(pollCtx, url, token)
+			switch {
+			case err != nil:
+				servedc <- served{err: fmt.Errorf("the renamed folder: %w", err)}
+				return
+			case bytes.Contains(body, want):
+				servedc <- served{after: time.Since(commit), polls: polls}
+				return
+			case time.Since(commit) > time.Minute:
+				servedc <- served{err: fmt.Errorf("the API did not serve the renamed folder %s a minute after the sync: %s", probe, tail(string(body), 300))}
+				return
+			}
+			time.Sleep(servedPollEvery)
+		}
+	}
+	if r, err = h.adminSync(ctx, func() { go poll() }); err != nil {
+		return err
+	}
+	s := <-servedc
+	if s.err != nil {
+		return s.err
+	}
+	log.Printf("  committed after %s, result after %s, %d Drive calls %v (the daemon: %d changes, %d applied, %s); served %s after the commit",
+		r.committed.Round(time.Millisecond), r.wall.Round(time.Millisecond), r.calls, r.methods, r.Changes, r.Applied,
+		r.Duration.Round(time.Millisecond), s.after.Round(time.Millisecond))
+	fig := fmt.Sprintf("%s mixed changes", thousands(float64(h.sc.changes)))
+	t.add(row{section: sectionIncremental, figure: fig + ": wall time to the commit", size: h.size, value: r.committed.Seconds(), unit: unitSeconds,
+		cmp: atMost, limit: incrementalSlack.Seconds() + float64(r.calls)*driveLatency.Seconds(), rule: "≤ 1 s + calls × 30 ms",
+		how: fmt.Sprintf("1 s + %d × 30 ms", r.calls)})
+	t.add(row{section: sectionIncremental, figure: fig + ": Drive calls", size: h.size, value: float64(r.calls), unit: unitCalls, cmp: info})
+	t.add(row{section: sectionIncremental, figure: fig + ": served after the commit", size: h.size, value: ms(s.after),
+		unit: unitMillis, cmp: atMost, limit: ms(servedLimit), rule: "≤ 1 s"})
+	t.note("%s folders, %s mixed changes: the daemon read %d changes and applied %d in %s (its own measure); Drive calls %v; "+
+		"POST /sync to its \"done\" line (the commit) %s, to its result %s; the renamed folder was served at the %d%s poll, every %s from the commit on.",
+		thousands(float64(h.size)), thousands(float64(h.sc.changes)), r.Changes, r.Applied, r.Duration.Round(time.Millisecond), r.methods,
+		r.committed.Round(time.Millisecond), r.wall.Round(time.Millisecond), s.polls, ordinal(s.polls), servedPollEvery)
+	return nil
+}
+
+// ordinal is the suffix of n's ordinal: "st", "nd", "rd" or "th".
+func ordinal(n int) string {
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+		return "th"
+	case n%10 == 1:
+		return "st"
+	case n%10 == 2:
+		return "nd"
+	case n%10 == 3:
+		return "rd"
+	}
+	return "th"
+}
+
+// String describes what the collector did, for the notes.
+func (w gcWindow) String() string {
+	return strings.Join(w.describe(), "; ")
+}
+
+// The limit of the serve's memory per folder.
+const servePerFolderLimit = 400 // bytes
+
+// growthRows adds the serve figures across sizes: the resident bytes per
+// folder above a fixed base, from the smallest and the largest size run
+// (100,000 and 1,000,000 by default), the line through the two; and how
+// the heap the collector scans grows between them. The sizes between are
+// checked against that line in the notes.
+func growthRows(t *table, perSize map[int]*serveFigures) {
+	sizes := slices.Sorted(maps.Keys(perSize))
+	if len(sizes) < 2 {
+		if len(sizes) == 1 {
+			t.note("serve, growth with the library: needs two sizes, the run had one.")
+		}
+		return
+	}
+	lo, hi := perSize[sizes[0]], perSize[sizes[len(sizes)-1]]
+	span := float64(hi.size - lo.size)
+	slope := func(a, b int64) float64 { return float64(b-a) / span }
+	perFolder := slope(lo.ready.rss, hi.ready.rss)
+	base := float64(lo.ready.rss) - perFolder*float64(lo.size)
+	between := fmt.Sprintf("%s → %s folders", thousands(float64(lo.size)), thousands(float64(hi.size)))
+	t.add(row{section: sectionGrowth, figure: "resident bytes per folder once ready, above a fixed base (" + between + ")",
+		value: perFolder, unit: unitBytes, cmp: atMost, limit: servePerFolderLimit})
+	t.add(row{section: sectionGrowth, figure: "the fixed base", value: base, unit: unitMB, cmp: info})
+	if lo.gc.scanHeap >= 0 && hi.gc.scanHeap >= 0 {
+		t.add(row{section: sectionGrowth, figure: "heap the GC scans under API load, bytes per folder (" + between + ")",
+			value: (hi.gc.scanHeap - lo.gc.scanHeap) / span, unit: unitBytes, cmp: info})
+	}
+	t.note("serve, growth %s: anonymous memory %.0f bytes per folder, file-backed (the index's map) %.0f.",
+		between, slope(lo.ready.anon, hi.ready.anon), slope(lo.ready.file, hi.ready.file))
+	for _, n := range sizes[1 : len(sizes)-1] {
+		t.note("serve at %s folders: RSS once ready %.1f MB, the line through %s predicts %.1f MB.", thousands(float64(n)),
+			float64(perSize[n].ready.rss)/1e6, between, (base+perFolder*float64(n))/1e6)
+	}
+}
