@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/foldermirror/foldermirror/httpapi/admin"
 	"io"
 	"log"
 	"maps"
@@ -211,6 +212,7 @@ func (h *hosted) adminSync(ctx context.Context, onCommit func()) (*adminSyncResu
 	if err != nil {
 		return nil, err
 	}
+	req.Header.Set(admin.RequestHeader, "bench")
 	h.fake.ResetCalls()
 	h.fake.SetResponseTime(driveLatency)
 	defer h.fake.SetResponseTime(0)
