@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/foldermirror/foldermirror/httpapi/admin"
 	"io"
 	"log"
 	"maps"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/httpapi/admin"
 )
 
 // Limits of the serve figures.
