@@ -21,10 +21,15 @@ import (
 // EnvURL names the variable holding the test server's URL.
 const EnvURL = "FOLDERMIRROR_TEST_POSTGRES"
 
-// ServerURL returns the test server's URL, or skips the test.
+// ServerURL returns the test server's URL, or skips the test; in CI (CI set
+// to true) a missing server fails the test instead, so that the PostgreSQL
+// tests cannot pass by not running.
 func ServerURL(t testing.TB) string {
 	t.Helper()
 	u := os.Getenv(EnvURL)
+	if u == "" && os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true but %s is not set: the PostgreSQL tests must run in CI", EnvURL)
+	}
 	if u == "" {
 		t.Skipf("no PostgreSQL: set %s to a server's URL (e.g. postgres://postgres@127.0.0.1:5432/postgres) to run this test", EnvURL)
 	}
