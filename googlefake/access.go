@@ -146,8 +146,12 @@ func (m merger) result() []grant {
 	return out
 }
 
-// principalKey names who a permission is for.
+// principalKey names who a permission is for. A deleted account's is
+// apart: no viewer is it, and a new account of the same address is another.
 func principalKey(p Permission) string {
+	if p.deleted {
+		return "deleted:" + p.Type + ":" + p.EmailAddress
+	}
 	switch p.Type {
 	case "domain":
 		return "domain:" + p.Domain

@@ -101,7 +101,7 @@ func permissionJSON(f *File, g grant) *drive.Permission {
 	p := &drive.Permission{
 		Kind: "drive#permission", Id: g.id, Type: g.perm.Type, Role: g.perm.Role,
 		EmailAddress: g.perm.EmailAddress, Domain: g.perm.Domain, DisplayName: g.perm.DisplayName,
-		ForceSendFields: []string{"Deleted"},
+		Deleted: g.perm.deleted, ForceSendFields: []string{"Deleted"},
 	}
 	if g.perm.hideEmail {
 		p.EmailAddress = ""
