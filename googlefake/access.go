@@ -50,11 +50,22 @@ func (c *computed) equal(o *computed) bool {
 // state returns the effective state of a file, from the cache when it can.
 // Every mutation drops the cached states of the files it may affect.
 func (s *Server) state(f *File) *computed {
+	c, _ := s.stateCut(f)
+	return c
+}
+
+// stateCut returns the effective state of a file, and the files whose state
+// was being computed when a cycle of parents led back to them: nothing more
+// comes that way, since what would is already there (roles and
+// discoverability only grow around a cycle). A state cut short at another
+// file than itself lacks what that file will have, so it is not cached:
+// states do not depend on the order they are asked in.
+func (s *Server) stateCut(f *File) (*computed, []string) {
 	if c, ok := s.cache[f.ID]; ok {
-		return c
+		return c, nil
 	}
 	if s.computing[f.ID] {
-		return &computed{} // a cycle of parents: nothing more comes this way
+		return &computed{}, []string{f.ID}
 	}
 	s.computing[f.ID] = true
 	defer delete(s.computing, f.ID)
@@ -67,12 +78,18 @@ func (s *Server) state(f *File) *computed {
 		m.add(p, detail{kind: kind, role: p.Role, from: f.ID})
 	}
 	c := &computed{trashed: f.ExplicitlyTrashed}
+	var cuts []string
 	for _, pid := range f.Parents {
 		p := s.files[pid]
 		if p == nil {
 			continue
 		}
-		pc := s.state(p)
+		pc, pcuts := s.stateCut(p)
+		for _, id := range pcuts {
+			if id != f.ID && !slices.Contains(cuts, id) {
+				cuts = append(cuts, id)
+			}
+		}
 		c.trashed = c.trashed || pc.trashed
 		for _, g := range pc.grants {
 			for _, d := range g.details {
@@ -84,8 +101,10 @@ func (s *Server) state(f *File) *computed {
 		}
 	}
 	c.grants = m.result()
-	s.cache[f.ID] = c
-	return c
+	if len(cuts) == 0 {
+		s.cache[f.ID] = c
+	}
+	return c, cuts
 }
 
 // directPermissions returns the permissions set on f, with the owner's first.
