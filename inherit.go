@@ -44,7 +44,10 @@ import (
 //     of a folder with several parents (it inherits from each, and a library
 //     keeps one) or with inheritance disabled (inheritedPermissionsDisabled).
 //     Such a folder's own permissions are its whole list, each Opaque, and
-//     it is read from Drive again whenever its parent's list changes.
+//     it is read from Drive again whenever its parent's list changes. So is
+//     any folder whose list, as Drive gave it, is not the one the rule makes
+//     from its own permissions and its parent's list (ListFollows): Drive
+//     knows something its answers do not say (a parent out of sight, say).
 //   - The display name and photo of each source: Drive gives one per
 //     principal (they are the account's), so a merged permission keeps what
 //     was listed. Documented limitation: a source that named a principal
@@ -80,6 +83,37 @@ func InheritPermissions(own, parent []Permission) (list, ownListed []Permission,
 	}
 	list, ownListed = m.result()
 	return list, ownListed, true
+}
+
+// ListFollows tells whether a folder's list, as Drive gave it, is the one
+// InheritPermissions makes from the folder's own permissions and its
+// parent's list (as Drive gave it too). When it is not, Drive knows of the
+// folder what its answers do not say (a parent out of the caller's sight,
+// inheritance disabled, an order of its own...): the folder's own
+// permissions should then be OpaquePermissions(list), so that it is read
+// from Drive rather than made. An Opaque own set follows nothing.
+func ListFollows(list, own, parent []Permission) bool {
+	// Both lists are Drive's: an own discoverability a parent's would hide
+	// is known here (the parent's is not discoverable, or the listed one is
+	// not), so AlsoInherited does not matter.
+	plain := make([]Permission, len(own))
+	for i, o := range own {
+		o.AlsoInherited = false
+		plain[i] = o
+	}
+	made, _, known := InheritPermissions(plain, parent)
+	return known && slices.Equal(made, list)
+}
+
+// OpaquePermissions returns a folder's list as its own permissions, each
+// Opaque: Drive's answers do not tell how it follows its parent's.
+func OpaquePermissions(list []Permission) []Permission {
+	own := make([]Permission, len(list))
+	for i, p := range list {
+		p.AlsoInherited, p.Opaque = false, true
+		own[i] = p
+	}
+	return own
 }
 
 // OwnPermission returns the part of a listed permission that is set on the
