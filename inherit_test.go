@@ -142,3 +142,30 @@ func describe(perms []fm.Permission) string {
 	}
 	return b.String()
 }
+
+func TestListFollows(t *testing.T) {
+	opaque := fm.OpaquePermissions([]fm.Permission{ownerAnn})
+	tests := []struct {
+		name              string
+		list, own, parent []fm.Permission
+		want              bool
+	}{
+		{"its own and its parent's", []fm.Permission{ownerAnn, readerBen}, []fm.Permission{ownerAnn}, []fm.Permission{readerBen}, true},
+		{"a grant from nowhere (a parent out of sight)", []fm.Permission{ownerAnn, readerBen}, []fm.Permission{ownerAnn}, nil, false},
+		{"a parent's grant missing (inheritance disabled)", []fm.Permission{ownerAnn}, []fm.Permission{ownerAnn}, []fm.Permission{readerBen}, false},
+		{"another order", []fm.Permission{readerBen, ownerAnn}, []fm.Permission{ownerAnn}, []fm.Permission{readerBen}, false},
+		// Drive lists C's own link-only domain discoverable under A's: known
+		// from both lists, even where AlsoInherited would hide it.
+		{"an own discoverability a link-only parent's does not hide", []fm.Permission{domainFound},
+			[]fm.Permission{also(domainFound)}, []fm.Permission{domainLink}, true},
+		{"opaque", []fm.Permission{ownerAnn}, opaque, nil, false},
+	}
+	for _, tt := range tests {
+		if got := fm.ListFollows(tt.list, tt.own, tt.parent); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if opaque[0] != with(ownerAnn, func(p *fm.Permission) { p.Opaque = true }) {
+		t.Errorf("OpaquePermissions: %+v", opaque)
+	}
+}
