@@ -104,7 +104,8 @@ type Permission struct {
 	AlsoInherited bool
 	// Opaque, in a folder's own permissions only: Drive's answer does not
 	// tell how the folder's list follows its parent's (a permission without
-	// details, several parents, inheritance disabled), so its own
+	// details, several parents, inheritance disabled, a list that is not
+	// the one made from its parent's: see ListFollows), so its own
 	// permissions are its whole list, each marked so, and the folder is
 	// read from Drive again when its parent's list changes. Always false in
 	// a folder's list.

@@ -53,9 +53,13 @@ import (
 //     was listed. Documented limitation: a source that named a principal
 //     differently from the others would not be told apart.
 //   - Drive's own order of a list is not documented: googlefake sorts by
-//     permission ID, and so do the lists made here. Limitation: should Drive
-//     order differently, a list made here may differ from Drive's in order
-//     only (never in what it grants) until Drive next sends that folder.
+//     permission ID, and so do the lists made here. Should Drive order
+//     otherwise, the lists it gives would not follow (ListFollows compares
+//     in order), and those folders would be read rather than made, a call
+//     each. Limitation: a shared-drive folder with no permission of its own
+//     is never read (hasAugmentedPermissions says it only inherits), so its
+//     list, made, would then differ from Drive's in order only, never in
+//     what it grants.
 
 // InheritPermissions makes a folder's list, as Drive would list it, from the
 // folder's own permissions (as its own set keeps them) and its parent's
