@@ -207,7 +207,7 @@ func (s *Server) permissionsList(c *call) (any, *apiError) {
 		}
 	}
 	end := min(start+size, len(st.grants))
-	out := &drive.PermissionList{Kind: "drive#permissionList", Permissions: permissionsJSON(f, st.grants[start:end])}
+	out := &drive.PermissionList{Kind: "drive#permissionList", Permissions: s.permissionsJSON(f, st.grants[start:end])}
 	if end < len(st.grants) {
 		out.NextPageToken = encodePageToken("permissions", st.grants[end-1].id)
 	}

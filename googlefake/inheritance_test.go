@@ -167,3 +167,24 @@ func TestRemoveUserDeletesPermissions(t *testing.T) {
 		})
 	}
 }
+
+// OmitMyDriveDetails leaves out the details of My Drive items' permissions,
+// inline and listed, and keeps those of shared drive items.
+func TestOmitMyDriveDetails(t *testing.T) {
+	s := newFake(t)
+	mine := s.CreateFolder(alice, "", "mine")
+	d := s.CreateSharedDrive("Team", alice)
+	theirs := s.CreateFolder(alice, d, "theirs")
+	s.OmitMyDriveDetails(true)
+	svc := driveAs(t, s, alice)
+	if got := grantsOn(t, svc, mine); got != "alice@example.com owner" {
+		t.Errorf("My Drive item lists %s, want no details", got)
+	}
+	f, err := svc.Files.Get(mine).Fields("permissions(emailAddress,permissionDetails)").Do()
+	if err != nil || len(f.Permissions) != 1 || f.Permissions[0].PermissionDetails != nil {
+		t.Errorf("inline: %+v %v", f, err)
+	}
+	if got := grantsOn(t, svc, theirs); got != "alice@example.com organizer+inherited" {
+		t.Errorf("shared drive item lists %s, want its details", got)
+	}
+}

@@ -49,7 +49,7 @@ func (s *Server) fileJSON(v *viewer, f *File, c *computed, want mask) *drive.Fil
 		s.addOwnership(out, v, f, c)
 	}
 	if want.selects("permissions") && inlinePermissions(f, c, role) {
-		out.Permissions = permissionsJSON(f, c.grants)
+		out.Permissions = s.permissionsJSON(f, c.grants)
 	}
 	return out
 }
@@ -88,12 +88,26 @@ func (s *Server) visibleParents(v *viewer, f *File) []string {
 	return out
 }
 
-func permissionsJSON(f *File, grants []grant) []*drive.Permission {
+// permissionsJSON renders effective permissions of f, with their details
+// unless OmitMyDriveDetails leaves them out.
+func (s *Server) permissionsJSON(f *File, grants []grant) []*drive.Permission {
 	out := make([]*drive.Permission, len(grants))
 	for i, g := range grants {
 		out[i] = permissionJSON(f, g)
+		if s.omitMyDriveDetails && f.DriveID == "" {
+			out[i].PermissionDetails = nil
+		}
 	}
 	return out
+}
+
+// OmitMyDriveDetails(true) lists the permissions of My Drive items without
+// permissionDetails, as Drive once documented them ("present only for
+// shared drive items").
+func (s *Server) OmitMyDriveDetails(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.omitMyDriveDetails = on
 }
 
 // permissionJSON renders an effective permission of f with its details.

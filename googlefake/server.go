@@ -130,7 +130,9 @@ type Server struct {
 	computing   map[string]bool
 	repeatItems bool
 	itemAlone   bool // LogItemAlone
-	log         changeLog
+	// omitMyDriveDetails: OmitMyDriveDetails
+	omitMyDriveDetails bool
+	log                changeLog
 }
 
 // New returns an empty fake with no users, files or keys. Call Start to serve it.
