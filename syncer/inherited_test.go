@@ -1,7 +1,10 @@
 package syncer_test
 
 import (
+	"bytes"
+	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -266,6 +269,40 @@ func TestListNotFollowingItsParentsIsReadAgain(t *testing.T) {
 		if !slices.ContainsFunc(e.grants("lib", twin), func(g fm.Grant) bool { return g.Principal == who }) {
 			t.Errorf("Twin does not grant %s", who)
 		}
+	}
+	fresh := newEnv(t, fake, "id: lib, rootFolderId: "+root)
+	fresh.sync("lib")
+	compareIndexes(t, "after the share", e, fresh, "lib")
+}
+
+// Permissions Drive lists without details (as it documented once for My
+// Drive items) do not tell a folder's own permissions: each folder is read
+// from Drive when its parent's list changes, level by level, and the log
+// says how many such permissions a sync met.
+func TestPermissionsWithoutDetailsAreReadAgain(t *testing.T) {
+	fake := startFake(t)
+	root := fake.CreateFolder(storage, "", "Root")
+	a := fake.CreateFolder(storage, root, "A")
+	b := fake.CreateFolder(storage, a, "B")
+	c := fake.CreateFolder(storage, b, "C")
+	fake.OmitMyDriveDetails(true)
+	fake.LogItemAlone(true)
+	var logs bytes.Buffer
+	e := newEnv(t, fake, "id: lib, rootFolderId: "+root)
+	e.logger = slog.New(slog.NewTextHandler(&logs, nil))
+	e.restartSyncer()
+	e.sync("lib")
+	if !strings.Contains(logs.String(), "permissionsWithoutDetails=4") {
+		t.Errorf("the log does not count 4 permissions without details:\n%s", logs.String())
+	}
+
+	fake.Share(a, googlefake.Permission{Type: "user", Role: "reader", EmailAddress: "zed@example.com"})
+	res := e.incremental("lib")
+	if res.Reread != 2 || res.Inherited != 0 || res.Calls != 3 {
+		t.Errorf("%d folders read again, %d made, in %d calls; want B and C read, none made, 3 calls", res.Reread, res.Inherited, res.Calls)
+	}
+	if !slices.ContainsFunc(e.grants("lib", c), func(g fm.Grant) bool { return g.Principal == "user:zed@example.com" }) {
+		t.Error("C does not grant zed")
 	}
 	fresh := newEnv(t, fake, "id: lib, rootFolderId: "+root)
 	fresh.sync("lib")

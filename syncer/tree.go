@@ -88,12 +88,16 @@ type oddities struct {
 	// noEmail: user and group permissions without an e-mail address (kept
 	// for operation 4, but they grant nothing).
 	noEmail atomic.Int64
+	// noDetails: permissions without permissionDetails (kept, but their
+	// folder's list is read from Drive rather than made from its parent's).
+	noDetails atomic.Int64
 }
 
 // report logs what was set aside, if anything.
 func (o *oddities) report(logger *slog.Logger, libraryID string) {
 	counts := []any{"repeatedInListings", o.repeated.Load(), "parentLinksNotFollowed", o.parentLinks.Load(),
-		"permissionsOfDeletedAccounts", o.deleted.Load(), "permissionsWithoutEmail", o.noEmail.Load()}
+		"permissionsOfDeletedAccounts", o.deleted.Load(), "permissionsWithoutEmail", o.noEmail.Load(),
+		"permissionsWithoutDetails", o.noDetails.Load()}
 	for i := 1; i < len(counts); i += 2 {
 		if counts[i].(int64) > 0 {
 			logger.Warn("Drive data set aside (see the counts)", append([]any{"library", libraryID}, counts...)...)
@@ -122,7 +126,10 @@ func convertPermissions(perms []*drive.Permission, opaque bool, odd *oddities) (
 			DisplayName: p.DisplayName, PhotoLink: p.PhotoLink, AllowFileDiscovery: p.AllowFileDiscovery,
 		}
 		list = append(list, q)
-		opaque = opaque || len(p.PermissionDetails) == 0
+		if len(p.PermissionDetails) == 0 {
+			odd.noDetails.Add(1)
+			opaque = true
+		}
 		if role, inherited := ownSources(p); role != "" {
 			own = append(own, fm.OwnPermission(q, role, inherited))
 		}
