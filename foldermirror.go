@@ -98,6 +98,19 @@ type Permission struct {
 	DisplayName        string
 	PhotoLink          string
 	AllowFileDiscovery bool
+	// AlsoInherited, in a folder's own permissions only: a domain or anyone
+	// permission that the folder also inherits, so that the
+	// AllowFileDiscovery Drive lists may be the inherited one's (see
+	// InheritPermissions). Always false in a folder's list.
+	AlsoInherited bool
+	// Opaque, in a folder's own permissions only: Drive's answer does not
+	// tell how the folder's list follows its parent's (a permission without
+	// details, several parents, inheritance disabled, a list that is not
+	// the one made from its parent's: see ListFollows), so its own
+	// permissions are its whole list, each marked so, and the folder is
+	// read from Drive again when its parent's list changes. Always false in
+	// a folder's list.
+	Opaque bool
 }
 
 // Grant returns the grant the permission makes, and false when it makes none

@@ -35,10 +35,19 @@ const permissionsFormat = 1
 // ErrCorrupt: an encoded record cannot be decoded.
 var ErrCorrupt = errors.New("corrupt record")
 
+// Flags of an encoded permission. A list whose permissions have only
+// allowFileDiscovery encodes as it did before the others existed, so the
+// keys of the sets stored then stay right.
+const (
+	flagAllowFileDiscovery = 1 << iota
+	flagAlsoInherited
+	flagOpaque
+)
+
 // AppendPermissions appends the encoding of a permission list to b: a
 // format byte, the count, then each permission's fields in a fixed order,
-// strings as a uvarint length and their bytes. Equal lists encode equally,
-// so the encoding is what a set's key is made of.
+// strings as a uvarint length and their bytes, and a byte of flags. Equal
+// lists encode equally, so the encoding is what a set's key is made of.
 func AppendPermissions(b []byte, perms []Permission) []byte {
 	b = append(b, permissionsFormat)
 	b = binary.AppendUvarint(b, uint64(len(perms)))
@@ -47,13 +56,23 @@ func AppendPermissions(b []byte, perms []Permission) []byte {
 			b = binary.AppendUvarint(b, uint64(len(s)))
 			b = append(b, s...)
 		}
-		var flags byte
-		if p.AllowFileDiscovery {
-			flags = 1
-		}
-		b = append(b, flags)
+		b = append(b, permissionFlags(p))
 	}
 	return b
+}
+
+func permissionFlags(p Permission) byte {
+	var flags byte
+	if p.AllowFileDiscovery {
+		flags |= flagAllowFileDiscovery
+	}
+	if p.AlsoInherited {
+		flags |= flagAlsoInherited
+	}
+	if p.Opaque {
+		flags |= flagOpaque
+	}
+	return flags
 }
 
 // DecodePermissions decodes a list AppendPermissions encoded; the strings
@@ -82,7 +101,12 @@ func DecodePermissions(b []byte) ([]Permission, error) {
 		if len(b) == 0 {
 			return nil, ErrCorrupt
 		}
-		p.AllowFileDiscovery = b[0]&1 != 0
+		if b[0]&^(flagAllowFileDiscovery|flagAlsoInherited|flagOpaque) != 0 {
+			return nil, ErrCorrupt
+		}
+		p.AllowFileDiscovery = b[0]&flagAllowFileDiscovery != 0
+		p.AlsoInherited = b[0]&flagAlsoInherited != 0
+		p.Opaque = b[0]&flagOpaque != 0
 		b = b[1:]
 	}
 	if len(b) != 0 {

@@ -53,31 +53,50 @@ func (c *computed) equal(o *computed) bool {
 // once a listing and cost little to redo, and a world of a million folders
 // is mostly such files.
 func (s *Server) state(f *File) *computed {
+	c, _ := s.stateCut(f)
+	return c
+}
+
+// stateCut returns the effective state of a file, and the files whose state
+// was being computed when a cycle of parents led back to them: nothing more
+// comes that way, since what would is already there (roles and
+// discoverability only grow around a cycle). A state cut short at another
+// file than itself lacks what that file will have, so it is not cached:
+// states do not depend on the order they are asked in.
+func (s *Server) stateCut(f *File) (*computed, []string) {
 	// Looking a file up in a map of a million costs a cache miss or two:
 	// a file without children is not looked for in the cache. (One may
 	// still be there, cached while it had some, and still right.)
 	cached := len(s.children[f.ID]) > 0
 	if cached {
 		if c, ok := s.cache[f.ID]; ok {
-			return c
+			return c, nil
 		}
 	}
 	if s.computing[f.ID] {
-		return &computed{} // a cycle of parents: nothing more comes this way
+		return &computed{}, []string{f.ID}
 	}
 	s.computing[f.ID] = true
 	defer delete(s.computing, f.ID)
 	c := &computed{trashed: f.ExplicitlyTrashed}
 	var parents [4]*computed // most files have one parent
 	inherited := parents[:0]
+	var cuts []string
 	n := len(f.perms) + 1
 	for _, pid := range f.Parents {
-		if p := s.files[pid]; p != nil {
-			pc := s.state(p)
-			c.trashed = c.trashed || pc.trashed
-			inherited = append(inherited, pc)
-			n += len(pc.grants)
+		p := s.files[pid]
+		if p == nil {
+			continue
 		}
+		pc, pcuts := s.stateCut(p)
+		for _, id := range pcuts {
+			if id != f.ID && !slices.Contains(cuts, id) {
+				cuts = append(cuts, id)
+			}
+		}
+		c.trashed = c.trashed || pc.trashed
+		inherited = append(inherited, pc)
+		n += len(pc.grants)
 	}
 	m := merger{s: s, grants: make([]grant, 0, n)}
 	kind := "file"
@@ -97,10 +116,10 @@ func (s *Server) state(f *File) *computed {
 		}
 	}
 	c.grants = m.result()
-	if cached {
+	if cached && len(cuts) == 0 {
 		s.cache[f.ID] = c
 	}
-	return c
+	return c, cuts
 }
 
 // inheritedRole is the role a file gets from an ancestor's permission. My
@@ -212,8 +231,12 @@ func (m *merger) result() []grant {
 	return slices.Clip(out)
 }
 
-// principalKey names who a permission is for.
+// principalKey names who a permission is for. A deleted account's is
+// apart: no viewer is it, and a new account of the same address is another.
 func principalKey(p Permission) string {
+	if p.deleted {
+		return "deleted:" + p.Type + ":" + p.EmailAddress
+	}
 	switch p.Type {
 	case "domain":
 		return "domain:" + p.Domain
@@ -225,11 +248,14 @@ func principalKey(p Permission) string {
 
 // principal is who a permission is for, as a map key that costs no
 // allocation to make.
-type principal struct{ typ, name string }
+type principal struct {
+	typ, name string
+	deleted   bool
+}
 
 // principalKey returns principalKey(p), made once per principal.
 func (s *Server) principalKey(p Permission) string {
-	who := principal{p.Type, p.EmailAddress}
+	who := principal{p.Type, p.EmailAddress, p.deleted}
 	if p.Type == "domain" {
 		who.name = p.Domain
 	}

@@ -25,6 +25,9 @@ type Permission struct {
 	AllowFileDiscovery bool // domain/anyone: false = "anyone with the link"
 	// hideEmail: Drive lists this permission without its e-mail address.
 	hideEmail bool
+	// deleted: the user's account was deleted (RemoveUser); Drive lists the
+	// permission with deleted true, and it grants nothing.
+	deleted bool
 }
 
 // File is a file or folder record of the fake; Modify hands a pointer to it.

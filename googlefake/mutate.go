@@ -9,7 +9,35 @@ import (
 
 // The mutators below are test helpers: they panic on an unknown ID. Each
 // records a change for the file it touches and for every descendant whose
-// effective permissions, trashed state or drive changed, as Drive does.
+// effective permissions, trashed state or drive changed, as Drive does; but
+// see LogItemAlone.
+
+// reach says which changes a mutation logs.
+type reach int
+
+const (
+	// itemOnly: the mutation changes the item alone (a name, a drive's
+	// restrictions).
+	itemOnly reach = iota
+	// inheritance: a permission change or a move, whose effects on
+	// descendants Drive may leave unlogged (LogItemAlone).
+	inheritance
+	// wholeSubtree: every descendant whose state changes is logged (trash).
+	wholeSubtree
+)
+
+// LogItemAlone(true) makes permission changes and moves (Share, Unshare,
+// Move, AddParent, ForceParents, Modify, RemoveUser) log a change for the
+// item alone, a "drive" change for a shared drive's root, and none for the
+// descendants whose effective permissions (or trashed state, or drive)
+// change with it: Drive does not promise one per descendant, notably for a
+// shared drive's members. Trash, Untrash and Delete still log every item
+// they touch. LogItemAlone(false), the default, logs them all.
+func (s *Server) LogItemAlone(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.itemAlone = on
+}
 
 // Share adds a permission to a file and returns its ID; on a shared drive ID
 // it adds a drive member. Sharing again with the same principal replaces the
@@ -19,7 +47,7 @@ func (s *Server) Share(fileID string, p Permission) string {
 	id := permissionID(p)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.mutate(fileID, true, func(f *File) {
+	s.mutate(fileID, inheritance, func(f *File) {
 		key := principalKey(p)
 		f.perms = slices.DeleteFunc(f.perms, func(d directPerm) bool { return principalKey(d.p) == key })
 		f.perms = append(f.perms, directPerm{id: id, p: p})
@@ -32,7 +60,7 @@ func (s *Server) Share(fileID string, p Permission) string {
 func (s *Server) Unshare(fileID, permissionID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.mutate(fileID, true, func(f *File) {
+	s.mutate(fileID, inheritance, func(f *File) {
 		i := slices.IndexFunc(f.perms, func(d directPerm) bool { return d.id == permissionID })
 		if i < 0 {
 			panic(fmt.Sprintf("googlefake: file %q has no permission %q", fileID, permissionID))
@@ -45,7 +73,7 @@ func (s *Server) Unshare(fileID, permissionID string) {
 func (s *Server) Rename(fileID, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.mutate(fileID, false, func(f *File) {
+	s.mutate(fileID, itemOnly, func(f *File) {
 		f.Name = name
 		if d := s.drives[f.ID]; d != nil {
 			d.Name = name
@@ -61,7 +89,7 @@ func (s *Server) Move(fileID, newParentID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	parent := s.checkParent(fileID, newParentID)
-	s.mutate(fileID, true, func(f *File) {
+	s.mutate(fileID, inheritance, func(f *File) {
 		f.Parents = []string{newParentID}
 		if f.DriveID != parent.DriveID {
 			s.rehome(f, parent)
@@ -77,7 +105,7 @@ func (s *Server) AddParent(fileID, parentID string) {
 	if f := s.files[fileID]; f.DriveID != parent.DriveID {
 		panic("googlefake: AddParent across drives")
 	}
-	s.mutate(fileID, true, func(f *File) {
+	s.mutate(fileID, inheritance, func(f *File) {
 		if !slices.Contains(f.Parents, parentID) {
 			f.Parents = append(f.Parents, parentID)
 		}
@@ -97,7 +125,7 @@ func (s *Server) Untrash(fileID string) {
 func (s *Server) setTrashed(fileID string, trashed bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.mutate(fileID, true, func(f *File) { f.ExplicitlyTrashed = trashed })
+	s.mutate(fileID, wholeSubtree, func(f *File) { f.ExplicitlyTrashed = trashed })
 }
 
 // Delete permanently deletes a file and its descendants (for a shared drive
@@ -130,7 +158,7 @@ func (s *Server) Delete(fileID string) {
 func (s *Server) Modify(fileID string, fn func(f *File)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.mutate(fileID, true, fn)
+	s.mutate(fileID, inheritance, fn)
 }
 
 // ModifyDrive applies fn to a shared drive (name, restrictions, ...) and
@@ -142,7 +170,7 @@ func (s *Server) ModifyDrive(driveID string, fn func(d *drive.Drive)) {
 	if d == nil {
 		panic(fmt.Sprintf("googlefake: unknown shared drive %q", driveID))
 	}
-	s.mutate(driveID, false, func(root *File) {
+	s.mutate(driveID, itemOnly, func(root *File) {
 		fn(d)
 		d.Id = driveID
 		root.Name = d.Name
@@ -189,11 +217,11 @@ func (s *Server) snapshots(files []*File) []snapshot {
 }
 
 // mutate applies fn to a file and records the changes it makes: for the file
-// itself, and, when deep, for each descendant whose state changed.
-func (s *Server) mutate(id string, deep bool, fn func(f *File)) {
+// itself, and, as far as r reaches, for each descendant whose state changed.
+func (s *Server) mutate(id string, r reach, fn func(f *File)) {
 	f := s.mustFile(id)
 	affected := []*File{f}
-	if deep {
+	if r != itemOnly {
 		affected = s.subtree(f)
 	}
 	before := s.snapshots(affected)
@@ -204,8 +232,9 @@ func (s *Server) mutate(id string, deep bool, fn func(f *File)) {
 	for _, a := range affected {
 		delete(s.cache, a.ID)
 	}
+	alone := r == inheritance && s.itemAlone
 	for i, a := range affected {
-		if a == f || before[i].driveID != a.DriveID || !before[i].state.equal(s.state(a)) {
+		if a == f || !alone && (before[i].driveID != a.DriveID || !before[i].state.equal(s.state(a))) {
 			s.record(a, before[i])
 		}
 	}

@@ -7,7 +7,7 @@ package googlefake
 func (s *Server) ForceParents(fileID string, parents ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.mutate(fileID, true, func(f *File) { f.Parents = append([]string(nil), parents...) })
+	s.mutate(fileID, inheritance, func(f *File) { f.Parents = append([]string(nil), parents...) })
 }
 
 // ShareWithoutEmail adds a user permission that Drive lists without an

@@ -43,15 +43,20 @@ func (s *Server) SuspendUser(email string, suspended bool) {
 	p.suspended = suspended
 }
 
-// RemoveUser deletes a user: it leaves the directory and every group's
-// member list, its access and refresh tokens stop working, and the token
-// endpoint no longer delegates to it. The files it owns stay, as when an
-// admin keeps a deleted user's data. Removing an unknown user is harmless;
-// AddUser may add it again, with a new My Drive.
+// RemoveUser deletes a user's account: it leaves the directory and every
+// group's member list, its access and refresh tokens stop working, and the
+// token endpoint no longer delegates to it. The permissions granted to it
+// become deleted where they were granted (files and shared drives): Drive
+// lists them with deleted true, inherited ones too, and they grant nothing;
+// each such item logs a change (see LogItemAlone for its descendants). The
+// files it owns stay, as when an admin keeps a deleted user's data.
+// Removing an unknown user is harmless; AddUser may add it again, with a new
+// My Drive: a new account, which the deleted permissions do not reach.
 func (s *Server) RemoveUser(email string) {
 	email = strings.ToLower(email)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.deletePermissionsOf(email)
 	delete(s.users, email)
 	delete(s.people, email)
 	for g, members := range s.groups {
@@ -59,6 +64,24 @@ func (s *Server) RemoveUser(email string) {
 	}
 	maps.DeleteFunc(s.accessTokens, func(_ string, t accessToken) bool { return t.user == email })
 	maps.DeleteFunc(s.refreshTokens, func(_ string, g refreshGrant) bool { return g.user == email })
+}
+
+// deletePermissionsOf marks deleted the permissions granted to a user,
+// logging a change for each item that had one.
+func (s *Server) deletePermissionsOf(email string) {
+	granted := func(d directPerm) bool { return d.p.Type == "user" && d.p.EmailAddress == email && !d.p.deleted }
+	for _, f := range slices.Clone(s.order) {
+		if !slices.ContainsFunc(f.perms, granted) {
+			continue
+		}
+		s.mutate(f.ID, inheritance, func(f *File) {
+			for i := range f.perms {
+				if granted(f.perms[i]) {
+					f.perms[i].p.deleted = true
+				}
+			}
+		})
+	}
 }
 
 // AddGroupMember adds a user or group e-mail to a group, creating the group

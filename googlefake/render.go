@@ -126,15 +126,28 @@ func (s *Server) visibleParents(v *viewer, f *File) []string {
 	return out
 }
 
-// permissionsJSON renders effective permissions of f, in structs of the arena.
+// permissionsJSON renders effective permissions of f, in structs of the
+// arena, with their details unless OmitMyDriveDetails leaves them out.
 func (s *Server) permissionsJSON(f *File, grants []grant) []*drive.Permission {
 	out := s.arena.permPtrs.take(len(grants))
 	perms := s.arena.perms.take(len(grants))
 	for i, g := range grants {
 		out[i] = &perms[i]
 		s.permissionJSON(&perms[i], f, g)
+		if s.omitMyDriveDetails && f.DriveID == "" {
+			perms[i].PermissionDetails = nil
+		}
 	}
 	return out
+}
+
+// OmitMyDriveDetails(true) lists the permissions of My Drive items without
+// permissionDetails, as Drive once documented them ("present only for
+// shared drive items").
+func (s *Server) OmitMyDriveDetails(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.omitMyDriveDetails = on
 }
 
 // permissionJSON renders into p an effective permission of f with its details.
@@ -142,7 +155,7 @@ func (s *Server) permissionJSON(p *drive.Permission, f *File, g grant) {
 	*p = drive.Permission{
 		Kind: "drive#permission", Id: g.id, Type: g.perm.Type, Role: g.perm.Role,
 		EmailAddress: g.perm.EmailAddress, Domain: g.perm.Domain, DisplayName: g.perm.DisplayName,
-		ForceSendFields: forceDeleted,
+		Deleted: g.perm.deleted, ForceSendFields: forceDeleted,
 	}
 	if g.perm.hideEmail {
 		p.EmailAddress = ""

@@ -38,6 +38,12 @@
 //   - A change page token from before ExpireChangeTokens is refused with
 //     400 reason "invalid", location "pageToken" ("Invalid Value"), the answer
 //     Drive gives to page tokens it does not accept.
+//   - Permission changes and moves log a change for every descendant whose
+//     effective permissions change, as Drive does for My Drive today; with
+//     LogItemAlone(true), for the item alone (and the shared drive, for its
+//     members), as Drive may.
+//   - RemoveUser deletes an account: the permissions granted to it are
+//     listed with deleted true and grant nothing.
 //   - Group membership is evaluated at request time; AddGroup,
 //     AddGroupMember and RemoveGroupMember record no change.
 //   - The Directory API models one Google Workspace customer per e-mail
@@ -126,7 +132,10 @@ type Server struct {
 	// cycles of parents.
 	computing   map[string]bool
 	repeatItems bool
-	log         changeLog
+	itemAlone   bool // LogItemAlone
+	// omitMyDriveDetails: OmitMyDriveDetails
+	omitMyDriveDetails bool
+	log                changeLog
 
 	// Made once, for speed: principal keys, permission IDs by principal
 	// key, and the structs answers are built from.

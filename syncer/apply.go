@@ -8,15 +8,24 @@ import (
 
 // apply writes the plan in tx: staged folders first (so that a folder moving
 // away from a leaving folder is not taken with it), then the leaving
-// subtrees; then restrictedDownload is made right wherever it may have
-// changed, and the new token is saved. It returns the folders written or
-// removed.
+// subtrees; then the lists of the descendants of folders whose list
+// changed are made again (carryDown), the own permissions of folders whose
+// list Drive gave do not follow their parent's are made opaque
+// (markOpaque), restrictedDownload is made right
+// wherever it may have changed, and the new token is saved. It returns the
+// folders written or removed; an *askDrive error when Drive must first tell
+// the lists of some folders.
 func (p *plan) apply(tx fm.LibraryTx, token string, now time.Time) (int, error) {
+	p.made, p.ask, p.carried = map[string]bool{}, nil, 0
 	applied := 0
+	var changed []string
 	for _, n := range p.order {
-		n.RestrictedDownload = n.OwnRestrictedDownload // fixed below
-		if err := tx.Put(n.SyncedFolder); err != nil {
+		listChanged, err := p.put(tx, n)
+		if err != nil {
 			return 0, err
+		}
+		if listChanged {
+			changed = append(changed, n.ID)
 		}
 		applied++
 	}
@@ -27,6 +36,16 @@ func (p *plan) apply(tx fm.LibraryTx, token string, now time.Time) (int, error) 
 		}
 		applied += n
 	}
+	if err := p.carryDown(tx, changed); err != nil {
+		return 0, err
+	}
+	if len(p.ask) > 0 {
+		return 0, &askDrive{ids: p.ask}
+	}
+	if err := p.markOpaque(tx); err != nil {
+		return 0, err
+	}
+	applied += p.carried
 	for _, n := range p.order {
 		if err := fixRestricted(tx, n.ID); err != nil {
 			return 0, err
@@ -40,6 +59,28 @@ func (p *plan) apply(tx fm.LibraryTx, token string, now time.Time) (int, error) 
 	}
 	tx.SetState(st)
 	return applied, nil
+}
+
+// put writes a staged folder (one that only inherits with its list made
+// from its parent's), and tells whether its list changed, so that its
+// descendants' are made again.
+func (p *plan) put(tx fm.LibraryTx, n *node) (bool, error) {
+	if n.inherits && n.ParentID != "" {
+		if err := p.inherit(tx, n, 0); err != nil {
+			return false, err
+		}
+	}
+	old, err := tx.Folder(n.ID)
+	if fm.ErrorCode(err) == fm.ENOTFOUND {
+		old = nil
+	} else if err != nil {
+		return false, err
+	}
+	n.RestrictedDownload = n.OwnRestrictedDownload // fixed below
+	if err := tx.Put(n.SyncedFolder); err != nil {
+		return false, err
+	}
+	return old == nil || old.PermissionSet != fm.NewPermissionSet(n.Permissions).Key, nil
 }
 
 // deleteSubtree removes a folder and everything under it; it returns how

@@ -18,8 +18,9 @@ import (
 
 // Fields asked of Drive: exactly what the index keeps.
 const (
-	permissionFields = "id,type,role,emailAddress,domain,displayName,photoLink,allowFileDiscovery,deleted"
-	fileFields       = "id,name,mimeType,parents,trashed,resourceKey,appProperties,copyRequiresWriterPermission," +
+	permissionFields = "id,type,role,emailAddress,domain,displayName,photoLink,allowFileDiscovery,deleted," +
+		"permissionDetails(role,inherited)"
+	fileFields = "id,name,mimeType,parents,trashed,resourceKey,appProperties,copyRequiresWriterPermission," +
 		"downloadRestrictions(itemDownloadRestriction(restrictedForReaders)),writersCanShare," +
 		"hasAugmentedPermissions,inheritedPermissionsDisabled,permissions(" + permissionFields + ")"
 	listFields      = "nextPageToken,files(" + fileFields + ")"
@@ -112,6 +113,9 @@ func (r *reader) readTree(ctx context.Context, st *stage, state *fm.LibraryState
 	state.RootID = st.ids.String(root)
 	placed := st.place(root, &r.odd)
 	if err := r.readStagedPermissions(ctx, st, placed); err != nil {
+		return nil, err
+	}
+	if err := markOpaque(st, placed); err != nil {
 		return nil, err
 	}
 	return placed, st.flush()
@@ -229,24 +233,34 @@ func (r *reader) stageFolder(st *stage, f *drive.File) (uint32, bool, error) {
 	if r.lib.IsSharedDrive() && !f.HasAugmentedPermissions && !f.InheritedPermissionsDisabled {
 		flags |= flagInherits
 	}
+	if isOpaque(f) {
+		flags |= flagOpaque
+	}
 	n, added, err := st.add(f, flags)
 	if err != nil || !added || f.Permissions == nil {
 		return n, added, err
 	}
-	return n, true, r.stagePermissions(st, n, convertPermissions(f.Permissions, &r.odd))
+	return n, true, r.stagePermissions(st, n, f.Permissions)
 }
 
-// stagePermissions gives a staged folder its permissions.
-func (r *reader) stagePermissions(st *stage, n uint32, perms []fm.Permission) error {
-	set, err := st.addSet(perms)
+// stagePermissions gives a staged folder the permissions Drive listed for
+// it: its list and its own.
+func (r *reader) stagePermissions(st *stage, n uint32, perms []*drive.Permission) error {
+	list, own := convertPermissions(perms, st.hasFlags(n, flagOpaque), &r.odd)
+	return r.stageSets(st, n, list, own)
+}
+
+// stageSets gives a staged folder its list and its own permissions.
+func (r *reader) stageSets(st *stage, n uint32, list, own []fm.Permission) error {
+	set, err := st.addSet(list)
 	if err != nil {
 		return err
 	}
-	own, err := st.addSet(nil)
+	ownSet, err := st.addSet(own)
 	if err != nil {
 		return err
 	}
-	st.setPermissions(n, set, own)
+	st.setPermissions(n, set, ownSet)
 	return nil
 }
 
@@ -288,9 +302,10 @@ func (r *reader) myDriveRoot(ctx context.Context, st *stage) (uint32, error) {
 
 // readStagedPermissions reads the permissions the listing did not give of
 // the placed folders, storage.concurrency calls at a time; then each folder
-// that only inherits gets its parent's (parents come first in placed). A
-// folder gone meanwhile (but the root) is kept with none, shown to nobody,
-// until the next sync reads its removal.
+// that only inherits gets its list made from its parent's (parents come
+// first in placed), with no permissions of its own. A folder gone meanwhile
+// (but the root) is kept with none, shown to nobody, until the next sync
+// reads its removal.
 func (r *reader) readStagedPermissions(ctx context.Context, st *stage, placed []uint32) error {
 	rootID := st.ids.String(placed[0])
 	q := r.newPermissionQueue(ctx, rootID)
@@ -302,18 +317,95 @@ func (r *reader) readStagedPermissions(ctx context.Context, st *stage, placed []
 	if err := q.wait(); err != nil {
 		return err
 	}
+	noOwn, err := st.addSet(nil)
+	if err != nil {
+		return err
+	}
+	inherited := map[uint32]uint32{} // the parent's list's set → the child's
 	for _, n := range placed[1:] {
-		if f := &st.folders[n]; f.set == none {
-			p := &st.folders[f.parent]
-			st.setPermissions(n, p.set, p.own)
+		f := &st.folders[n]
+		if f.set != none {
+			continue
 		}
+		set, ok := inherited[st.folders[f.parent].set]
+		if !ok {
+			if set, err = inheritedSet(st, st.folders[f.parent].set); err != nil {
+				return err
+			}
+			inherited[st.folders[f.parent].set] = set
+		}
+		st.setPermissions(n, set, noOwn)
 	}
 	return nil
 }
 
+// inheritedSet stages the list of a folder with no permissions of its own
+// under a parent whose list is the set parentSet, and returns its set.
+func inheritedSet(st *stage, parentSet uint32) (uint32, error) {
+	if err := st.flush(); err != nil {
+		return 0, err
+	}
+	parent, err := st.set(nil, parentSet)
+	if err != nil {
+		return 0, err
+	}
+	list, _, _ := fm.InheritPermissions(nil, parent.Permissions)
+	return st.addSet(list)
+}
+
+// markOpaque makes opaque the own permissions of the placed folders whose
+// list, as Drive gave it, is not the one made from their own permissions
+// and their parent's list (fm.ListFollows). Folders that only inherit have
+// such a list by construction.
+func markOpaque(st *stage, placed []uint32) error {
+	if err := st.flush(); err != nil {
+		return err
+	}
+	own := map[[3]uint32]uint32{} // list, own, parent's list → own
+	var buf []byte
+	for _, n := range placed[1:] {
+		f := &st.folders[n]
+		if f.flags&flagInherits != 0 {
+			continue
+		}
+		key := [3]uint32{f.set, f.own, st.folders[f.parent].set}
+		o, ok := own[key]
+		if !ok {
+			var err error
+			if o, err = followingOwn(st, buf, key); err != nil {
+				return err
+			}
+			own[key] = o
+		}
+		f.own = o
+	}
+	return nil
+}
+
+// followingOwn returns the own set of a folder whose list, own set and
+// parent's list are the sets of key: the same, or its list made opaque.
+func followingOwn(st *stage, buf []byte, key [3]uint32) (uint32, error) {
+	var sets [3]fm.PermissionSet
+	for i, n := range key {
+		var err error
+		if sets[i], err = st.set(buf, n); err != nil {
+			return 0, err
+		}
+	}
+	list, own, parent := sets[0].Permissions, sets[1].Permissions, sets[2].Permissions
+	if slices.ContainsFunc(own, func(p fm.Permission) bool { return p.Opaque }) || fm.ListFollows(list, own, parent) {
+		return key[1], nil
+	}
+	o, err := st.addSet(fm.OpaquePermissions(list))
+	if err == nil {
+		err = st.flush()
+	}
+	return o, err
+}
+
 // queueStaged queues the reading of a staged folder's permissions.
 func (r *reader) queueStaged(q *permissionQueue, st *stage, n uint32) {
-	q.add(st.ids.String(n), func(perms []fm.Permission) error { return r.stagePermissions(st, n, perms) })
+	q.add(st.ids.String(n), func(perms []*drive.Permission) error { return r.stagePermissions(st, n, perms) })
 }
 
 // describe turns the Google errors a sync meets into messages an operator can

@@ -18,6 +18,10 @@ import (
 // errTokenRefused: Drive no longer accepts the saved changes token.
 var errTokenRefused = errors.New("changes token refused")
 
+// errOwnUnknown: the index was written by a foldermirror that did not keep
+// each folder's own permissions, from which lists are made again.
+var errOwnUnknown = errors.New("the index does not hold the folders' own permissions")
+
 const (
 	changesPageSize = 1000
 	changeFields    = "nextPageToken,newStartPageToken,changes(changeType,removed,fileId,driveId,file(" + fileFields + "),drive(" + driveFields + "))"
@@ -31,6 +35,9 @@ const (
 // incrementalSync reads the changes since the library's token and applies
 // them, with the new token, in one transaction.
 func (s *Syncer) incrementalSync(ctx context.Context, lib *config.Library, prev *fm.LibraryState, progress ProgressFunc) (*Result, error) {
+	if err := s.checkOwnPermissions(ctx, lib.ID, prev.RootID); err != nil {
+		return nil, err
+	}
 	r, err := s.newReader(lib, progress)
 	if err != nil {
 		return nil, err
@@ -43,26 +50,63 @@ func (s *Syncer) incrementalSync(ctx context.Context, lib *config.Library, prev 
 	if err := p.make(ctx, changes); err != nil {
 		return nil, s.describe(err, lib)
 	}
-	if err := r.readPermissions(ctx, p.order, prev.RootID, p.inherited(ctx)); err != nil {
+	if err := r.readPermissions(ctx, p.order, prev.RootID); err != nil {
 		return nil, s.describe(err, lib)
 	}
-	r.odd.report(s.logger, lib.ID)
-	progress(Progress{Library: lib.ID, Phase: "writing", Total: len(p.order) + len(p.removed)})
 	res := &Result{Library: lib.ID, Changes: len(changes)}
-	now := s.opts.Now().UTC()
-	err = s.index.UpdateLibrary(ctx, lib.ID, func(tx fm.LibraryTx) error {
-		var err error
-		if res.Applied, err = p.apply(tx, token, now); err != nil {
-			return err
-		}
-		st := tx.State() // Put and Delete keep its counts current
-		res.Folders, res.Permissions = st.Folders, st.Permissions
-		return nil
-	})
-	if err != nil {
+	if p.rootReread {
+		res.Reread++
+	}
+	if err := s.applyPlan(ctx, lib, p, token, res, progress); err != nil {
 		return nil, err
 	}
+	r.odd.report(s.logger, lib.ID)
 	return res, nil
+}
+
+// applyPlan applies the plan with the new token in one transaction. When
+// Drive must tell the lists of some folders first, the transaction is
+// rolled back, those folders are read, and it runs again.
+func (s *Syncer) applyPlan(ctx context.Context, lib *config.Library, p *plan, token string, res *Result, progress ProgressFunc) error {
+	now := s.opts.Now().UTC()
+	for {
+		progress(Progress{Library: lib.ID, Phase: "writing", Total: len(p.order) + len(p.removed)})
+		err := s.index.UpdateLibrary(ctx, lib.ID, func(tx fm.LibraryTx) error {
+			var err error
+			if res.Applied, err = p.apply(tx, token, now); err != nil {
+				return err
+			}
+			st := tx.State() // Put and Delete keep its counts current
+			res.Folders, res.Permissions = st.Folders, st.Permissions
+			return nil
+		})
+		var ask *askDrive
+		if !errors.As(err, &ask) {
+			res.Inherited = p.carried
+			return err
+		}
+		s.logger.Info("reading folders again: Drive's answers do not tell how their permissions follow their parent's",
+			"library", lib.ID, "folders", len(ask.ids))
+		res.Reread += len(ask.ids)
+		if err := p.reread(ctx, ask.ids); err != nil {
+			return s.describe(err, lib)
+		}
+	}
+}
+
+// checkOwnPermissions returns errOwnUnknown if the index does not hold the
+// folders' own permissions: a library synced by a foldermirror that did not
+// keep them, whose root has none (a sync that keeps them gives any root
+// some: its owner, or the shared drive's members).
+func (s *Syncer) checkOwnPermissions(ctx context.Context, libraryID, rootID string) error {
+	root, err := s.index.Folder(ctx, libraryID, rootID)
+	if err != nil {
+		return err
+	}
+	if root.OwnSet == fm.NewPermissionSet(nil).Key {
+		return errOwnUnknown
+	}
+	return nil
 }
 
 // readChanges reads every change since token, and the token to read from
@@ -129,6 +173,17 @@ type plan struct {
 	moveIns []string // staged folders new to the library: their subtrees come too
 	// driveChanged is a shared drive's new self (name, restrictions).
 	driveChanged *drive.Drive
+
+	// What apply does (see inherit.go): staged folders that only inherit
+	// whose list is made; folders whose list Drive must tell; the number of
+	// folders written that Drive did not send.
+	made    map[string]bool
+	ask     []string
+	carried int
+	// outside: a folder that never was in the library changed (it may be
+	// an ancestor of a My Drive library's root); rootReread: so the root
+	// was read again.
+	outside, rootReread bool
 }
 
 // make builds the plan from the changes.
@@ -144,7 +199,12 @@ func (p *plan) make(ctx context.Context, changes []*drive.Change) error {
 			if err := p.stageRoot(c); err != nil {
 				return err
 			}
-		case c.Removed || c.File == nil || c.File.Trashed || c.File.MimeType != fm.FolderMimeType:
+		case c.Removed || c.File == nil:
+			if err := p.noteOutside(ctx, c.FileId); err != nil {
+				return err
+			}
+			p.remove(c.FileId)
+		case c.File.Trashed || c.File.MimeType != fm.FolderMimeType:
 			p.remove(c.FileId)
 		default:
 			pending = append(pending, c.File)
@@ -168,12 +228,48 @@ func (p *plan) make(ctx context.Context, changes []*drive.Change) error {
 		pending = rest
 	}
 	for _, f := range pending { // outside the library now
+		if err := p.noteOutside(ctx, f.Id); err != nil {
+			return err
+		}
 		p.remove(f.Id)
+	}
+	if err := p.rereadRoot(ctx); err != nil {
+		return err
 	}
 	if err := p.dropStrays(ctx); err != nil {
 		return err
 	}
 	return p.fetchSubtrees(ctx)
+}
+
+// noteOutside notes a change of a folder that never was in a My Drive
+// library (or of an item that went out of sight): it may be an ancestor of
+// the root, whose list the root inherits.
+func (p *plan) noteOutside(ctx context.Context, id string) error {
+	if p.lib.IsSharedDrive() || p.outside {
+		return nil
+	}
+	_, err := p.index.Folder(ctx, p.lib.ID, id)
+	if fm.ErrorCode(err) == fm.ENOTFOUND {
+		p.outside = true
+		return nil
+	}
+	return err
+}
+
+// rereadRoot reads the root of a My Drive library again when a folder
+// outside it changed, unless Drive sent the root: Drive need not send it
+// when an ancestor's permissions change.
+func (p *plan) rereadRoot(ctx context.Context) error {
+	if _, staged := p.staged[p.root]; staged || !p.outside {
+		return nil
+	}
+	f, err := p.svc.Files.Get(p.root).Fields(googleapi.Field(fileFields)).SupportsAllDrives(true).Context(ctx).Do()
+	if err != nil {
+		return fmt.Errorf("read root folder %s: %w", p.root, err)
+	}
+	p.rootReread = true
+	return p.stageRoot(&drive.Change{FileId: p.root, File: f})
 }
 
 // dropStrays removes staged folders that a later change took out of the
@@ -270,27 +366,6 @@ func (p *plan) stageRoot(c *drive.Change) error {
 	n.inherits = false
 	p.stage(n)
 	return nil
-}
-
-// inherited returns the permissions of a folder that only inherits: its
-// parent's, staged or indexed.
-func (p *plan) inherited(ctx context.Context) func(*node) ([]fm.Permission, error) {
-	var resolve func(n *node, depth int) ([]fm.Permission, error)
-	resolve = func(n *node, depth int) ([]fm.Permission, error) {
-		parent, staged := p.staged[n.ParentID]
-		switch {
-		case depth > maxDepth:
-			return nil, fmt.Errorf("folder %s: a cycle of parents", n.ID)
-		case !staged:
-			return p.index.Permissions(ctx, p.lib.ID, n.ParentID)
-		case parent.inherits && parent.Permissions == nil:
-			perms, err := resolve(parent, depth+1)
-			parent.Permissions = perms
-			return perms, err
-		}
-		return parent.Permissions, nil
-	}
-	return func(n *node) ([]fm.Permission, error) { return resolve(n, 0) }
 }
 
 // stageDriveRoot stages a shared drive's root after a change to the drive

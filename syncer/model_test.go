@@ -20,37 +20,55 @@ var modelSeeds = flag.Int("model-seeds", 3, "random mutation sequences the model
 // TestIncrementalMatchesFullSync: seeded random sequences of hundreds of
 // mutations in the fake; after each batch an incremental sync, and then the
 // index must equal a fresh full sync of the same state, folder by folder and
-// permission by permission.
+// permission by permission (lists and own permissions). It runs with the
+// fake logging a change for every descendant a permission change or a move
+// affects, as Drive does for My Drive, and with it logging the item alone,
+// as Drive may: then descendants' lists are the sync's to make.
 func TestIncrementalMatchesFullSync(t *testing.T) {
-	for seed := range *modelSeeds {
-		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
-			m := newMutator(t, uint64(seed))
-			libs := []string{"id: mydrive, rootFolderId: " + m.root, "id: shared, sharedDriveId: " + m.drive}
-			inc := newEnv(t, m.fake, libs...)
-			inc.sync("mydrive")
-			inc.sync("shared")
-			for batch := range 15 {
-				for range 20 {
-					m.mutate()
-				}
-				for _, lib := range []string{"mydrive", "shared"} {
-					res, err := inc.s.Sync(context.Background(), lib, syncer.Auto, nil)
-					if err != nil {
-						t.Fatalf("batch %d: incremental sync of %s: %v", batch, lib, err)
-					}
-					if res.Full {
-						t.Fatalf("batch %d: %s fell back to a full sync", batch, lib)
-					}
-					fresh := newEnv(t, m.fake, libs...)
-					fresh.sync(lib)
-					compareIndexes(t, fmt.Sprintf("batch %d, %s", batch, lib), inc, fresh, lib)
-				}
-				if t.Failed() {
-					t.Fatalf("after batch %d; mutations so far:\n%s", batch, m.log)
-				}
-			}
-		})
+	for _, mode := range []struct {
+		name  string
+		alone bool
+	}{{"every item", false}, {"item alone", true}} {
+		for seed := range *modelSeeds {
+			t.Run(fmt.Sprintf("%s/seed %d", mode.name, seed), func(t *testing.T) {
+				runModel(t, uint64(seed), mode.alone)
+			})
+		}
 	}
+}
+
+// runModel runs one seeded sequence of mutations, the fake logging items
+// alone or not.
+func runModel(t *testing.T, seed uint64, alone bool) {
+	m := newMutator(t, seed)
+	m.fake.LogItemAlone(alone)
+	libs := []string{"id: mydrive, rootFolderId: " + m.root, "id: shared, sharedDriveId: " + m.drive}
+	inc := newEnv(t, m.fake, libs...)
+	inc.sync("mydrive")
+	inc.sync("shared")
+	var inherited, reread int
+	for batch := range 15 {
+		for range 20 {
+			m.mutate()
+		}
+		for _, lib := range []string{"mydrive", "shared"} {
+			res, err := inc.s.Sync(context.Background(), lib, syncer.Auto, nil)
+			if err != nil {
+				t.Fatalf("batch %d: incremental sync of %s: %v", batch, lib, err)
+			}
+			if res.Full {
+				t.Fatalf("batch %d: %s fell back to a full sync", batch, lib)
+			}
+			inherited, reread = inherited+res.Inherited, reread+res.Reread
+			fresh := newEnv(t, m.fake, libs...)
+			fresh.sync(lib)
+			compareIndexes(t, fmt.Sprintf("batch %d, %s", batch, lib), inc, fresh, lib)
+		}
+		if t.Failed() {
+			t.Fatalf("after batch %d; mutations so far:\n%s", batch, m.log)
+		}
+	}
+	t.Logf("folders whose lists the syncs made: %d; read again from Drive: %d; accounts deleted: %d", inherited, reread, len(m.gone))
 }
 
 func compareIndexes(t *testing.T, when string, got, want *env, lib string) {
@@ -115,10 +133,16 @@ type mutator struct {
 	mine    []string // My Drive folders ever made
 	shared  []string // shared-drive folders ever made
 	perms   map[string][]string
+	gone    map[string]bool // leavers whose account was deleted
 	log     string
 }
 
-var users = []string{"ann@example.com", "ben@example.com", "cat@example.com", "dov@partner.org"}
+// users are shared with; the leavers among them may have their accounts
+// deleted, and are shared with no more then.
+var (
+	users   = []string{"ann@example.com", "ben@example.com", "cat@example.com", "dov@partner.org", "eve@example.com", "fay@partner.org"}
+	leavers = []string{"eve@example.com", "fay@partner.org"}
+)
 
 func newMutator(t *testing.T, seed uint64) *mutator {
 	fake := startFake(t)
@@ -127,7 +151,7 @@ func newMutator(t *testing.T, seed uint64) *mutator {
 		fake.AddUser(u)
 	}
 	fake.AddGroup("team@example.com", "ann@example.com", "dov@partner.org")
-	m := &mutator{t: t, rng: rand.New(rand.NewPCG(seed, 3)), fake: fake, perms: map[string][]string{}}
+	m := &mutator{t: t, rng: rand.New(rand.NewPCG(seed, 3)), fake: fake, perms: map[string][]string{}, gone: map[string]bool{}}
 	m.root = fake.CreateFolder(storage, "", "Library")
 	m.outside = fake.CreateFolder(storage, "", "Outside")
 	m.drive = fake.CreateSharedDrive("Team", storage)
@@ -159,7 +183,7 @@ func (m *mutator) grant() googlefake.Permission {
 	p := googlefake.Permission{Role: []string{"reader", "commenter", "writer"}[m.rng.IntN(3)], AllowFileDiscovery: m.rng.IntN(2) == 0}
 	switch m.rng.IntN(4) {
 	case 0:
-		p.Type, p.EmailAddress = "user", users[m.rng.IntN(len(users))]
+		p.Type, p.EmailAddress = "user", m.pick(slices.DeleteFunc(slices.Clone(users), func(u string) bool { return m.gone[u] }))
 	case 1:
 		p.Type, p.EmailAddress = "group", "team@example.com"
 	case 2:
@@ -184,7 +208,7 @@ func (m *mutator) mutate() {
 	}
 	id := m.pick(pool)
 	movable := !slices.Contains([]string{m.root, m.outside, m.drive}, id) // roots stay
-	switch op := m.rng.IntN(12); op {
+	switch op := m.rng.IntN(13); op {
 	case 0, 1:
 		m.create()
 		m.log += "create\n"
@@ -224,6 +248,12 @@ func (m *mutator) mutate() {
 	case 11:
 		m.log += "modify " + id + "\n"
 		m.modify(id)
+	case 12:
+		if u := leavers[m.rng.IntN(len(leavers))]; !m.gone[u] && m.rng.IntN(8) == 0 {
+			m.log += "delete the account of " + u + "\n"
+			m.gone[u] = true
+			m.fake.RemoveUser(u)
+		}
 	}
 }
 

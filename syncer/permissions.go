@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	fm "github.com/foldermirror/foldermirror"
 	drive "google.golang.org/api/drive/v3"
 )
 
@@ -29,7 +28,7 @@ type permissionQueue struct {
 // them.
 type permissionJob struct {
 	id   string
-	keep func(perms []fm.Permission) error
+	keep func(perms []*drive.Permission) error
 }
 
 func (r *reader) newPermissionQueue(ctx context.Context, rootID string) *permissionQueue {
@@ -43,7 +42,7 @@ func (r *reader) newPermissionQueue(ctx context.Context, rootID string) *permiss
 
 // add queues a folder; it waits while the queue is full. keep runs in one
 // of the queue's goroutines.
-func (q *permissionQueue) add(id string, keep func(perms []fm.Permission) error) {
+func (q *permissionQueue) add(id string, keep func(perms []*drive.Permission) error) {
 	q.added.Add(1)
 	select {
 	case q.jobs <- permissionJob{id: id, keep: keep}:
@@ -87,7 +86,7 @@ func (q *permissionQueue) work() {
 	}
 }
 
-func (r *reader) listPermissions(ctx context.Context, fileID string) ([]fm.Permission, error) {
+func (r *reader) listPermissions(ctx context.Context, fileID string) ([]*drive.Permission, error) {
 	var perms []*drive.Permission
 	err := r.svc.Permissions.List(fileID).PageSize(permsPageSize).SupportsAllDrives(true).
 		Fields(permsListFields).Pages(ctx, func(page *drive.PermissionList) error {
@@ -97,37 +96,22 @@ func (r *reader) listPermissions(ctx context.Context, fileID string) ([]fm.Permi
 	if err != nil {
 		return nil, err
 	}
-	return convertPermissions(perms, &r.odd), nil
+	return perms, nil
 }
 
-// readPermissions fills in the permissions the changes did not give. A
-// folder that only inherits gets its parent's from inherited (after the
-// others are read, in the order given); the others are listed,
-// storage.concurrency calls at a time.
-func (r *reader) readPermissions(ctx context.Context, folders []*node, rootID string, inherited func(*node) ([]fm.Permission, error)) error {
+// readPermissions fills in the permissions the changes did not give,
+// storage.concurrency calls at a time. A folder that only inherits (but the
+// root) is left to the transaction, which makes its list from its parent's.
+func (r *reader) readPermissions(ctx context.Context, folders []*node, rootID string) error {
 	q := r.newPermissionQueue(ctx, rootID)
-	var inheriting []*node
 	for _, n := range folders {
-		switch {
-		case n.permsKnown:
-		case n.inherits && n.ID != rootID:
-			inheriting = append(inheriting, n)
-		default:
-			q.add(n.ID, func(perms []fm.Permission) error {
-				n.Permissions, n.permsKnown = r.lists.intern(perms), true
-				return nil
-			})
+		if n.permsKnown || n.inherits && n.ID != rootID {
+			continue
 		}
+		q.add(n.ID, func(perms []*drive.Permission) error {
+			r.keepPermissions(n, perms)
+			return nil
+		})
 	}
-	if err := q.wait(); err != nil {
-		return err
-	}
-	for _, n := range inheriting {
-		perms, err := inherited(n)
-		if err != nil {
-			return err
-		}
-		n.Permissions = perms
-	}
-	return nil
+	return q.wait()
 }

@@ -31,6 +31,7 @@ const (
 	flagWritersCanShare             // Drive's writersCanShare
 	flagInherits                    // a shared-drive folder with no permission of its own
 	flagRestricted                  // restricted on the folder or an ancestor (set when placed)
+	flagOpaque                      // its list does not follow from its parent's alone (isOpaque)
 )
 
 // stagedFolder is what a stage keeps of a folder in memory.
@@ -176,6 +177,13 @@ func (s *stage) needsPermissions(n uint32) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.folders[n].set == none && s.folders[n].flags&flagInherits == 0
+}
+
+// hasFlags tells whether a folder has all of flags.
+func (s *stage) hasFlags(n uint32, flags uint8) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.folders[n].flags&flags == flags
 }
 
 // setPermissions gives a folder its permission sets.

@@ -201,6 +201,16 @@ type Result struct {
 	// Changes is the number of changes an incremental sync read, Applied
 	// the number of folders it wrote or removed.
 	Changes, Applied int
+	// Inherited is the number of folders an incremental sync wrote,
+	// although Drive sent no change for them, because their parent's list
+	// changed (they are in Applied too).
+	Inherited int
+	// Reread is the number of folders an incremental sync read from Drive
+	// although Drive sent no change for them: because Drive's answers do
+	// not tell how their lists follow their parent's (see
+	// fm.InheritPermissions), or, for a My Drive library's root, because a
+	// folder outside the library changed (it may be an ancestor).
+	Reread int
 	// Calls is the number of Drive requests sent, retries included.
 	Calls    int64
 	Duration time.Duration
@@ -237,8 +247,13 @@ func (s *Syncer) Sync(ctx context.Context, libraryID string, mode Mode, progress
 	var res *Result
 	if mode == Auto && prev != nil && prev.StartPageToken != "" {
 		res, err = s.incrementalSync(ctx, lib, prev, progress)
-		if errors.Is(err, errTokenRefused) {
+		switch {
+		case errors.Is(err, errTokenRefused):
 			s.logger.Warn("Drive refused the saved changes token; syncing the whole library", "library", lib.ID, "err", err)
+			res, err = s.fullSync(ctx, lib, prev, progress)
+		case errors.Is(err, errOwnUnknown):
+			s.logger.Warn("the index was written by a foldermirror that did not keep each folder's own permissions; syncing the whole library",
+				"library", lib.ID)
 			res, err = s.fullSync(ctx, lib, prev, progress)
 		}
 	} else {
@@ -252,6 +267,7 @@ func (s *Syncer) Sync(ctx context.Context, libraryID string, mode Mode, progress
 	progress(Progress{Library: libraryID, Phase: "done", Done: res.Folders, Total: res.Folders})
 	s.logger.Info("library synced", "library", libraryID, "full", res.Full, "folders", res.Folders,
 		"permissions", res.Permissions, "drift", res.Drift.Total(), "changes", res.Changes, "applied", res.Applied,
+		"inherited", res.Inherited, "reread", res.Reread,
 		"driveCalls", res.Calls, "duration", res.Duration)
 	return res, nil
 }

@@ -1,8 +1,9 @@
 package syncer
 
 import (
+	"cmp"
 	"log/slog"
-	"strings"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -17,8 +18,11 @@ type node struct {
 	// permsKnown: Drive gave the permissions with the listing.
 	permsKnown bool
 	// inherits: a shared-drive folder with no permission of its own (and
-	// inheritance not disabled) has exactly its parent's permissions.
+	// inheritance not disabled): its list is made from its parent's.
 	inherits bool
+	// opaque: its list does not follow from its parent's alone (several
+	// parents, or inheritance disabled).
+	opaque bool
 }
 
 // newNode keeps what foldermirror needs of a listed Drive folder, but its
@@ -31,7 +35,15 @@ func newNode(f *drive.File) *node {
 	n.DefinitionID = f.AppProperties[folderDefinitionProperty]
 	n.WritersCanShare = f.WritersCanShare
 	n.OwnRestrictedDownload = f.CopyRequiresWriterPermission || restrictsReaders(f.DownloadRestrictions)
+	n.opaque = isOpaque(f)
 	return n
+}
+
+// isOpaque tells whether a folder's list does not follow from its parent's
+// alone: it has several parents (it inherits from each), or inheritance
+// disabled.
+func isOpaque(f *drive.File) bool {
+	return f.InheritedPermissionsDisabled || len(slices.DeleteFunc(slices.Clone(f.Parents), func(p string) bool { return p == f.Id })) > 1
 }
 
 // folderDefinitionProperty is the appProperties key of a folder's definition.
@@ -50,26 +62,16 @@ type permissionLists struct {
 }
 
 func (p *permissionLists) intern(perms []fm.Permission) []fm.Permission {
-	var key strings.Builder
-	for _, q := range perms {
-		for _, s := range []string{q.ID, q.Type, q.Role, q.EmailAddress, q.Domain, q.DisplayName, q.PhotoLink} {
-			key.WriteString(s)
-			key.WriteByte(0)
-		}
-		if q.AllowFileDiscovery {
-			key.WriteByte(1)
-		}
-		key.WriteByte(2)
-	}
+	key := string(fm.AppendPermissions(nil, perms))
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.lists == nil {
 		p.lists = map[string][]fm.Permission{}
 	}
-	if kept, ok := p.lists[key.String()]; ok {
+	if kept, ok := p.lists[key]; ok {
 		return kept
 	}
-	p.lists[key.String()] = perms
+	p.lists[key] = perms
 	return perms
 }
 
@@ -86,12 +88,16 @@ type oddities struct {
 	// noEmail: user and group permissions without an e-mail address (kept
 	// for operation 4, but they grant nothing).
 	noEmail atomic.Int64
+	// noDetails: permissions without permissionDetails (kept, but their
+	// folder's list is read from Drive rather than made from its parent's).
+	noDetails atomic.Int64
 }
 
 // report logs what was set aside, if anything.
 func (o *oddities) report(logger *slog.Logger, libraryID string) {
 	counts := []any{"repeatedInListings", o.repeated.Load(), "parentLinksNotFollowed", o.parentLinks.Load(),
-		"permissionsOfDeletedAccounts", o.deleted.Load(), "permissionsWithoutEmail", o.noEmail.Load()}
+		"permissionsOfDeletedAccounts", o.deleted.Load(), "permissionsWithoutEmail", o.noEmail.Load(),
+		"permissionsWithoutDetails", o.noDetails.Load()}
 	for i := 1; i < len(counts); i += 2 {
 		if counts[i].(int64) > 0 {
 			logger.Warn("Drive data set aside (see the counts)", append([]any{"library", libraryID}, counts...)...)
@@ -100,9 +106,13 @@ func (o *oddities) report(logger *slog.Logger, libraryID string) {
 	}
 }
 
-// convertPermissions keeps Drive's order and leaves out deleted accounts.
-func convertPermissions(perms []*drive.Permission, odd *oddities) []fm.Permission {
-	out := make([]fm.Permission, 0, len(perms))
+// convertPermissions returns a folder's list, in Drive's order, and its own
+// permissions (those with a source on the folder itself, by Drive's
+// permissionDetails), leaving out deleted accounts. When Drive's answer
+// does not tell how the list follows the parent's (opaque, or a permission
+// without details), the own permissions are the whole list, each Opaque.
+func convertPermissions(perms []*drive.Permission, opaque bool, odd *oddities) (list, own []fm.Permission) {
+	list = make([]fm.Permission, 0, len(perms))
 	for _, p := range perms {
 		if p.Deleted {
 			odd.deleted.Add(1)
@@ -111,24 +121,55 @@ func convertPermissions(perms []*drive.Permission, odd *oddities) []fm.Permissio
 		if (p.Type == "user" || p.Type == "group") && p.EmailAddress == "" {
 			odd.noEmail.Add(1)
 		}
-		out = append(out, fm.Permission{
+		q := fm.Permission{
 			ID: p.Id, Type: p.Type, Role: p.Role, EmailAddress: p.EmailAddress, Domain: p.Domain,
 			DisplayName: p.DisplayName, PhotoLink: p.PhotoLink, AllowFileDiscovery: p.AllowFileDiscovery,
-		})
+		}
+		list = append(list, q)
+		if len(p.PermissionDetails) == 0 {
+			odd.noDetails.Add(1)
+			opaque = true
+		}
+		if role, inherited := ownSources(p); role != "" {
+			own = append(own, fm.OwnPermission(q, role, inherited))
+		}
 	}
-	return out
+	if opaque {
+		own = fm.OpaquePermissions(list)
+	}
+	return list, own
+}
+
+// ownSources returns the highest role of a permission's sources on the
+// folder itself ("" if none), and whether it is inherited too.
+func ownSources(p *drive.Permission) (role string, inherited bool) {
+	for _, d := range p.PermissionDetails {
+		switch r := cmp.Or(d.Role, p.Role); {
+		case d.Inherited:
+			inherited = true
+		case fm.ParseRole(r) > fm.ParseRole(role) || role == "":
+			role = r
+		}
+	}
+	return role, inherited
 }
 
 // newNode keeps what foldermirror needs of a changed folder of the library.
 func (r *reader) newNode(f *drive.File) *node {
 	n := newNode(f)
 	if f.Permissions != nil {
-		n.Permissions = r.lists.intern(convertPermissions(f.Permissions, &r.odd))
-		n.permsKnown = true
+		r.keepPermissions(n, f.Permissions)
 	}
 	if r.lib.IsSharedDrive() {
 		n.WritersCanShare = true // the drive's restriction decides instead
 		n.inherits = !f.HasAugmentedPermissions && !f.InheritedPermissionsDisabled
 	}
 	return n
+}
+
+// keepPermissions gives a node the permissions Drive listed for it.
+func (r *reader) keepPermissions(n *node, perms []*drive.Permission) {
+	list, own := convertPermissions(perms, n.opaque, &r.odd)
+	n.Permissions, n.OwnPermissions = r.lists.intern(list), r.lists.intern(own)
+	n.permsKnown = true
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,8 +56,8 @@ libraries:
 	setAdminListen(t, path, freePort(t))
 	proxy.Cut()
 
-	var logs bytes.Buffer
-	serve := &serveCommand{stderr: &logs}
+	logs := &lockedBuffer{}
+	serve := &serveCommand{stderr: logs}
 	if err := serve.ParseFlags([]string{"--config", path}); err != nil {
 		t.Fatal(err)
 	}
@@ -67,9 +68,9 @@ libraries:
 	api, adminBase := "http://"+serve.daemon.api.addr.String(), "http://"+serve.daemon.admin.addr.String()
 	token := fake.GoogleIDToken(e2eClient, "alice@example.com")
 
-	if !strings.Contains(logs.String(), "127.0.0.1") || !strings.Contains(logs.String(), "cannot be reached") {
-		t.Errorf("the log does not say which database cannot be reached:\n%s", logs.String())
-	}
+	waitUntil(t, 10*time.Second, "a log line naming the database that cannot be reached", func() bool {
+		return strings.Contains(logs.String(), "127.0.0.1") && strings.Contains(logs.String(), "cannot be reached")
+	})
 	if code, body := readyz(t, adminBase); code != http.StatusServiceUnavailable || !strings.Contains(body, "waiting for the index") {
 		t.Errorf("readyz without the database: %d %s", code, body)
 	}
@@ -155,4 +156,23 @@ func tablesOf(t *testing.T, url string) []string {
 		t.Fatal(err)
 	}
 	return names
+}
+
+// lockedBuffer is a buffer that a daemon's log writes to while the test
+// reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

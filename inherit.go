@@ -1,0 +1,246 @@
+package foldermirror
+
+import (
+	"slices"
+	"strings"
+)
+
+// Inherited permissions.
+//
+// Drive lists, for a folder, its effective permissions: those set on the
+// folder itself and those it inherits from its parent (which inherits from
+// its own, and so on), merged per principal. Each listed permission carries
+// permissionDetails, one per source: its role, and whether it is inherited.
+// A sync keeps, for each folder, its list and its own permissions (the
+// sources that are not inherited); when a parent's list changes, a
+// descendant's list is made again from its own permissions and its
+// parent's new list, without asking Drive. The rule is Drive's, as
+// googlefake models it (access.go, Server.state) after what Drive answers:
+//
+//   - one permission per principal: the user, group or domain of a
+//     permission ID, and everyone for both anyone IDs ("anyone" and
+//     "anyoneWithLink"), with the highest role of its sources;
+//   - the parent's owner is inherited as a writer: a My Drive file owned by
+//     someone else gives its owner that role; the folder's own owner keeps
+//     the owner role, above the writer it would inherit;
+//   - allowFileDiscovery is true when any source is discoverable, and
+//     anyone's ID follows it ("anyone" when discoverable, else
+//     "anyoneWithLink");
+//   - the display name and photo are the folder's own permission's, or,
+//     when it has none, the inherited one's;
+//   - the list is sorted by permission ID, as Drive lists it.
+//
+// What Drive's answers do not tell, and what is done about it:
+//
+//   - Which source made a merged domain or anyone permission discoverable.
+//     Drive lists one permission, discoverable if any source is, with the
+//     role of each source but not its discoverability. When the folder also
+//     inherits one (its own permission is AlsoInherited) and the listed one
+//     is discoverable, the folder's own may or may not be: it matters only
+//     once the inherited one is gone or no longer discoverable, and then the
+//     folder is read from Drive again (InheritPermissions answers that it
+//     cannot tell).
+//   - Where a permission without permissionDetails comes from, and the list
+//     of a folder with several parents (it inherits from each, and a library
+//     keeps one) or with inheritance disabled (inheritedPermissionsDisabled).
+//     Such a folder's own permissions are its whole list, each Opaque, and
+//     it is read from Drive again whenever its parent's list changes. So is
+//     any folder whose list, as Drive gave it, is not the one the rule makes
+//     from its own permissions and its parent's list (ListFollows): Drive
+//     knows something its answers do not say (a parent out of sight, say).
+//   - The display name and photo of each source: Drive gives one per
+//     principal (they are the account's), so a merged permission keeps what
+//     was listed. Documented limitation: a source that named a principal
+//     differently from the others would not be told apart.
+//   - Drive's own order of a list is not documented: googlefake sorts by
+//     permission ID, and so do the lists made here. Should Drive order
+//     otherwise, the lists it gives would not follow (ListFollows compares
+//     in order), and those folders would be read rather than made, a call
+//     each. Limitation: a shared-drive folder with no permission of its own
+//     is never read (hasAugmentedPermissions says it only inherits), so its
+//     list, made, would then differ from Drive's in order only, never in
+//     what it grants.
+
+// InheritPermissions makes a folder's list, as Drive would list it, from the
+// folder's own permissions (as its own set keeps them) and its parent's
+// list; it also returns the folder's own permissions as Drive would now
+// list them (their discoverability, display names and AlsoInherited follow
+// the merge). known is false when Drive's answers do not tell the list (an
+// Opaque own permission, or an own discoverability hidden by an inherited
+// one now gone): the folder must then be read from Drive.
+func InheritPermissions(own, parent []Permission) (list, ownListed []Permission, known bool) {
+	m := merge{at: map[string]int{}}
+	for _, o := range own {
+		if o.Opaque {
+			return nil, nil, false
+		}
+		m.add(o, true)
+	}
+	for _, p := range parent {
+		p.Role = inheritedRole(p.Role)
+		m.add(p, false)
+	}
+	for _, s := range m.sources {
+		if s.hidden && !s.inheritedDiscoverable {
+			return nil, nil, false // what the inherited one hid now shows
+		}
+	}
+	list, ownListed = m.result()
+	return list, ownListed, true
+}
+
+// ListFollows tells whether a folder's list, as Drive gave it, is the one
+// InheritPermissions makes from the folder's own permissions and its
+// parent's list (as Drive gave it too). When it is not, Drive knows of the
+// folder what its answers do not say (a parent out of the caller's sight,
+// inheritance disabled, an order of its own...): the folder's own
+// permissions should then be OpaquePermissions(list), so that it is read
+// from Drive rather than made. An Opaque own set follows nothing.
+func ListFollows(list, own, parent []Permission) bool {
+	// Both lists are Drive's: an own discoverability a parent's would hide
+	// is known here (the parent's is not discoverable, or the listed one is
+	// not), so AlsoInherited does not matter.
+	plain := make([]Permission, len(own))
+	for i, o := range own {
+		o.AlsoInherited = false
+		plain[i] = o
+	}
+	made, _, known := InheritPermissions(plain, parent)
+	return known && slices.Equal(made, list)
+}
+
+// OpaquePermissions returns a folder's list as its own permissions, each
+// Opaque: Drive's answers do not tell how it follows its parent's.
+func OpaquePermissions(list []Permission) []Permission {
+	own := make([]Permission, len(list))
+	for i, p := range list {
+		p.AlsoInherited, p.Opaque = false, true
+		own[i] = p
+	}
+	return own
+}
+
+// OwnPermission returns the part of a listed permission that is set on the
+// folder itself, as the folder's own set keeps it: the listed permission
+// with the role of the folder's own sources (role), and, for domain and
+// anyone permissions, whether the folder inherits one too (inheritedToo).
+func OwnPermission(listed Permission, role string, inheritedToo bool) Permission {
+	listed.Role = role
+	listed.AlsoInherited = inheritedToo && mergesDiscovery(listed.Type)
+	listed.Opaque = false
+	return listed
+}
+
+// inheritedRole is the role a folder inherits from a role of its parent's
+// list: the same, but for the owner's, which is a writer's.
+func inheritedRole(role string) string {
+	if role == RoleOwner.String() {
+		return RoleWriter.String()
+	}
+	return role
+}
+
+// mergesDiscovery tells whether permissions of a type have allowFileDiscovery.
+func mergesDiscovery(typ string) bool { return typ == "domain" || typ == "anyone" }
+
+// merge merges permissions per principal, the folder's own first.
+type merge struct {
+	at      map[string]int // principal → index in list
+	list    []Permission
+	sources []sources // per index of list
+}
+
+// sources says where a merged permission comes from.
+type sources struct {
+	// own: the folder's own, with that role.
+	own     bool
+	ownRole string
+	// inherited: from the parent's list; inheritedDiscoverable: so, and
+	// discoverable.
+	inherited, inheritedDiscoverable bool
+	// hidden: the folder's own discoverability is not known (an own
+	// permission, AlsoInherited, listed discoverable).
+	hidden bool
+}
+
+func (m *merge) add(p Permission, own bool) {
+	hidden := own && p.AlsoInherited && p.AllowFileDiscovery
+	p.AlsoInherited, p.Opaque = false, false
+	key := principal(p)
+	i, ok := m.at[key]
+	if ok {
+		m.list[i] = merged(m.list[i], p)
+	} else {
+		i = len(m.list)
+		m.at[key] = i
+		m.list = append(m.list, p)
+		m.sources = append(m.sources, sources{})
+	}
+	s := &m.sources[i]
+	if !own {
+		s.inherited = true
+		s.inheritedDiscoverable = s.inheritedDiscoverable || p.AllowFileDiscovery
+		return
+	}
+	if !s.own || ParseRole(p.Role) > ParseRole(s.ownRole) {
+		s.ownRole = p.Role
+	}
+	s.own, s.hidden = true, s.hidden || hidden
+}
+
+// merged merges a permission into another of the same principal.
+func merged(into, p Permission) Permission {
+	if ParseRole(p.Role) > ParseRole(into.Role) {
+		into.Role = p.Role
+	}
+	into.AllowFileDiscovery = into.AllowFileDiscovery || p.AllowFileDiscovery
+	if into.DisplayName == "" {
+		into.DisplayName = p.DisplayName
+	}
+	if into.PhotoLink == "" {
+		into.PhotoLink = p.PhotoLink
+	}
+	if into.Type == "anyone" {
+		into.ID = anyoneID(into.AllowFileDiscovery)
+	}
+	return into
+}
+
+// result returns the merged list sorted by ID, and the folder's own
+// permissions as listed, in the same order.
+func (m *merge) result() (list, own []Permission) {
+	order := make([]int, len(m.list))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(m.list[a].ID, m.list[b].ID) })
+	list = make([]Permission, 0, len(order))
+	for _, i := range order {
+		list = append(list, m.list[i])
+		if s := m.sources[i]; s.own {
+			own = append(own, OwnPermission(m.list[i], s.ownRole, s.inherited))
+		}
+	}
+	return list, own
+}
+
+// principal names who a permission is for: the permission ID of a user,
+// group or domain (Drive gives a principal the same ID on every file), and
+// everyone for anyone, whose ID depends on its discoverability.
+func principal(p Permission) string {
+	switch {
+	case p.Type == "anyone":
+		return PrincipalAnyone
+	case p.ID == "":
+		return p.Type + ":" + strings.ToLower(p.EmailAddress+p.Domain)
+	}
+	return p.Type + "#" + p.ID
+}
+
+// anyoneID is the ID Drive gives an anyone permission.
+func anyoneID(discoverable bool) string {
+	if discoverable {
+		return "anyone"
+	}
+	return "anyoneWithLink"
+}
