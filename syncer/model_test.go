@@ -23,7 +23,9 @@ var modelSeeds = flag.Int("model-seeds", 3, "random mutation sequences the model
 // permission by permission (lists and own permissions). It runs with the
 // fake logging a change for every descendant a permission change or a move
 // affects, as Drive does for My Drive, and with it logging the item alone,
-// as Drive may: then descendants' lists are the sync's to make.
+// as Drive may: then descendants' lists are the sync's to make. One seed of
+// each mode keeps the incremental index on PostgreSQL (compared with full
+// syncs into bbolt).
 func TestIncrementalMatchesFullSync(t *testing.T) {
 	for _, mode := range []struct {
 		name  string
@@ -31,19 +33,22 @@ func TestIncrementalMatchesFullSync(t *testing.T) {
 	}{{"every item", false}, {"item alone", true}} {
 		for seed := range *modelSeeds {
 			t.Run(fmt.Sprintf("%s/seed %d", mode.name, seed), func(t *testing.T) {
-				runModel(t, uint64(seed), mode.alone)
+				runModel(t, "bbolt", uint64(seed), mode.alone)
 			})
 		}
+		t.Run(mode.name+"/postgres", func(t *testing.T) {
+			runModel(t, "postgres", 0, mode.alone)
+		})
 	}
 }
 
 // runModel runs one seeded sequence of mutations, the fake logging items
-// alone or not.
-func runModel(t *testing.T, seed uint64, alone bool) {
+// alone or not, syncing incrementally into an index on backend.
+func runModel(t *testing.T, backend string, seed uint64, alone bool) {
 	m := newMutator(t, seed)
 	m.fake.LogItemAlone(alone)
 	libs := []string{"id: mydrive, rootFolderId: " + m.root, "id: shared, sharedDriveId: " + m.drive}
-	inc := newEnv(t, m.fake, libs...)
+	inc := newEnvOn(t, backend, m.fake, libs...)
 	inc.sync("mydrive")
 	inc.sync("shared")
 	var inherited, reread int
