@@ -388,7 +388,7 @@ func serveBare(addr, bodiesFile, route string) error {
 	defer stop()
 	go func() {
 		<-ctx.Done()
-		srv.Close()
+		_ = srv.Close()
 	}()
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err

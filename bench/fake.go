@@ -57,7 +57,7 @@ func (h *hosted) fakeFigures(ctx context.Context, built time.Duration) (string, 
 		resp.Body.Close()
 		total += time.Since(start)
 		if err != nil || resp.StatusCode != http.StatusOK {
-			return "", fmt.Errorf("files.list of the fake: %s %v: %s", resp.Status, err, tail(string(body), 300))
+			return "", fmt.Errorf("files.list of the fake: %s %w: %s", resp.Status, err, tail(string(body), 300))
 		}
 		size += len(body)
 		var page struct{ NextPageToken string }

@@ -159,7 +159,7 @@ func gcBetween(a, b gcSample, logPath string) gcWindow {
 				}
 			}
 		}
-		f.Close()
+		_ = f.Close() // read only
 	}
 	if len(w.scans) == 0 && last >= 0 {
 		w.scans, w.scanBefore = []float64{last}, true

@@ -55,13 +55,13 @@ func startDaemon(logFile string, env []string, name string, args ...string) (*da
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = childAttr()
 	if err := cmd.Start(); err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, err
 	}
 	d := &daemonProc{cmd: cmd, done: make(chan struct{}), stderr: f}
 	go func() {
 		d.err = cmd.Wait()
-		f.Close()
+		_ = f.Close() // the child's log, written by the child
 		close(d.done)
 	}()
 	return d, nil
@@ -111,7 +111,7 @@ func readMemory(pid int) (memory, error) {
 	if err != nil {
 		return memory{}, err
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // read only
 	var m memory
 	fields := map[string]*int64{"VmRSS:": &m.rss, "RssAnon:": &m.anon, "RssFile:": &m.file}
 	s := bufio.NewScanner(f)

@@ -164,7 +164,7 @@ func waitFor(ctx context.Context, d *daemonProc, timeout, interval time.Duration
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case d.exited():
-			return fmt.Errorf("exited early (%v)", d.err)
+			return fmt.Errorf("exited early (%w)", d.err)
 		case time.Now().After(deadline):
 			return fmt.Errorf("not ready after %s", timeout)
 		}

@@ -154,7 +154,7 @@ func (h *hosted) runMeasured(ctx context.Context, args []string) (*syncRun, stri
 	}
 	var m measured
 	if data, err := os.ReadFile(out); err != nil || json.Unmarshal(data, &m) != nil {
-		return nil, "", fmt.Errorf("no measure from the wrapper (%v)", err)
+		return nil, "", fmt.Errorf("no measure from the wrapper (%w)", err)
 	}
 	r := &syncRun{wall: m.Wall, peakRSS: m.MaxRSS, methods: map[string]int{}, phases: stderr.phases, fakeCPU: fakeCPU}
 	r.calls, r.methods = driveCalls(h.fake)

@@ -268,7 +268,7 @@ func (t *table) printText(w io.Writer) {
 			fmt.Fprintln(tw, strings.Join(c, "\t"))
 		}
 	}
-	tw.Flush()
+	_ = tw.Flush() // to a strings.Builder or a terminal
 	for _, n := range t.notes {
 		fmt.Fprintln(w, "- "+n)
 	}

@@ -212,10 +212,10 @@ func isNull(n *yaml.Node) bool {
 
 // describe says what a value of type t looks like.
 func describe(t reflect.Type) string {
-	switch {
-	case t == durationType:
+	switch t {
+	case durationType:
 		return "a duration such as 30s or 1m30s"
-	case t == timeType:
+	case timeType:
 		return "an RFC 3339 time such as 2027-01-01T00:00:00Z"
 	}
 	switch t.Kind() {

@@ -176,7 +176,7 @@ func TestAuthorizedUserKey(t *testing.T) {
 	}
 	_, err = bad.TokenSource.Token()
 	var rerr *oauth2.RetrieveError
-	if !errors.As(err, &rerr) || rerr.ErrorCode != "invalid_client" || rerr.Response.StatusCode != 401 {
+	if !errors.As(err, &rerr) || rerr.ErrorCode != "invalid_client" || rerr.Response.StatusCode != http.StatusUnauthorized {
 		t.Errorf("wrong secret: %v", err)
 	}
 }

@@ -203,7 +203,7 @@ func TestPermittedOperationsByRole(t *testing.T) {
 	} {
 		resp, body := f.get("/folder/v1/files/"+tc.folder, f.token(email(tc.user)))
 		var got folderItem
-		if resp.StatusCode != 200 || json.Unmarshal(body, &got) != nil {
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &got) != nil {
 			t.Errorf("%s on %s: %d %s", tc.user, tc.folder, resp.StatusCode, body)
 			continue
 		}

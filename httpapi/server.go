@@ -190,7 +190,7 @@ func (s *Server) recoverPanics() gin.HandlerFunc {
 			if v == nil {
 				return
 			}
-			if v == http.ErrAbortHandler {
+			if v == http.ErrAbortHandler { //nolint:errorlint // a panic's value, which net/http compares so too
 				panic(v)
 			}
 			err := fmt.Errorf("panic: %v\n%s", v, debug.Stack())

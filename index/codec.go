@@ -154,17 +154,6 @@ func decodeFolder(f *fm.Folder, id string, b []byte) error {
 	return d.done()
 }
 
-// folderSets reads only the permission set keys of a folder record.
-func folderSets(b []byte) (set, own fm.PermissionSetKey, err error) {
-	n := len(fm.PermissionSetKey{})
-	if len(b) < 1+2*n || b[0] != recordFormat {
-		return set, own, errCorrupt
-	}
-	copy(set[:], b[len(b)-2*n:])
-	copy(own[:], b[len(b)-n:])
-	return set, own, nil
-}
-
 func (d *decoder) key(k *fm.PermissionSetKey) {
 	if d.err != nil {
 		return

@@ -88,7 +88,7 @@ func Open(dataDir string, logger *slog.Logger) (*DB, error) {
 	}
 	db := &DB{bolt: b, path: path, logger: logger, libraries: map[string]*libraryRecord{}}
 	if err := db.init(); err != nil {
-		b.Close()
+		_ = b.Close()
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
 	return db, nil

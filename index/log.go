@@ -47,7 +47,7 @@ func appendLog(lib *bolt.Bucket, rec *libraryRecord, revision uint64, ids []stri
 func pruneLog(log *bolt.Bucket, rec *libraryRecord, keep uint64) error {
 	c := log.Cursor()
 	var dropping uint64
-	for k, _ := c.First(); k != nil && len(k) >= 8; k, _ = c.First() {
+	for k, _ := c.First(); len(k) >= 8; k, _ = c.First() {
 		rev := binary.BigEndian.Uint64(k)
 		if rec.LogEntries <= keep && rev != dropping {
 			rec.LogStart = rev

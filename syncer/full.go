@@ -42,7 +42,7 @@ func (s *Syncer) fullSync(ctx context.Context, lib *config.Library, prev *fm.Lib
 	if err != nil {
 		return nil, err
 	}
-	defer st.close()
+	defer st.close() //nolint:errcheck // a temporary file, already unlinked: nothing to lose
 	state := fm.LibraryState{LastFullSync: s.opts.Now().UTC()}
 	if prev != nil {
 		state.LastIncrementalSync = prev.LastIncrementalSync

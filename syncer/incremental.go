@@ -121,7 +121,7 @@ func (r *reader) readChanges(ctx context.Context, token string) ([]*drive.Change
 		}
 		page, err := call.Do()
 		if tokenRefused(err) {
-			return nil, "", fmt.Errorf("%w: %v", errTokenRefused, err)
+			return nil, "", fmt.Errorf("%w: %w", errTokenRefused, err)
 		}
 		if err != nil {
 			return nil, "", fmt.Errorf("list changes: %w", err)

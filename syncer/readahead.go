@@ -92,7 +92,7 @@ func (ra *readAhead) start(t *transport, req *http.Request, body []byte) {
 	ra.mu.Unlock()
 	ra.wg.Go(func() {
 		defer close(p.done)
-		p.resp, p.body, p.err = t.send(next)
+		p.resp, p.body, p.err = t.send(next) //nolint:bodyclose // send reads and closes it (bufferBody)
 	})
 }
 

@@ -135,7 +135,7 @@ func (sc *Scheduler) Start() {
 	sc.triggerDirectories(sc.scheduled("directory", sc.full))
 	for _, lib := range sc.syncer.cfg.Libraries {
 		if _, err := sc.syncer.index.Library(sc.ctx, lib.ID); fm.ErrorCode(err) == fm.ENOTFOUND {
-			sc.follow(context.Background(), lib.ID, Full, RunOptions{Schedule: "initial"}, nil)
+			sc.trigger(lib.ID, Full, RunOptions{Schedule: "initial"})
 		}
 	}
 	sc.cron.Start()
@@ -159,13 +159,21 @@ func (sc *Scheduler) triggerAll(mode Mode, opts RunOptions) {
 		sc.triggerDirectories(dirs)
 	}
 	for _, lib := range sc.syncer.cfg.Libraries {
-		sc.follow(context.Background(), lib.ID, mode, opts, nil)
+		sc.trigger(lib.ID, mode, opts)
 	}
 }
 
 func (sc *Scheduler) triggerDirectories(opts RunOptions) {
 	for _, name := range directoryJobs(sc.syncer.cfg) {
-		sc.follow(context.Background(), name, Full, opts, nil)
+		sc.trigger(name, Full, opts)
+	}
+}
+
+// trigger starts a job nobody follows, unless it runs already; it fails
+// only when the scheduler stops.
+func (sc *Scheduler) trigger(name string, mode Mode, opts RunOptions) {
+	if _, err := sc.follow(context.Background(), name, mode, opts, nil); err != nil {
+		sc.logger.Debug("sync not started", "job", name, "err", err)
 	}
 }
 

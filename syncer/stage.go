@@ -81,7 +81,7 @@ func newStage(dir string) (*stage, error) {
 		return nil, fmt.Errorf("full sync: create its temporary file in %s: %w", dir, err)
 	}
 	if err := os.Remove(f.Name()); err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, fmt.Errorf("full sync: %w", err)
 	}
 	return &stage{ids: intern.New(1024), more: map[uint32][]uint32{}, file: f,

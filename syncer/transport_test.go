@@ -55,14 +55,14 @@ func googleError(code int, reason string) func(w http.ResponseWriter) {
 func truncated(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	w.Header().Set("Content-Length", "100")
-	w.WriteHeader(200)
+	w.WriteHeader(http.StatusOK)
 	io.WriteString(w, `{"ok":`)
 }
 
 // cutJSON sends a complete response whose JSON is cut short.
 func cutJSON(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.WriteHeader(200)
+	w.WriteHeader(http.StatusOK)
 	io.WriteString(w, `{"files":[{"id":"a"`)
 }
 
@@ -94,7 +94,7 @@ func TestTransportRetries(t *testing.T) {
 			tr := &transport{base: http.DefaultTransport, limiter: rate.NewLimiter(rate.Inf, 1),
 				policy: RetryPolicy{Attempts: 4, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Second}, metrics: NewMetrics(reg)}
 			var calls atomic.Int64
-			req, _ := http.NewRequestWithContext(withCallCounter(context.Background(), &calls), "GET", ts.URL, nil)
+			req, _ := http.NewRequestWithContext(withCallCounter(context.Background(), &calls), http.MethodGet, ts.URL, nil)
 			start := time.Now()
 			resp, err := (&http.Client{Transport: tr}).Do(req)
 			if err != nil {
@@ -142,7 +142,7 @@ func TestTransportGivesUpWithContext(t *testing.T) {
 	tr := &transport{base: http.DefaultTransport, limiter: rate.NewLimiter(rate.Inf, 1), policy: DefaultRetryPolicy, metrics: testMetrics}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL, nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL, nil)
 	start := time.Now()
 	if _, err := tr.RoundTrip(req); err == nil {
 		t.Fatal("no error")

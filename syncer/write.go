@@ -24,7 +24,7 @@ func (s *Syncer) writeTree(ctx context.Context, libraryID string, st *stage, pla
 	if err != nil {
 		return fm.Drift{}, err
 	}
-	defer w.Abort()
+	defer w.Abort() //nolint:errcheck // after Commit, a no-op; else the sync fails with the first error
 	byID := slices.Clone(placed)
 	slices.SortFunc(byID, func(a, b uint32) int { return bytes.Compare(st.ids.Bytes(a), st.ids.Bytes(b)) })
 	total := 2 * len(placed)

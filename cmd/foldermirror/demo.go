@@ -111,7 +111,7 @@ func (c *demoCommand) syncAll(ctx context.Context, cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer db.Close() //nolint:errcheck // every sync committed what it wrote
 	s, err := syncer.New(cfg, db, syncer.Options{Logger: quiet})
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // runDemo runs the demo command with args until the test ends and returns
@@ -179,7 +180,7 @@ func TestREADMEExamplesAreTheDemos(t *testing.T) {
 func driveLikeIDs(text string) []string {
 	var ids []string
 	words := strings.FieldsFunc(text, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' && r != '_' || r > unicode.MaxASCII
 	})
 	for _, w := range words {
 		if len(w) >= 18 && strings.ContainsAny(w, "0123456789") && !slices.Contains(ids, w) {

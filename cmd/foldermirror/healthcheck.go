@@ -104,7 +104,7 @@ func readiness(ctx context.Context, target string) (string, error) {
 	direct := &http.Client{Transport: &http.Transport{Proxy: nil}} // the admin listener is reached directly
 	resp, err := direct.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("no foldermirror daemon answers at %s: %v", target, plainNetError(err))
+		return "", fmt.Errorf("no foldermirror daemon answers at %s: %w", target, plainNetError(err))
 	}
 	defer resp.Body.Close()
 	var answer struct {

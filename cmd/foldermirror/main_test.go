@@ -45,7 +45,7 @@ func buildBinary(t *testing.T) string {
 	built.once.Do(func() {
 		bin := filepath.Join(binDir, "foldermirror")
 		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+			built.err = fmt.Errorf("go build: %w\n%s", err, out)
 			return
 		}
 		built.bin = bin

@@ -137,7 +137,7 @@ func bind(addr, name string) (net.Listener, error) {
 		if errors.As(err, &op) {
 			err = op.Err
 		}
-		return nil, fmt.Errorf("%s: cannot listen on %s: %v", name, addr, err)
+		return nil, fmt.Errorf("%s: cannot listen on %s: %w", name, addr, err)
 	}
 	return ln, nil
 }
@@ -168,7 +168,7 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 	defer func() {
 		if err != nil {
 			ls.Close()
-			d.Close()
+			_ = d.Close() // the start's error is the one to tell
 			d = nil
 		}
 	}()

@@ -42,8 +42,8 @@ func versionLine(info *debug.BuildInfo) string {
 		settings[s.Key] = s.Value
 	}
 	var vcs []string
-	switch rev := settings["vcs.revision"]; {
-	case rev == "":
+	switch rev := settings["vcs.revision"]; rev {
+	case "":
 		vcs = append(vcs, "no VCS revision: built outside a git checkout")
 	default:
 		vcs = append(vcs, "revision "+rev[:min(12, len(rev))])

@@ -158,7 +158,7 @@ func TestSyncStreamsEvents(t *testing.T) {
 		}
 		var finals []string
 		lines := bufio.NewScanner(resp.Body)
-		for lines.Scan() && resp.StatusCode == 200 {
+		for lines.Scan() && resp.StatusCode == http.StatusOK {
 			var ev syncer.Event
 			if err := json.Unmarshal(lines.Bytes(), &ev); err != nil {
 				t.Fatalf("%s: line %q: %v", tc.query, lines.Text(), err)

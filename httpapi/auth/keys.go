@@ -257,7 +257,7 @@ func (k *remoteKeys) fetchAll(done chan struct{}) {
 	for _, u := range k.urls {
 		all = append(all, k.byURL[u]...)
 	}
-	_ = k.Storage.KeyReplaceAll(ctx, all) // a memory storage does not fail
+	_ = k.KeyReplaceAll(ctx, all) // a memory storage does not fail
 	k.failed = errors.Join(errs...)
 	k.schedule()
 	k.fetching = nil

@@ -46,7 +46,9 @@ func newCodeChecker(cfg *config.Config, now func() time.Time) *codeChecker {
 	for _, d := range cfg.Domains {
 		for _, sc := range d.SecurityCodes {
 			k := knownCode{domain: d.Name, expires: sc.Expires}
-			hex.Decode(k.digest[:], []byte(sc.SHA256)) // validated by config
+			if n, err := hex.Decode(k.digest[:], []byte(sc.SHA256)); err != nil || n != len(k.digest) {
+				continue // config refuses it: never matched, were it let through
+			}
 			if email, ok := sc.ActAsUser(); ok {
 				k.actAsUser = email
 			} else {

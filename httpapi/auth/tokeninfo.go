@@ -102,7 +102,7 @@ func (c *tokeninfoChecker) check(ctx context.Context, token, client string) (str
 // token follows.
 func isB64Token(t string) bool {
 	body := strings.TrimRight(t, "=")
-	return body != "" && strings.Trim(body, base64url+"._~+/") == ""
+	return body != "" && strings.Trim(body, base64url+".~+/") == ""
 }
 
 // tokeninfoAnswer is tokeninfo's JSON; numbers and booleans come as strings.

@@ -48,8 +48,6 @@ type base struct {
 	flags  []uint8
 	record []uint32 // where folder n's fields start in arena
 	arena  []byte
-	// escaped is the number of folders whose name needs escaping in JSON.
-	escaped int
 }
 
 // Ref is a folder of a Library: a folder of its base (b), one of its

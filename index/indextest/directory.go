@@ -11,7 +11,7 @@ import (
 
 func testDirectory(t *testing.T, b Backend) {
 	ctx := context.Background()
-	var db Index = b.Open(t)
+	db := b.Open(t)
 	err := db.ReplaceDirectory(ctx, &fm.DirectorySnapshot{
 		Domain: "example.com",
 		Users:  map[string]bool{"alice@example.com": false, "sid@example.com": true},
@@ -82,7 +82,7 @@ func testDirectoryGroupsAcrossDomains(t *testing.T, b Backend) {
 	annGroups := []string{"eng@beta.example", "leads@alpha.example", "ring@alpha.example", "ring@beta.example"}
 	for _, order := range [][]*fm.DirectorySnapshot{{alpha, beta}, {beta, alpha}} {
 		t.Run(order[0].Domain+" first", func(t *testing.T) {
-			var db Index = b.Open(t)
+			db := b.Open(t)
 			for _, snap := range order {
 				if err := db.ReplaceDirectory(ctx, snap); err != nil {
 					t.Fatal(err)

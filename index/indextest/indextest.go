@@ -81,7 +81,7 @@ func FullSync(t testing.TB, idx fm.IndexWriter, lib string, state fm.LibraryStat
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Abort()
+	defer w.Abort() //nolint:errcheck // a no-op after Commit
 	sets, records, links := FullSyncParts(folders)
 	for part := range slices.Chunk(sets, batch) {
 		if err := w.PutPermissionSets(part); err != nil {

@@ -198,7 +198,7 @@ func testWriterChecksOrder(t *testing.T, b Backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Abort()
+	defer w.Abort() //nolint:errcheck // the test is of what comes before
 	sets, folders, _ := FullSyncParts([]fm.SyncedFolder{Folder("a", "", "a"), Folder("b", "a", "b"), Folder("c", "a", "c")})
 	must(t, w.PutPermissionSets(sets))
 	if err := w.PutFolders([]fm.Folder{folders[1], folders[0]}); err == nil {

@@ -144,7 +144,7 @@ func (db *DB) ConnectRetrying(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("%w (gave up trying: %v)", err, ctx.Err())
+			return fmt.Errorf("%w (gave up trying: %w)", err, ctx.Err())
 		case <-t.C:
 		}
 	}
@@ -172,7 +172,7 @@ func (db *DB) Watch(ctx context.Context) {
 		case <-t.C:
 		}
 		if err := db.refresh(ctx); err != nil && ctx.Err() == nil {
-			db.fail(err)
+			_ = db.fail(err) // recorded as the index's health
 		}
 	}
 }

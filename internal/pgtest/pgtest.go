@@ -48,7 +48,7 @@ func NewDatabase(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("the test PostgreSQL server (%s=%s): %v", EnvURL, server, err)
 	}
-	defer conn.Close(ctx)
+	defer conn.Close(ctx) //nolint:errcheck // a connection only read from
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	name := "fmtest_" + hex.EncodeToString(b[:])
@@ -63,7 +63,7 @@ func NewDatabase(t testing.TB) string {
 			t.Errorf("drop test database %s: %v", name, err)
 			return
 		}
-		defer conn.Close(ctx)
+		defer conn.Close(ctx) //nolint:errcheck // a connection only read from
 		if _, err := conn.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
 			t.Errorf("drop test database %s: %v", name, err)
 		}
