@@ -1,7 +1,9 @@
 package googlefake
 
 import (
+	"cmp"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -38,13 +40,17 @@ func (s *Server) filesList(c *call) (any, *apiError) {
 		return out, nil
 	}
 	fileMask, _ := c.fields.child("files")
+	candidates := s.order[start:]
+	if match.narrow {
+		candidates = s.childrenFrom(match.parents, candidates)
+	}
 	var last int64
-	for _, f := range s.order[start:] {
+	for _, f := range candidates {
 		if f.root || !inScope(f) {
 			continue
 		}
 		st := s.state(f)
-		if !c.v.canList(st) || !match(f, st) {
+		if !c.v.canList(st) || !match.match(f, st) {
 			continue
 		}
 		if len(out.Files) == size {
@@ -55,6 +61,26 @@ func (s *Server) filesList(c *call) (any, *apiError) {
 		last = f.seq
 	}
 	return out, nil
+}
+
+// childrenFrom returns the children of parents that are in rest (a tail
+// of s.order), in its order.
+func (s *Server) childrenFrom(parents []string, rest []*File) []*File {
+	if len(rest) == 0 {
+		return nil
+	}
+	var out []*File
+	seen := map[string]bool{}
+	for _, p := range parents {
+		for id := range s.children[p] {
+			if f := s.files[id]; f != nil && f.seq >= rest[0].seq && !seen[id] {
+				seen[id] = true
+				out = append(out, f)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *File) int { return cmp.Compare(a.seq, b.seq) })
+	return out
 }
 
 // listStart returns the index in s.order a files.list page starts at.

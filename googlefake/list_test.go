@@ -136,6 +136,11 @@ func TestQueries(t *testing.T) {
 		{`name = 'it\'s here'`, "it's here"},
 		{`name = 'back\\slash'`, `back\slash`},
 		{"not ('" + projects + "' in parents or trashed = true)", "Projects,alpha notes.pdf,top.pdf"},
+		// Queries that only children of some parents can match are answered
+		// from those parents' children: the same answers.
+		{"('" + projects + "' in parents or 'root' in parents) and mimeType = '" + folder + "'", "Alpha Plan,Old,Projects,back\\slash,it's here"},
+		{"name contains 'alpha' and '" + projects + "' in parents", "Alpha Plan,Link to Alpha"},
+		{"'" + projects + "' in parents or name = 'top.pdf'", "Alpha Plan,Link to Alpha,Old,back\\slash,beta-plan.pdf,it's here,top.pdf"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.q, func(t *testing.T) {

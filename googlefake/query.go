@@ -10,6 +10,16 @@ import (
 // pred is a compiled files.list query: does the file match?
 type pred func(f *File, c *computed) bool
 
+// query is a compiled files.list query and, when it can only match files
+// with one of some parents ("'A' in parents or 'B' in parents", and that
+// and anything), those parents: a listing then looks at their children
+// alone, not at every file, as an index would.
+type query struct {
+	match   pred
+	parents []string
+	narrow  bool // parents is the whole set of candidates' parents
+}
+
 var errQuery = errors.New("invalid query")
 
 // compileQuery compiles the subset of Drive's q language the fake supports:
@@ -22,13 +32,13 @@ var errQuery = errors.New("invalid query")
 // combined with and, or, not and parentheses; string literals use \' and \\
 // escapes. name contains matches, case-insensitively, the start of a word of
 // the name, as Drive's prefix matching does. An empty query matches every file.
-func compileQuery(q, root string) (pred, error) {
+func compileQuery(q, root string) (query, error) {
 	toks, err := tokenize(q)
 	if err != nil {
-		return nil, err
+		return query{}, err
 	}
 	if len(toks) == 0 {
-		return func(*File, *computed) bool { return true }, nil
+		return query{match: func(*File, *computed) bool { return true }}, nil
 	}
 	p := &queryParser{toks: toks, root: root}
 	x, err := p.or()
@@ -140,31 +150,40 @@ func (p *queryParser) op(text string) bool {
 	return false
 }
 
-func (p *queryParser) or() (pred, error) {
-	return p.binary(p.and, "or", func(a, b bool) bool { return a || b })
+func (p *queryParser) or() (query, error) {
+	return p.binary(p.and, "or", func(a, b bool) bool { return a || b }, func(x, y query) ([]string, bool) {
+		return append(slices.Clip(x.parents), y.parents...), x.narrow && y.narrow
+	})
 }
 
-func (p *queryParser) and() (pred, error) {
-	return p.binary(p.unary, "and", func(a, b bool) bool { return a && b })
+func (p *queryParser) and() (query, error) {
+	return p.binary(p.unary, "and", func(a, b bool) bool { return a && b }, func(x, y query) ([]string, bool) {
+		if x.narrow {
+			return x.parents, true
+		}
+		return y.parents, y.narrow
+	})
 }
 
-// binary parses operand (word operand)*, left-associative.
-func (p *queryParser) binary(operand func() (pred, error), word string, combine func(a, b bool) bool) (pred, error) {
+// binary parses operand (word operand)*, left-associative; narrow says
+// which parents two operands' combination may match children of.
+func (p *queryParser) binary(operand func() (query, error), word string, combine func(a, b bool) bool, narrow func(x, y query) ([]string, bool)) (query, error) {
 	x, err := operand()
 	for err == nil && p.keyword(word) {
-		var y pred
+		var y query
 		if y, err = operand(); err == nil {
-			l, r := x, y
-			x = func(f *File, c *computed) bool { return combine(l(f, c), r(f, c)) }
+			l, r := x.match, y.match
+			parents, narrowed := narrow(x, y)
+			x = query{match: func(f *File, c *computed) bool { return combine(l(f, c), r(f, c)) }, parents: parents, narrow: narrowed}
 		}
 	}
 	return x, err
 }
 
-func (p *queryParser) unary() (pred, error) {
+func (p *queryParser) unary() (query, error) {
 	if p.keyword("not") {
 		x, err := p.unary()
-		return func(f *File, c *computed) bool { return !x(f, c) }, err
+		return query{match: func(f *File, c *computed) bool { return !x.match(f, c) }}, err
 	}
 	if p.op("(") {
 		x, err := p.or()
@@ -176,34 +195,41 @@ func (p *queryParser) unary() (pred, error) {
 	return p.term()
 }
 
-func (p *queryParser) term() (pred, error) {
+func (p *queryParser) term() (query, error) {
 	if id, ok := p.next(tokString); ok {
 		return p.inParents(id)
 	}
 	field, ok := p.next(tokWord)
 	if !ok {
-		return nil, errQuery
+		return query{}, errQuery
 	}
+	var match pred
+	var err error
 	switch field {
 	case "mimeType":
-		return p.compare(func(f *File) string { return f.MimeType }, false)
+		match, err = p.compare(func(f *File) string { return f.MimeType }, false)
 	case "name":
-		return p.compare(func(f *File) string { return f.Name }, true)
+		match, err = p.compare(func(f *File) string { return f.Name }, true)
 	case "trashed":
-		return p.trashed()
+		match, err = p.trashed()
+	default:
+		err = errQuery
 	}
-	return nil, errQuery
+	return query{match: match}, err
 }
 
 // inParents parses the rest of "'ID' in parents".
-func (p *queryParser) inParents(id string) (pred, error) {
+func (p *queryParser) inParents(id string) (query, error) {
 	if !p.keyword("in") || !p.keyword("parents") {
-		return nil, errQuery
+		return query{}, errQuery
 	}
 	if id == "root" {
 		id = p.root
 	}
-	return func(f *File, _ *computed) bool { return slices.Contains(f.Parents, id) }, nil
+	return query{
+		match:   func(f *File, _ *computed) bool { return slices.Contains(f.Parents, id) },
+		parents: []string{id}, narrow: true,
+	}, nil
 }
 
 // compare parses "= 'X'", "!= 'X'" or, when allowed, "contains 'X'".
