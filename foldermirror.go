@@ -229,7 +229,8 @@ func (s *LibraryState) LastSynced() time.Time {
 
 // LibraryReader receives a whole library as an index reads it: first every
 // permission set its folders refer to, then every folder, in no set order.
-// The values it is given are its own to keep.
+// The permission sets are its own to keep; a folder, and its strings, only
+// during the call (they may be the index's memory): it copies what it keeps.
 type LibraryReader interface {
 	PermissionSet(set PermissionSet) error
 	Folder(f *Folder) error

@@ -3,6 +3,7 @@ package index
 import (
 	"encoding/binary"
 	"time"
+	"unsafe"
 
 	fm "github.com/foldermirror/foldermirror"
 )
@@ -45,6 +46,9 @@ func (e *encoder) time(t time.Time) {
 type decoder struct {
 	buf []byte
 	err error
+	// borrow makes strings that refer to buf instead of copies: they are
+	// valid as long as buf is (a bbolt value: its transaction).
+	borrow bool
 }
 
 func (d *decoder) uint() uint64 {
@@ -69,7 +73,12 @@ func (d *decoder) str() string {
 		d.err = errCorrupt
 		return ""
 	}
-	s := string(d.buf[:n])
+	var s string
+	if d.borrow {
+		s = unsafe.String(unsafe.SliceData(d.buf), n)
+	} else {
+		s = string(d.buf[:n])
+	}
 	d.buf = d.buf[n:]
 	return s
 }
@@ -142,7 +151,16 @@ func encodeFolder(f *fm.Folder) []byte {
 
 // decodeFolder decodes a folder record into f, whose ID it sets to id.
 func decodeFolder(f *fm.Folder, id string, b []byte) error {
-	d := decoder{buf: b}
+	return decodeFolderFrom(&decoder{buf: b}, f, id)
+}
+
+// borrowFolder is decodeFolder into strings that refer to id and b, valid
+// as long as they are (the transaction they come from).
+func borrowFolder(f *fm.Folder, id, b []byte) error {
+	return decodeFolderFrom(&decoder{buf: b, borrow: true}, f, unsafe.String(unsafe.SliceData(id), len(id)))
+}
+
+func decodeFolderFrom(d *decoder, f *fm.Folder, id string) error {
 	d.header()
 	*f = fm.Folder{ID: id, ParentID: d.str(), Name: d.str(), ResourceKey: d.str(), DefinitionID: d.str()}
 	flags := d.byte()

@@ -101,12 +101,12 @@ func (db *DB) ReadLibrary(_ context.Context, libraryID string, r fm.LibraryReade
 		if err != nil {
 			return err
 		}
+		var f fm.Folder // one for all, its strings in the transaction's memory
 		return t.folders.ForEach(func(k, v []byte) error {
-			f := &fm.Folder{}
-			if err := decodeFolder(f, string(k), v); err != nil {
+			if err := borrowFolder(&f, k, v); err != nil {
 				return err
 			}
-			return r.Folder(f)
+			return r.Folder(&f)
 		})
 	})
 	if err != nil {

@@ -129,9 +129,23 @@ type loader struct {
 	arena  []byte
 }
 
-func newLoader(grants *grantTable) *loader {
-	return &loader{grants: grants, ids: intern.New(1024)}
+// newLoader returns a loader with room for about n folders, so that a
+// library of the size it had last fills it without growing it.
+func newLoader(grants *grantTable, n int) *loader {
+	n = max(n, 1024)
+	ld := &loader{grants: grants, ids: intern.New(n),
+		parent: make([]uint32, 0, n), set: make([]uint32, 0, n), flags: make([]uint8, 0, n),
+		record: make([]uint32, 0, n), read: make([]bool, 0, n), arena: make([]byte, 0, n*bytesPerName)}
+	ld.ids.Reserve(n * bytesPerID)
+	return ld
 }
+
+// Room a loader makes per folder for its ID and for its name and other
+// strings: Drive's IDs are 33 bytes, most names shorter than 32.
+const (
+	bytesPerID   = 34
+	bytesPerName = 36
+)
 
 // number returns the number of an ID, numbering it if it is new.
 func (ld *loader) number(id string) uint32 {

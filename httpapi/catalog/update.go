@@ -2,11 +2,16 @@ package catalog
 
 import (
 	"context"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
 	fm "github.com/foldermirror/foldermirror"
 )
+
+// releaseFrom is the size of a library, in folders, from which reading it
+// whole returns the memory it used to the system at once.
+const releaseFrom = 50_000
 
 // Catalog keeps one library's current Library, and makes the next ones
 // from an index. It is safe for concurrent use: updates happen one at a
@@ -67,7 +72,11 @@ func (c *Catalog) next(ctx context.Context, cur *Library) (*Library, error) {
 
 // read reads the whole library, with grants of its own.
 func (c *Catalog) read(ctx context.Context) (*Library, error) {
-	ld := newLoader(newGrantTable())
+	var size int // the library's size as last read, a hint to size the loader
+	if st, err := c.index.Library(ctx, c.libraryID); err == nil {
+		size = st.Folders
+	}
+	ld := newLoader(newGrantTable(), size)
 	state, err := c.index.ReadLibrary(ctx, c.libraryID, ld)
 	if err != nil {
 		return nil, err
@@ -77,5 +86,11 @@ func (c *Catalog) read(ctx context.Context) (*Library, error) {
 		return nil, err
 	}
 	c.grants = ld.grants
+	if b.len() >= releaseFrom {
+		// The loader was as large as the base: give its memory back to the
+		// system now rather than over minutes, so that a daemon that read a
+		// large library holds about what it keeps.
+		debug.FreeOSMemory()
+	}
 	return &Library{State: *state, base: b, grants: c.grants.view()}, nil
 }

@@ -80,7 +80,10 @@ func (c *collector) Folder(f *fm.Folder) error {
 	if c.folders == nil {
 		c.folders = map[string]fm.Folder{}
 	}
-	c.folders[f.ID] = *f
+	g := *f // the strings are the index's: copies are kept
+	g.ID, g.ParentID, g.Name = strings.Clone(g.ID), strings.Clone(g.ParentID), strings.Clone(g.Name)
+	g.ResourceKey, g.DefinitionID = strings.Clone(g.ResourceKey), strings.Clone(g.DefinitionID)
+	c.folders[g.ID] = g
 	c.order = append(c.order, "folder")
 	return nil
 }

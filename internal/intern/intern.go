@@ -8,6 +8,7 @@ package intern
 import (
 	"hash/maphash"
 	"math/bits"
+	"slices"
 	"unsafe"
 )
 
@@ -32,6 +33,12 @@ func New(n int) *Table {
 // four are in use.
 func slotsFor(n int) int {
 	return 1 << bits.Len(uint(max(n, 6)*4/3))
+}
+
+// Reserve makes room for about bytes more bytes of strings, so that a table
+// whose size is known ahead fills without copying its data as it grows.
+func (t *Table) Reserve(bytes int) {
+	t.data = slices.Grow(t.data, bytes)
 }
 
 // Len returns how many strings the table holds.
