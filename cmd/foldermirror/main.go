@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 )
@@ -41,11 +42,27 @@ const (
 )
 
 func main() {
+	collectGarbageSooner()
 	ctx, cancel := context.WithCancel(context.Background())
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	go func() { <-signals; cancel() }()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// gcPercent is Go's GOGC that foldermirror runs with unless GOGC is set.
+// Its large data (a sync's stage, the API's catalogs) holds no pointers, so
+// a collection costs little whatever the library's size, while the heap's
+// room to grow between collections (100 % of what is live, by Go's
+// default) is memory: at 1,000,000 folders a sync's peak is 250 MB at 50,
+// 290 MB at 100.
+const gcPercent = 50
+
+// collectGarbageSooner sets gcPercent, unless GOGC says otherwise.
+func collectGarbageSooner() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 }
 
 // run runs the subcommand named by args and returns the exit status.
