@@ -9,6 +9,7 @@
 //	go run ./bench -only sync,serve    some groups of figures: sync, serve, drives, auth
 //	go run ./bench -grants uniform     the library of the bench before issue 10 (one permission list shared by all)
 //	go run ./bench -md FILE            also write the tables as Markdown
+//	go run ./bench -postgres URL       the postgres figures on that server (default $FOLDERMIRROR_TEST_POSTGRES)
 //
 // The harness runs the real foldermirror binary, built once into a
 // temporary directory, as child processes, against googlefake (the Google
@@ -30,8 +31,12 @@
 //     admin listener (no change, then 1,000 mixed changes) and the time
 //     until the API serves a folder those changes renamed.
 //
-// Then, once: full syncs of two shared drives (drives), and authentication
-// in-process with testing.Benchmark (auth). The serve figures per folder
+// Then, once: full syncs of two shared drives (drives); with a PostgreSQL
+// server, a database of its own holding the index of the smallest size's
+// library, beside bbolt (postgres: full sync wall time on each, the API's
+// throughput of one of three replicas against a daemon on bbolt, and the
+// time from a sync's commit through one replica until all three serve
+// it); and authentication in-process with testing.Benchmark (auth). The serve figures per folder
 // come from the smallest and the largest size. Everything listens on
 // 127.0.0.1; temporary files and child processes go away at the end, also
 // on Ctrl-C.
@@ -63,13 +68,14 @@ import (
 
 // Figure groups, as -only names them.
 const (
-	groupSync   = "sync"
-	groupServe  = "serve"
-	groupDrives = "drives"
-	groupAuth   = "auth"
+	groupSync     = "sync"
+	groupServe    = "serve"
+	groupDrives   = "drives"
+	groupAuth     = "auth"
+	groupPostgres = "postgres"
 )
 
-var allGroups = []string{groupSync, groupServe, groupDrives, groupAuth}
+var allGroups = []string{groupSync, groupServe, groupDrives, groupPostgres, groupAuth}
 
 // scale sizes a run.
 type scale struct {
@@ -96,6 +102,10 @@ var (
 	quickScale = scale{sizes: []int{5_000, 20_000}, wideChildren: 1000, driveFolders: 1_000,
 		changes: 1000, clients: 64, streams: 8, warmup: 500 * time.Millisecond, measure: 2 * time.Second, firstByteSamples: 3}
 )
+
+// envPostgres names the PostgreSQL server the postgres figures use unless
+// -postgres names one: the tests' own variable.
+const envPostgres = "FOLDERMIRROR_TEST_POSTGRES"
 
 // Fixed parameters of the sync figures.
 const (
@@ -128,7 +138,10 @@ func run() int {
 	only := flag.String("only", "", "run some groups of figures, comma-separated: "+strings.Join(allGroups, ", "))
 	grants := flag.String("grants", grantsVaried, "how the library's folders are shared: varied (the targets' world) or uniform")
 	mdFile := flag.String("md", "", "also write the tables as Markdown to this file")
+	pgURL := flag.String("postgres", os.Getenv(envPostgres), "a PostgreSQL server's URL, for the postgres figures (default $"+envPostgres+")")
 	flag.Parse()
+	log.SetFlags(log.Ltime)
+	log.SetPrefix("bench: ")
 	groups := allGroups
 	if *only != "" {
 		groups = strings.Split(*only, ",")
@@ -138,6 +151,14 @@ func run() int {
 				return 2
 			}
 		}
+	}
+	if *pgURL == "" && slices.Contains(groups, groupPostgres) {
+		if *only != "" {
+			fmt.Fprintf(os.Stderr, "bench: the postgres figures need a server: -postgres URL or $%s\n", envPostgres)
+			return 2
+		}
+		log.Printf("no PostgreSQL server (-postgres URL or $%s): the postgres figures are left out", envPostgres)
+		groups = slices.DeleteFunc(slices.Clone(groups), func(g string) bool { return g == groupPostgres })
 	}
 	if *grants != grantsVaried && *grants != grantsUniform {
 		fmt.Fprintf(os.Stderr, "bench: -grants %q: want %s or %s\n", *grants, grantsVaried, grantsUniform)
@@ -154,14 +175,12 @@ func run() int {
 			return 2
 		}
 	}
-	log.SetFlags(log.Ltime)
-	log.SetPrefix("bench: ")
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	t := &table{}
 	start := time.Now()
-	err := measure(ctx, sc, groups, *grants, t)
+	err := measure(ctx, sc, groups, *grants, *pgURL, t)
 	if ctx.Err() != nil {
 		log.Print("interrupted")
 		return 1
@@ -238,7 +257,7 @@ type hosted struct {
 
 // measure runs the figure groups, adding rows to t: those of the library's
 // size for each size in turn, each in a world of its own, then the others.
-func measure(ctx context.Context, sc scale, groups []string, grants string, t *table) error {
+func measure(ctx context.Context, sc scale, groups []string, grants, pgURL string, t *table) error {
 	dir, err := os.MkdirTemp("", "foldermirror-bench-")
 	if err != nil {
 		return err
@@ -272,6 +291,8 @@ func measure(ctx context.Context, sc scale, groups []string, grants string, t *t
 			err = e.driveFigures(ctx, t)
 		case groupAuth:
 			err = e.authFigures(t)
+		case groupPostgres:
+			err = e.postgresFigures(ctx, pgURL, t)
 		default:
 			continue
 		}
@@ -289,43 +310,11 @@ func measure(ctx context.Context, sc scale, groups []string, grants string, t *t
 // serve figures on it; it returns what the serve figures measured, nil if
 // they did not run.
 func (e *env) sizeFigures(ctx context.Context, size int, groups []string, t *table) (*serveFigures, error) {
-	fake := googlefake.New()
-	fake.Start()
-	defer func() {
-		fake.Close()
-		// The next world should not pay for this one's garbage.
-		runtime.GC()
-		debug.FreeOSMemory()
-	}()
-	dir := filepath.Join(e.dir, fmt.Sprintf("size-%d", size))
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir) // indexes of a million folders take room
-	w, err := newWorld(fake, dir)
+	s, closeWorld, err := e.host(ctx, size, t)
 	if err != nil {
 		return nil, err
 	}
-	log.Printf("building a My Drive library of %s folders (%s grants)", thousands(float64(size)), e.grants)
-	start := time.Now()
-	if err := w.buildMyDrive(ctx, size, e.sc.wideChildren, e.grants); err != nil {
-		return nil, err
-	}
-	built := time.Since(start)
-	// Collect the building's garbage now, not while the fake answers the
-	// figures' calls.
-	runtime.GC()
-	s := &hosted{env: e, size: size, fake: fake, world: w}
-	if s.config, err = w.writeConfig(dir, "mydrive", []library{w.myDrive}); err != nil {
-		return nil, err
-	}
-	fp, err := s.fakeFigures(ctx, built)
-	if err != nil {
-		return nil, err
-	}
-	log.Printf("  %s distinct permission lists; the fake %s", thousands(float64(w.lists)), fp)
-	t.note("%s folders: %s distinct permission lists (%s grants), the longest %d permissions; the fake %s.",
-		thousands(float64(size)), thousands(float64(w.lists)), e.grants, w.deepGrants, fp)
+	defer closeWorld()
 	if slices.Contains(groups, groupSync) {
 		if err := s.syncFigures(ctx, t); err != nil {
 			t.fail("full sync", size, err)
@@ -335,13 +324,62 @@ func (e *env) sizeFigures(ctx context.Context, size int, groups []string, t *tab
 		return nil, nil
 	}
 	if !s.synced {
-		log.Printf("syncing %s for the serve figures", w.myDrive.ID)
-		if _, err := s.runSync(ctx, s.config, w.myDrive.ID, true); err != nil {
+		log.Printf("syncing %s for the serve figures", s.world.myDrive.ID)
+		if _, err := s.runSync(ctx, s.config, s.world.myDrive.ID, true); err != nil {
 			return nil, err
 		}
 		s.synced = true
 	}
 	return s.serveFigures(ctx, t)
+}
+
+// host builds a world with a My Drive library of size folders in a fake of
+// its own, and its configuration; closeWorld closes the fake and removes
+// the world's files.
+func (e *env) host(ctx context.Context, size int, t *table) (h *hosted, closeWorld func(), err error) {
+	fake := googlefake.New()
+	fake.Start()
+	dir := filepath.Join(e.dir, fmt.Sprintf("size-%d", size))
+	closeWorld = func() {
+		fake.Close()
+		_ = os.RemoveAll(dir) // indexes of a million folders take room
+		// The next world should not pay for this one's garbage.
+		runtime.GC()
+		debug.FreeOSMemory()
+	}
+	defer func() {
+		if err != nil {
+			closeWorld()
+		}
+	}()
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, nil, err
+	}
+	w, err := newWorld(fake, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	log.Printf("building a My Drive library of %s folders (%s grants)", thousands(float64(size)), e.grants)
+	start := time.Now()
+	if err := w.buildMyDrive(ctx, size, e.sc.wideChildren, e.grants); err != nil {
+		return nil, nil, err
+	}
+	built := time.Since(start)
+	// Collect the building's garbage now, not while the fake answers the
+	// figures' calls.
+	runtime.GC()
+	h = &hosted{env: e, size: size, fake: fake, world: w}
+	if h.config, err = w.writeConfig(dir, "mydrive", []library{w.myDrive}); err != nil {
+		return nil, nil, err
+	}
+	fp, err := h.fakeFigures(ctx, built)
+	if err != nil {
+		return nil, nil, err
+	}
+	log.Printf("  %s distinct permission lists; the fake %s", thousands(float64(w.lists)), fp)
+	t.note("%s folders: %s distinct permission lists (%s grants), the longest %d permissions; the fake %s.",
+		thousands(float64(size)), thousands(float64(w.lists)), e.grants, w.deepGrants, fp)
+	return h, closeWorld, nil
 }
 
 // buildBinary builds cmd/foldermirror of the module the working directory

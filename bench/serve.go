@@ -44,7 +44,7 @@ type serveFigures struct {
 // with the garbage collector meanwhile, and incremental syncs the daemon
 // runs through its admin listener.
 func (h *hosted) serveFigures(ctx context.Context, t *table) (*serveFigures, error) {
-	srv, readyIn, err := h.startServe(ctx)
+	srv, readyIn, err := h.startServe(ctx, "serve", h.world.adminListen, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -98,33 +98,38 @@ func (h *hosted) serveFigures(ctx context.Context, t *table) (*serveFigures, err
 	return sf, nil
 }
 
-// startServe starts `foldermirror serve` of the My Drive library and waits
-// until it is ready (catalogs loaded) and has read the directory. It
-// returns the time from start to ready. The Go runtime traces each garbage
-// collection to the daemon's log (GODEBUG gctrace and gcpacertrace), for
-// the GC figures.
-func (h *hosted) startServe(ctx context.Context) (*daemonProc, time.Duration, error) {
-	log.Print("starting foldermirror serve")
+// startServe starts `foldermirror serve` of the My Drive library, named
+// name in the logs, its admin listener at adminAddr, and waits until it is
+// ready (catalogs loaded) and has read the directory, or, if settled is
+// not nil, until settled holds. env ("NAME=VALUE") overrides the
+// configuration. It returns the time from start to ready.
+// The Go runtime traces each garbage collection to the daemon's log
+// (GODEBUG gctrace and gcpacertrace), for the GC figures.
+func (h *hosted) startServe(ctx context.Context, name, adminAddr string, settled func() bool, env ...string) (*daemonProc, time.Duration, error) {
+	log.Printf("starting foldermirror serve (%s)", name)
 	godebug := "gctrace=1,gcpacertrace=1"
 	if v := os.Getenv("GODEBUG"); v != "" {
 		godebug = v + "," + godebug
 	}
 	start := time.Now()
-	d, err := startDaemon(filepath.Join(h.dir, fmt.Sprintf("serve-%d.log", h.size)), childEnv("GODEBUG="+godebug),
+	d, err := startDaemon(filepath.Join(h.dir, fmt.Sprintf("%s-%d.log", name, h.size)), childEnv(append(env, "GODEBUG="+godebug)...),
 		h.bin, "serve", "--config", h.config, "--log-level", "warn")
 	if err != nil {
 		return nil, 0, err
 	}
-	admin := "http://" + h.world.adminListen
+	admin := "http://" + adminAddr
 	var readyIn time.Duration
 	err = waitFor(ctx, d, 5*time.Minute, 10*time.Millisecond, func() bool { return get(admin+"/readyz") == http.StatusOK })
 	if err == nil {
 		readyIn = time.Since(start)
-		err = waitFor(ctx, d, time.Minute, 50*time.Millisecond, func() bool { return directoriesRead(admin + "/status") })
+		if settled == nil {
+			settled = func() bool { return directoriesRead(admin + "/status") }
+		}
+		err = waitFor(ctx, d, time.Minute, 50*time.Millisecond, settled)
 	}
 	if err != nil {
 		d.stop(5 * time.Second)
-		return nil, 0, fmt.Errorf("foldermirror serve: %w: %s", err, d.logTail())
+		return nil, 0, fmt.Errorf("foldermirror serve (%s): %w: %s", name, err, d.logTail())
 	}
 	return d, readyIn, nil
 }
@@ -202,12 +207,12 @@ type adminSyncResult struct {
 	Duration         time.Duration
 }
 
-// adminSync asks the daemon for an incremental sync of the My Drive
-// library (POST /sync on its admin listener), each Drive call taking
-// driveLatency, and follows its progress to the end. It calls
+// adminSync asks the daemon whose admin listener is at adminAddr for an
+// incremental sync of the My Drive library (POST /sync), each Drive call
+// taking driveLatency, and follows its progress to the end. It calls
 // onCommit, if not nil, when the sync has committed.
-func (h *hosted) adminSync(ctx context.Context, onCommit func()) (*adminSyncResult, error) {
-	url := fmt.Sprintf("http://%s/sync?library=%s&mode=incremental", h.world.adminListen, h.world.myDrive.ID)
+func (h *hosted) adminSync(ctx context.Context, adminAddr string, onCommit func()) (*adminSyncResult, error) {
+	url := fmt.Sprintf("http://%s/sync?library=%s&mode=incremental", adminAddr, h.world.myDrive.ID)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
 	if err != nil {
 		return nil, err
@@ -273,7 +278,7 @@ func (h *hosted) adminSync(ctx context.Context, onCommit func()) (*adminSyncResu
 // commit on.
 func (h *hosted) incrementalFigures(ctx context.Context, base, token string, t *table) error {
 	log.Print("incremental sync through the daemon, no change")
-	r, err := h.adminSync(ctx, nil)
+	r, err := h.adminSync(ctx, h.world.adminListen, nil)
 	if err != nil {
 		return err
 	}
@@ -314,7 +319,7 @@ func (h *hosted) incrementalFigures(ctx context.Context, base, token string, t *
 			time.Sleep(servedPollEvery)
 		}
 	}
-	if r, err = h.adminSync(ctx, func() { go poll() }); err != nil {
+	if r, err = h.adminSync(ctx, h.world.adminListen, func() { go poll() }); err != nil {
 		return err
 	}
 	s := <-servedc

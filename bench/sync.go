@@ -102,13 +102,14 @@ var (
 
 // runSync runs `foldermirror sync --config configPath --library lib` (with
 // --full when full) under the measuring wrapper, each Drive call taking
-// driveLatency, and measures it.
-func (h *hosted) runSync(ctx context.Context, configPath, lib string, full bool) (*syncRun, error) {
+// driveLatency, and measures it. env ("NAME=VALUE") overrides the
+// configuration.
+func (h *hosted) runSync(ctx context.Context, configPath, lib string, full bool, env ...string) (*syncRun, error) {
 	args := []string{"sync", "--config", configPath, "--library", lib}
 	if full {
 		args = append(args, "--full")
 	}
-	r, stdout, err := h.runMeasured(ctx, args)
+	r, stdout, err := h.runMeasured(ctx, args, env...)
 	if err != nil {
 		return nil, fmt.Errorf("foldermirror %s: %w", strings.Join(args, " "), err)
 	}
@@ -127,17 +128,17 @@ func (h *hosted) runSync(ctx context.Context, configPath, lib string, full bool)
 	return r, nil
 }
 
-// runMeasured runs the foldermirror binary with args under the measuring
-// wrapper, each Drive call taking driveLatency, and returns what it
-// cost and its standard output.
-func (h *hosted) runMeasured(ctx context.Context, args []string) (*syncRun, string, error) {
+// runMeasured runs the foldermirror binary with args (and env added to its
+// environment) under the measuring wrapper, each Drive call taking
+// driveLatency, and returns what it cost and its standard output.
+func (h *hosted) runMeasured(ctx context.Context, args []string, env ...string) (*syncRun, string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, "", err
 	}
 	out := filepath.Join(h.dir, "measure.json")
 	cmd := exec.CommandContext(ctx, exe, append([]string{h.bin}, args...)...)
-	cmd.Env = childEnv(envMeasure + "=" + out)
+	cmd.Env = childEnv(append(env, envMeasure+"="+out)...)
 	cmd.SysProcAttr = childAttr()
 	var stdout strings.Builder
 	stderr := &phaseClock{}

@@ -48,10 +48,11 @@ const (
 	sectionIncremental = "incremental sync by the daemon"
 	sectionGrowth      = "serve, growth with the library"
 	sectionDrives      = "shared drives"
+	sectionPostgres    = "PostgreSQL index, replicas"
 	sectionAuth        = "authentication"
 )
 
-var sectionOrder = []string{sectionSync, sectionServe, sectionAPI, sectionIncremental, sectionGrowth, sectionDrives, sectionAuth}
+var sectionOrder = []string{sectionSync, sectionServe, sectionAPI, sectionIncremental, sectionGrowth, sectionDrives, sectionPostgres, sectionAuth}
 
 // row is one figure measured, at one library size or at none.
 type row struct {
