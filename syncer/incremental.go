@@ -46,7 +46,8 @@ func (s *Syncer) incrementalSync(ctx context.Context, lib *config.Library, prev 
 	if err != nil {
 		return nil, s.describe(err, lib)
 	}
-	p := &plan{reader: r, index: s.index, root: prev.RootID, staged: map[string]*node{}, removed: map[string]bool{}}
+	p := &plan{reader: r, index: s.index, root: prev.RootID, staged: map[string]*node{}, removed: map[string]bool{},
+		indexed: map[string]*fm.Folder{}}
 	if err := p.make(ctx, changes); err != nil {
 		return nil, s.describe(err, lib)
 	}
@@ -184,6 +185,28 @@ type plan struct {
 	// an ancestor of a My Drive library's root); rootReread: so the root
 	// was read again.
 	outside, rootReread bool
+	// indexed are the folders read from the index, as it was before the
+	// sync, by ID (nil: not there): a plan reads each once, although
+	// changes of siblings walk up through the same ancestors.
+	indexed map[string]*fm.Folder
+}
+
+// inIndex returns a folder as the index had it before the sync; ENOTFOUND
+// if it had none such.
+func (p *plan) inIndex(ctx context.Context, id string) (*fm.Folder, error) {
+	f, ok := p.indexed[id]
+	if !ok {
+		var err error
+		f, err = p.index.Folder(ctx, p.lib.ID, id)
+		if err != nil && fm.ErrorCode(err) != fm.ENOTFOUND {
+			return nil, err
+		}
+		p.indexed[id] = f
+	}
+	if f == nil {
+		return nil, fm.Errorf(fm.ENOTFOUND, "Folder %s not found.", id)
+	}
+	return f, nil
 }
 
 // make builds the plan from the changes.
@@ -249,7 +272,7 @@ func (p *plan) noteOutside(ctx context.Context, id string) error {
 	if p.lib.IsSharedDrive() || p.outside {
 		return nil
 	}
-	_, err := p.index.Folder(ctx, p.lib.ID, id)
+	_, err := p.inIndex(ctx, id)
 	if fm.ErrorCode(err) == fm.ENOTFOUND {
 		p.outside = true
 		return nil
@@ -406,7 +429,7 @@ func (p *plan) place(ctx context.Context, f *drive.File) (bool, error) {
 		return false, nil
 	}
 	p.odd.parentLinks.Add(int64(candidates - 1))
-	_, err := p.index.Folder(ctx, p.lib.ID, f.Id)
+	_, err := p.inIndex(ctx, f.Id)
 	indexed := err == nil
 	if err != nil && fm.ErrorCode(err) != fm.ENOTFOUND {
 		return false, err
@@ -435,7 +458,7 @@ func (p *plan) inLibrary(ctx context.Context, id string) (int, bool, error) {
 		if n, ok := p.staged[id]; ok {
 			parent = n.ParentID
 		} else {
-			f, err := p.index.Folder(ctx, p.lib.ID, id)
+			f, err := p.inIndex(ctx, id)
 			if fm.ErrorCode(err) == fm.ENOTFOUND {
 				return 0, false, nil
 			} else if err != nil {
