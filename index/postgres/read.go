@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/jackc/pgx/v5"
@@ -19,6 +20,11 @@ const (
 )
 
 const folderColumns = "id, parent_id, name, resource_key, definition_id, flags, permission_set, own_set"
+
+// folderColumnsOf is folderColumns of the table named alias in a query.
+func folderColumnsOf(alias string) string {
+	return alias + "." + strings.ReplaceAll(folderColumns, ", ", ", "+alias+".")
+}
 
 // scanFolder reads a row of folderColumns.
 func scanFolder(row pgx.Row) (*fm.Folder, error) {
@@ -107,14 +113,18 @@ func (db *DB) snapshot(ctx context.Context, what, libraryID string, fn func(tx p
 }
 
 // Folder returns one folder of a library; ENOTFOUND if it has none such.
+// One statement, one round trip: it reads the library's row and the folder
+// of its current generation as one state of the database.
 func (db *DB) Folder(ctx context.Context, libraryID, folderID string) (*fm.Folder, error) {
-	var f *fm.Folder
-	err := db.snapshot(ctx, "read a folder", libraryID, func(tx pgx.Tx, r *record) error {
-		var err error
-		f, err = readFolder(ctx, tx, r, folderID)
-		return err
-	})
-	return f, err
+	if _, err := db.library(libraryID); err != nil {
+		return nil, err
+	}
+	f, err := scanFolder(db.pool.QueryRow(ctx, "SELECT "+folderColumnsOf("f")+` FROM libraries l
+		JOIN folders f ON f.library = l.id AND f.generation = l.generation WHERE l.id = $1 AND f.id = $2`, libraryID, folderID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, folderNotFound(folderID)
+	}
+	return f, db.wrap("read a folder of "+libraryID, err)
 }
 
 // readFolder reads a folder of the library's current tree.

@@ -36,6 +36,11 @@ func (db *DB) UpdateLibrary(ctx context.Context, libraryID string, fn func(fm.Li
 			return err
 		}
 		rec = &ltx.rec
+		if len(ltx.touched) > 0 {
+			if err := dropUnreferenced(ctx, tx, rec); err != nil {
+				return err
+			}
+		}
 		if len(ltx.touched) > 0 || readerVisibleChange(&old.LibraryState, &rec.LibraryState) {
 			rec.Revision = old.Revision + 1
 			ids := make([]string, 0, len(ltx.touched))
@@ -75,15 +80,23 @@ func (l *libraryTx) SetState(s fm.LibraryState) {
 
 func (l *libraryTx) Folder(id string) (*fm.Folder, error) { return readFolder(l.ctx, l.tx, &l.rec, id) }
 
+// Permissions reads the folder's two lists in one round trip.
 func (l *libraryTx) Permissions(id string) (perms, own []fm.Permission, err error) {
-	f, err := l.Folder(id)
+	var list, ownList []byte
+	err = l.tx.QueryRow(l.ctx, `SELECT s.list, o.list FROM folders f
+		JOIN permission_sets s ON s.library = f.library AND s.generation = f.generation AND s.key = f.permission_set
+		JOIN permission_sets o ON o.library = f.library AND o.generation = f.generation AND o.key = f.own_set
+		WHERE f.library = $1 AND f.generation = $2 AND f.id = $3`, l.rec.ID, l.rec.Generation, id).Scan(&list, &ownList)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil, folderNotFound(id)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	if perms, err = readSet(l.ctx, l.tx, &l.rec, f.PermissionSet); err != nil {
+	if perms, err = fm.DecodePermissions(list); err != nil {
 		return nil, nil, err
 	}
-	own, err = readSet(l.ctx, l.tx, &l.rec, f.OwnSet)
+	own, err = fm.DecodePermissions(ownList)
 	return perms, own, err
 }
 
@@ -96,21 +109,23 @@ func (l *libraryTx) Children(id string) ([]string, error) {
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
+// Put sends its statements in one batch, one round trip: the old row
+// unlinked, the sets stored or referenced once more, the new row.
 func (l *libraryTx) Put(sf fm.SyncedFolder) error {
-	if err := l.unlink(sf.ID); err != nil {
-		return err
+	b := &pgx.Batch{}
+	l.queueUnlink(b, sf.ID)
+	list, own := fm.AppendPermissions(nil, sf.Permissions), fm.AppendPermissions(nil, sf.OwnPermissions)
+	sf.PermissionSet, sf.OwnSet = fm.KeyOf(list), fm.KeyOf(own)
+	if sf.PermissionSet == sf.OwnSet {
+		b.Queue(putSetSQL, l.rec.ID, l.rec.Generation, sf.PermissionSet[:], len(sf.Permissions), list, 2)
+	} else {
+		b.Queue(putSetsSQL, l.rec.ID, l.rec.Generation, sf.PermissionSet[:], len(sf.Permissions), list, 1,
+			sf.OwnSet[:], len(sf.OwnPermissions), own)
 	}
-	var err error
-	if sf.PermissionSet, err = l.putList(sf.Permissions); err != nil {
-		return err
-	}
-	if sf.OwnSet, err = l.putList(sf.OwnPermissions); err != nil {
-		return err
-	}
-	_, err = l.tx.Exec(l.ctx, `INSERT INTO folders (library, generation, id, parent_id, name, resource_key, definition_id, flags, permission_set, own_set)
+	b.Queue(`INSERT INTO folders (library, generation, id, parent_id, name, resource_key, definition_id, flags, permission_set, own_set)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, l.rec.ID, l.rec.Generation, sf.ID, sf.ParentID, []byte(sf.Name),
 		[]byte(sf.ResourceKey), []byte(sf.DefinitionID), folderFlags(&sf.Folder), sf.PermissionSet[:], sf.OwnSet[:])
-	if err != nil {
+	if err := l.tx.SendBatch(l.ctx, b).Close(); err != nil {
 		return err
 	}
 	l.touched[sf.ID] = true
@@ -118,6 +133,16 @@ func (l *libraryTx) Put(sf fm.SyncedFolder) error {
 	l.rec.Permissions += len(sf.Permissions)
 	return nil
 }
+
+// putSetSQL stores a permission set ($3: key, $4: size, $5: list) with $6
+// references, or adds them to the set stored already; putSetsSQL does so
+// for that set and another ($7, $8, $9) with one reference.
+const (
+	putSetSQL  = insertSets + `($1, $2, $3, $4, $5, $6)` + addRefs
+	putSetsSQL = insertSets + `($1, $2, $3, $4, $5, $6), ($1, $2, $7, $8, $9, 1)` + addRefs
+	insertSets = `INSERT INTO permission_sets (library, generation, key, size, list, refs) VALUES `
+	addRefs    = ` ON CONFLICT (library, generation, key) DO UPDATE SET refs = permission_sets.refs + EXCLUDED.refs`
+)
 
 func (l *libraryTx) Replace(f *fm.Folder) error {
 	tag, err := l.tx.Exec(l.ctx, `UPDATE folders SET parent_id = $4, name = $5, resource_key = $6, definition_id = $7, flags = $8
@@ -133,57 +158,45 @@ func (l *libraryTx) Replace(f *fm.Folder) error {
 	return nil
 }
 
-func (l *libraryTx) Delete(id string) error { return l.unlink(id) }
+func (l *libraryTx) Delete(id string) error {
+	b := &pgx.Batch{}
+	l.queueUnlink(b, id)
+	return l.tx.SendBatch(l.ctx, b).Close()
+}
 
-// unlink removes a folder's row and its references to its permission sets,
-// and takes them out of the counts; it does nothing for a folder the tree
-// does not have.
-func (l *libraryTx) unlink(id string) error {
-	var set, own []byte
-	err := l.tx.QueryRow(l.ctx, `DELETE FROM folders WHERE library = $1 AND generation = $2 AND id = $3
-		RETURNING permission_set, own_set`, l.rec.ID, l.rec.Generation, id).Scan(&set, &own)
-	if errors.Is(err, pgx.ErrNoRows) {
+// unlinkSQL removes a folder's row ($3) and a reference to each of its
+// permission sets, in one statement, and returns how many rows it removed
+// and the size of the folder's list. Sets left without references are
+// removed once the update is over (dropUnreferenced).
+const unlinkSQL = `WITH gone AS (
+		DELETE FROM folders WHERE library = $1 AND generation = $2 AND id = $3 RETURNING permission_set, own_set
+	), dropped AS (
+		UPDATE permission_sets p SET refs = p.refs - (p.key = g.permission_set)::int - (p.key = g.own_set)::int
+		FROM gone g WHERE p.library = $1 AND p.generation = $2 AND p.key IN (g.permission_set, g.own_set)
+		RETURNING p.key, p.size
+	)
+	SELECT (SELECT count(*) FROM gone), coalesce((SELECT d.size FROM dropped d JOIN gone g ON d.key = g.permission_set), 0)`
+
+// queueUnlink queues the removal of a folder's row with its references to
+// its permission sets, taking them out of the counts; it does nothing for
+// a folder the tree does not have.
+func (l *libraryTx) queueUnlink(b *pgx.Batch, id string) {
+	b.Queue(unlinkSQL, l.rec.ID, l.rec.Generation, id).QueryRow(func(row pgx.Row) error {
+		var removed int64
+		var size int
+		if err := row.Scan(&removed, &size); err != nil || removed == 0 {
+			return err
+		}
+		l.touched[id] = true
+		l.rec.Permissions -= size
+		l.rec.Folders--
 		return nil
-	}
-	if err != nil {
-		return err
-	}
-	n, err := l.dropSet(set)
-	if err != nil {
-		return err
-	}
-	if _, err := l.dropSet(own); err != nil {
-		return err
-	}
-	l.touched[id] = true
-	l.rec.Permissions -= n
-	l.rec.Folders--
-	return nil
+	})
 }
 
-// putList stores a list, or adds a reference to it, and returns its key.
-func (l *libraryTx) putList(perms []fm.Permission) (fm.PermissionSetKey, error) {
-	list := fm.AppendPermissions(nil, perms)
-	key := fm.KeyOf(list)
-	_, err := l.tx.Exec(l.ctx, `INSERT INTO permission_sets (library, generation, key, size, list, refs) VALUES ($1, $2, $3, $4, $5, 1)
-		ON CONFLICT (library, generation, key) DO UPDATE SET refs = permission_sets.refs + 1`,
-		l.rec.ID, l.rec.Generation, key[:], len(perms), list)
-	return key, err
-}
-
-// dropSet removes a reference to a set, and the set with its last one; it
-// returns the number of permissions in the set.
-func (l *libraryTx) dropSet(key []byte) (int, error) {
-	var refs int64
-	var size int
-	err := l.tx.QueryRow(l.ctx, `UPDATE permission_sets SET refs = refs - 1 WHERE library = $1 AND generation = $2 AND key = $3
-		RETURNING refs, size`, l.rec.ID, l.rec.Generation, key).Scan(&refs, &size)
-	if err != nil {
-		return 0, err
-	}
-	if refs <= 0 {
-		_, err = l.tx.Exec(l.ctx, "DELETE FROM permission_sets WHERE library = $1 AND generation = $2 AND key = $3",
-			l.rec.ID, l.rec.Generation, key)
-	}
-	return size, err
+// dropUnreferenced removes the permission sets of the library's tree that
+// no folder refers to any more.
+func dropUnreferenced(ctx context.Context, tx pgx.Tx, rec *record) error {
+	_, err := tx.Exec(ctx, "DELETE FROM permission_sets WHERE library = $1 AND generation = $2 AND refs <= 0", rec.ID, rec.Generation)
+	return err
 }

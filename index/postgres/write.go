@@ -165,6 +165,12 @@ func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
 	if err != nil {
 		fs.db.logger.Warn("could not drop an old tree; the next full sync drops it", "library", fs.libraryID, "err", err)
 	}
+	// A full sync rewrites much of the tables: statistics from before it
+	// (of empty tables, after the first) would have PostgreSQL scan them
+	// whole for each folder an incremental sync looks up.
+	if _, err := fs.db.pool.Exec(ctx, "ANALYZE folders, permission_sets"); err != nil {
+		fs.db.logger.Warn("could not update the index tables' statistics", "library", fs.libraryID, "err", err)
+	}
 	return drift, nil
 }
 
