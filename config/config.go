@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	fm "github.com/foldermirror/foldermirror"
 )
 
 // Config is the whole configuration of the daemon.
@@ -150,21 +152,9 @@ type SecurityCode struct {
 	Expires time.Time `yaml:"expires"`
 }
 
-// Library is a Drive folder tree, or a shared drive, that is mirrored.
-type Library struct {
-	// ID names the library in URL paths.
-	ID string `yaml:"id"`
-	// Name is for display; it defaults to ID.
-	Name string `yaml:"name"`
-	// Domain is the name of the configured domain the library belongs to.
-	Domain string `yaml:"domain"`
-	// StorageAccount is the user whose Drive is read.
-	StorageAccount string `yaml:"storageAccount"`
-	// RootFolderID and SharedDriveID: exactly one is set.
-	RootFolderID       string `yaml:"rootFolderId"`
-	SharedDriveID      string `yaml:"sharedDriveId"`
-	FolderDefinitionID string `yaml:"folderDefinitionId"`
-}
+// Library is a library as configured under libraries[]: the domain core's
+// fm.Library, whose yaml tags are the keys of the file.
+type Library = fm.Library
 
 // Load reads the configuration file at path, applies the FOLDERMIRROR_*
 // variables of the process environment and validates the result; see Parse.
@@ -296,10 +286,6 @@ func (c *Config) Domain(name string) *Domain {
 	}
 	return nil
 }
-
-// IsSharedDrive reports whether the library is a shared drive rather than a
-// folder tree.
-func (l *Library) IsSharedDrive() bool { return l.SharedDriveID != "" }
 
 // userPrefix starts an ActAs that names a user.
 const userPrefix = "user:"

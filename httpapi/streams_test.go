@@ -51,7 +51,7 @@ func bigServer(t *testing.T, n int, opts Options) (addr string, s *Server) {
 	cfg := &config.Config{
 		Limits:    config.Limits{CallerRequestsPerSecond: 1e6, CallerBurst: 1e6},
 		Domains:   []config.Domain{{Name: "example.com"}},
-		Libraries: []config.Library{{ID: "big", Name: "Big", Domain: "example.com", RootFolderID: "root"}},
+		Libraries: []fm.Library{{ID: "big", Name: "Big", Domain: "example.com", RootFolderID: "root"}},
 	}
 	opts.Logger = slog.New(slog.DiscardHandler)
 	opts.Metrics = NewMetrics(prometheus.NewRegistry())
