@@ -173,7 +173,7 @@ func Load(path string) (*Config, error) {
 // *ProblemsError listing them all; when the file has a syntax error or a
 // value of the wrong type, the values are not validated until it is fixed.
 func Parse(data []byte, path string, environ []string) (*Config, error) {
-	c := defaults()
+	c := Default()
 	c.Path = path
 	ck := newChecker()
 	decoded := decode(data, c, ck)
@@ -188,8 +188,13 @@ func Parse(data []byte, path string, environ []string) (*Config, error) {
 	return c, nil
 }
 
-// defaults returns the configuration of an empty file.
-func defaults() *Config {
+// Default returns the configuration of an empty file, before validation
+// (which finds it lacks a domain): what each key is when not set.
+//
+// A Config marshals with yaml.Marshal to the file it was decoded from, all
+// keys spelled out; Parse of a Default with the keys it needs set, so
+// marshalled, gives it back.
+func Default() *Config {
 	return &Config{
 		Listen:      ":8080",
 		AdminListen: "127.0.0.1:8081",
