@@ -16,6 +16,7 @@ import (
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/admin"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/syncer"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -69,15 +70,17 @@ func newServer(t *testing.T) (*httptest.Server, *scheduler, *index) {
 // on adminListen.
 func newHandler(t *testing.T, adminListen string) (http.Handler, *scheduler, *index) {
 	t.Helper()
-	cfg, err := config.Parse([]byte(`
-adminListen: "`+adminListen+`"
-storage: {credentialsFile: key.json}
-domains: [{name: example.com, adminEmail: admin@example.com}]
-libraries: [{id: eng, domain: example.com, storageAccount: s@example.com, rootFolderId: r}]
-`), filepath.Join("testdata", "config.yaml"), nil)
+	key, err := filepath.Abs(filepath.Join("testdata", "key.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := config.Default()
+	c.Path = filepath.Join(t.TempDir(), "config.yaml")
+	c.AdminListen = adminListen
+	c.Storage.CredentialsFile = key
+	c.Domains = []config.Domain{{Name: "example.com", AdminEmail: "admin@example.com"}}
+	c.Libraries = []fm.Library{{ID: "eng", Domain: "example.com", StorageAccount: "s@example.com", RootFolderID: "r"}}
+	cfg := fmtest.LoadConfig(t, c)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "foldermirror_test_total", Help: "a test counter"}))
 	sc, idx := &scheduler{}, &index{synced: map[string]bool{}}
