@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"io"
@@ -37,8 +35,6 @@ const (
 	bobCode          = "bob-code"
 	otherAdminCode   = "other-admin-code"
 )
-
-func sha(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
 
 // fixture is an API server over a hand-built index, with a Google fake
 // issuing the callers' ID tokens.
@@ -82,14 +78,14 @@ func fixtureConfig(t testing.TB, fake *googlefake.Server, dir string) *config.Co
 		Users:              []string{"alice@example.com", "bob@example.com", "carol@example.com", "storage@example.com"},
 		Flags:              map[string]string{"beta": "true"},
 		SecurityCodes: []config.SecurityCode{
-			{SHA256: sha(exampleAdminCode), ActAs: "admin"},
-			{SHA256: sha(bobCode), ActAs: "user:bob@example.com"},
+			{SHA256: fmtest.CodeDigest(exampleAdminCode), ActAs: "admin"},
+			{SHA256: fmtest.CodeDigest(bobCode), ActAs: "user:bob@example.com"},
 		},
 	}, {
 		Name:          "other.org",
 		Users:         []string{"olga@other.org"},
 		Flags:         map[string]string{"theme": "dark"},
-		SecurityCodes: []config.SecurityCode{{SHA256: sha(otherAdminCode), ActAs: "admin"}},
+		SecurityCodes: []config.SecurityCode{{SHA256: fmtest.CodeDigest(otherAdminCode), ActAs: "admin"}},
 	}}
 	const storage = "storage@example.com"
 	c.Libraries = []fm.Library{

@@ -291,12 +291,7 @@ func getJSON(t *testing.T, url, token string, status int, into any) []byte {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	resp, body := fmtest.Do(t, req)
 	if resp.StatusCode != status {
 		t.Fatalf("GET %s: %d, want %d: %s", url, resp.StatusCode, status, body)
 	}

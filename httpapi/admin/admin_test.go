@@ -89,13 +89,11 @@ func newHandler(t *testing.T, adminListen string) (http.Handler, *scheduler, *in
 
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
+	return do(t, req)
 }
 
 func TestHealthAndReadiness(t *testing.T) {
@@ -279,12 +277,7 @@ func TestHostMustNameTheListener(t *testing.T) {
 
 func do(t *testing.T, req *http.Request) (int, string) {
 	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	resp, body := fmtest.Do(t, req)
 	return resp.StatusCode, string(body)
 }
 

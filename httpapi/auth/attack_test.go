@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,8 +35,6 @@ const (
 	aliceCode    = "open-sesame-alice"
 	expiredCode  = "open-sesame-expired"
 )
-
-func sha(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
 
 // world is a Google fake, an Authenticator configured against it, and an
 // attacker's key server that must never be asked anything.
@@ -88,9 +84,9 @@ func newWorldWith(tb testing.TB, before func(w *world)) *world {
 		Name:  "example.com",
 		Users: []string{"alice@example.com", "bob@example.com"},
 		SecurityCodes: []config.SecurityCode{
-			{SHA256: sha(adminCode), ActAs: "admin"},
-			{SHA256: sha(aliceCode), ActAs: "user:alice@example.com", Expires: time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)},
-			{SHA256: sha(expiredCode), ActAs: "admin", Expires: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)},
+			{SHA256: fmtest.CodeDigest(adminCode), ActAs: "admin"},
+			{SHA256: fmtest.CodeDigest(aliceCode), ActAs: "user:alice@example.com", Expires: time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)},
+			{SHA256: fmtest.CodeDigest(expiredCode), ActAs: "admin", Expires: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)},
 		},
 	}, {
 		Name:  "partner.org",

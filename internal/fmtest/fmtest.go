@@ -16,7 +16,11 @@ package fmtest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -196,6 +200,30 @@ func OpenPostgres(t testing.TB, url string, opts postgres.Options) *postgres.DB 
 		t.Fatal(err)
 	}
 	return db
+}
+
+// Do sends req with http.DefaultClient and returns the response with its
+// body read whole (and closed); an error sending it or reading the body
+// fails the test.
+func Do(t testing.TB, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading the body: %v", req.Method, req.URL, err)
+	}
+	return resp, body
+}
+
+// CodeDigest returns the lower-case hex SHA-256 of a security code: what
+// config.SecurityCode's SHA256 holds.
+func CodeDigest(code string) string {
+	h := sha256.Sum256([]byte(code))
+	return hex.EncodeToString(h[:])
 }
 
 // FileIDs returns every "fileId" of a decoded JSON answer of the API, at any
