@@ -180,7 +180,7 @@ func OpenBolt(t testing.TB, dataDir string) *index.DB {
 	if err != nil {
 		t.Fatalf("open the index in %s: %v", dataDir, err)
 	}
-	t.Cleanup(func() { db.Close() })
+	t.Cleanup(func() { closeIndex(t, db) })
 	return db
 }
 
@@ -195,7 +195,7 @@ func OpenPostgres(t testing.TB, url string, opts postgres.Options) *postgres.DB 
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
+	t.Cleanup(func() { closeIndex(t, db) })
 	if err := db.Connect(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -224,6 +224,15 @@ func Do(t testing.TB, req *http.Request) (*http.Response, []byte) {
 func CodeDigest(code string) string {
 	h := sha256.Sum256([]byte(code))
 	return hex.EncodeToString(h[:])
+}
+
+// closeIndex closes db when a test ends (again, if the test closed it to
+// reopen it: that is no error), failing the test if it cannot.
+func closeIndex(t testing.TB, db io.Closer) {
+	t.Helper()
+	if err := db.Close(); err != nil {
+		t.Errorf("close the index: %v", err)
+	}
 }
 
 // FileIDs returns every "fileId" of a decoded JSON answer of the API, at any
