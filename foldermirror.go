@@ -1,6 +1,7 @@
 // Package foldermirror holds the domain types shared by the syncer, the index
-// and the HTTP API: folders, Drive permissions, the grants they make, the sync
-// state of a library, and the interfaces an index backend offers.
+// and the HTTP API: the libraries mirrored, folders, Drive permissions, the
+// grants they make, the sync state of a library, and the interfaces an index
+// backend offers.
 //
 // Subpackages each own one concern: config (loading and validation), index
 // (the bbolt backend), syncer (reading Google Drive and the Directory),

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	fm "github.com/foldermirror/foldermirror"
 )
 
 // Config is the whole configuration of the daemon.
@@ -150,21 +152,9 @@ type SecurityCode struct {
 	Expires time.Time `yaml:"expires"`
 }
 
-// Library is a Drive folder tree, or a shared drive, that is mirrored.
-type Library struct {
-	// ID names the library in URL paths.
-	ID string `yaml:"id"`
-	// Name is for display; it defaults to ID.
-	Name string `yaml:"name"`
-	// Domain is the name of the configured domain the library belongs to.
-	Domain string `yaml:"domain"`
-	// StorageAccount is the user whose Drive is read.
-	StorageAccount string `yaml:"storageAccount"`
-	// RootFolderID and SharedDriveID: exactly one is set.
-	RootFolderID       string `yaml:"rootFolderId"`
-	SharedDriveID      string `yaml:"sharedDriveId"`
-	FolderDefinitionID string `yaml:"folderDefinitionId"`
-}
+// Library is a library as configured under libraries[]: the domain core's
+// fm.Library, whose yaml tags are the keys of the file.
+type Library = fm.Library
 
 // Load reads the configuration file at path, applies the FOLDERMIRROR_*
 // variables of the process environment and validates the result; see Parse.
@@ -183,7 +173,7 @@ func Load(path string) (*Config, error) {
 // *ProblemsError listing them all; when the file has a syntax error or a
 // value of the wrong type, the values are not validated until it is fixed.
 func Parse(data []byte, path string, environ []string) (*Config, error) {
-	c := defaults()
+	c := Default()
 	c.Path = path
 	ck := newChecker()
 	decoded := decode(data, c, ck)
@@ -198,8 +188,13 @@ func Parse(data []byte, path string, environ []string) (*Config, error) {
 	return c, nil
 }
 
-// defaults returns the configuration of an empty file.
-func defaults() *Config {
+// Default returns the configuration of an empty file, before validation
+// (which finds it lacks a domain): what each key is when not set.
+//
+// A Config marshals with yaml.Marshal to the file it was decoded from, all
+// keys spelled out; Parse of a Default with the keys it needs set, so
+// marshalled, gives it back.
+func Default() *Config {
 	return &Config{
 		Listen:      ":8080",
 		AdminListen: "127.0.0.1:8081",
@@ -296,10 +291,6 @@ func (c *Config) Domain(name string) *Domain {
 	}
 	return nil
 }
-
-// IsSharedDrive reports whether the library is a shared drive rather than a
-// folder tree.
-func (l *Library) IsSharedDrive() bool { return l.SharedDriveID != "" }
 
 // userPrefix starts an ActAs that names a user.
 const userPrefix = "user:"

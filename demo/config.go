@@ -1,29 +1,45 @@
 package demo
 
 import (
-	"fmt"
-	"strings"
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
+	"go.yaml.in/yaml/v3"
 )
 
-// ConfigYAML returns a configuration for the world: the fake's endpoints, the
+// Config returns a configuration for the world: the fake's endpoints, the
 // key file at keyFile, the index in dataDir, the API on listen.
-func (w *World) ConfigYAML(listen, adminListen, dataDir, keyFile string) []byte {
-	var b strings.Builder
-	fmt.Fprintf(&b, "listen: %q\nadminListen: %q\ndataDir: %q\n", listen, adminListen, dataDir)
-	fmt.Fprintf(&b, "storage:\n  credentialsFile: %q\n  endpoint: %q\n  directoryEndpoint: %q\n  requestsPerSecond: 1000\n  concurrency: 8\n",
-		keyFile, w.Fake.DriveEndpoint(), w.Fake.DirectoryEndpoint())
-	fmt.Fprintf(&b, "auth:\n  google:\n    clientIds: [%q]\n    jwksUrl: %q\n    tokeninfoUrl: %q\n", ClientID, w.Fake.GoogleJWKSURL(), w.Fake.TokeninfoURL())
-	fmt.Fprintf(&b, "flagDefaults: {showRecent: \"false\", theme: \"light\"}\n")
-	fmt.Fprintf(&b, "domains:\n  - name: %s\n    adminEmail: %s\n    allowlistedDomains: [partner.org]\n    flags: {showRecent: \"true\"}\n", Domain, Admin)
-	b.WriteString("libraries:\n")
-	for _, l := range w.Libraries {
-		fmt.Fprintf(&b, "  - id: %s\n    name: %s\n    domain: %s\n    storageAccount: %s\n    folderDefinitionId: standard\n",
-			l.ID, l.Name, Domain, StorageAccount)
-		if l.SharedDriveID != "" {
-			fmt.Fprintf(&b, "    sharedDriveId: %q\n", l.SharedDriveID)
-		} else {
-			fmt.Fprintf(&b, "    rootFolderId: %q\n", l.RootFolderID)
-		}
+func (w *World) Config(listen, adminListen, dataDir, keyFile string) *config.Config {
+	c := config.Default()
+	c.Listen, c.AdminListen, c.DataDir = listen, adminListen, dataDir
+	c.Storage = config.Storage{
+		CredentialsFile:   keyFile,
+		Endpoint:          w.Fake.DriveEndpoint(),
+		DirectoryEndpoint: w.Fake.DirectoryEndpoint(),
+		RequestsPerSecond: 1000,
+		Concurrency:       8,
 	}
-	return []byte(b.String())
+	c.Auth.Google = config.GoogleAuth{ClientIDs: []string{ClientID}, JWKSURL: w.Fake.GoogleJWKSURL(), TokeninfoURL: w.Fake.TokeninfoURL()}
+	c.FlagDefaults = map[string]string{"showRecent": "false", "theme": "light"}
+	c.Domains = []config.Domain{{
+		Name:               Domain,
+		AdminEmail:         Admin,
+		AllowlistedDomains: []string{"partner.org"},
+		Flags:              map[string]string{"showRecent": "true"},
+	}}
+	for _, l := range w.Libraries {
+		lib := fm.Library{ID: l.ID, Name: l.Name, Domain: Domain, StorageAccount: StorageAccount, FolderDefinitionID: "standard"}
+		if l.SharedDriveID != "" {
+			lib.SharedDriveID = l.SharedDriveID
+		} else {
+			lib.RootFolderID = l.RootFolderID
+		}
+		c.Libraries = append(c.Libraries, lib)
+	}
+	return c
+}
+
+// ConfigYAML returns the configuration file of Config: it, marshalled with
+// yaml.Marshal.
+func (w *World) ConfigYAML(listen, adminListen, dataDir, keyFile string) ([]byte, error) {
+	return yaml.Marshal(w.Config(listen, adminListen, dataDir, keyFile))
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"golang.org/x/oauth2/google"
 	"google.golang.org/api/drive/v3"
 	"google.golang.org/api/googleapi"
@@ -29,9 +29,7 @@ const (
 // newFake starts a fake with alice, bob and carol.
 func newFake(t testing.TB) *googlefake.Server {
 	t.Helper()
-	s := googlefake.New()
-	s.Start()
-	t.Cleanup(s.Close)
+	s := fmtest.StartGoogle(t)
 	for _, u := range []string{alice, bob, carol} {
 		s.AddUser(u)
 	}
@@ -121,12 +119,7 @@ func rawGet(t *testing.T, s *googlefake.Server, creds *google.Credentials, path 
 
 func doJSON(t *testing.T, req *http.Request) (int, map[string]any) {
 	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	resp, body := fmtest.Do(t, req)
 	var out map[string]any
 	if err := json.Unmarshal(body, &out); err != nil {
 		t.Fatalf("body %q: %v", body, err)

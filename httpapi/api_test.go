@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 )
 
 const deprecation = "@1735689600"
@@ -16,8 +17,8 @@ const deprecation = "@1735689600"
 // The answers of every operation, on every index backend, are the golden
 // files'.
 func TestOperationsGolden(t *testing.T) {
-	for backend, pg := range backends() {
-		t.Run(backend, func(t *testing.T) { testOperationsGolden(t, newFixtureWith(t, fixtureOptions{postgres: pg})) })
+	for _, backend := range fmtest.Backends(t) {
+		t.Run(backend, func(t *testing.T) { testOperationsGolden(t, newFixtureWith(t, fixtureOptions{backend: backend})) })
 	}
 }
 

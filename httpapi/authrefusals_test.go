@@ -11,6 +11,7 @@ import (
 
 	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // wantRefusal checks a refusal on the wire: its status, the error body in
@@ -99,7 +100,7 @@ func TestAuthRefusalsOnTheWire(t *testing.T) {
 	}
 
 	for reason, want := range map[string]float64{"hosted_domain": 1, "keys_unavailable": 1, "checker_busy": n - bound, "invalid": bound} {
-		if got := value(t, f.metrics, "foldermirror_auth_failures_total", map[string]string{"reason": reason}); got != want {
+		if got := testutil.ToFloat64(f.metrics.AuthFailures().WithLabelValues(reason)); got != want {
 			t.Errorf("foldermirror_auth_failures_total{reason=%q} = %v, want %v", reason, got, want)
 		}
 	}

@@ -6,17 +6,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
-	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/httpapi"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
-	"github.com/foldermirror/foldermirror/index"
 	"github.com/foldermirror/foldermirror/index/indextest"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/gin-gonic/gin"
 )
 
@@ -25,27 +22,13 @@ import (
 // every folder carries five permissions.
 func benchServer(b testing.TB, n int) (http.Handler, string) {
 	b.Helper()
-	fake := googlefake.New()
-	fake.Start()
-	b.Cleanup(fake.Close)
-	dir := b.TempDir()
-	os.WriteFile(filepath.Join(dir, "sa.json"), fake.ServiceAccountKey("sa@p.iam.gserviceaccount.com"), 0o600)
-	cfg, err := config.Parse(fmt.Appendf(nil, `
-dataDir: data
-storage: {credentialsFile: sa.json}
-auth: {google: {clientIds: [%q], jwksUrl: %q}}
-domains: [{name: example.com, users: [reader@example.com]}]
-libraries: [{id: big, name: Big, domain: example.com, storageAccount: s@example.com, rootFolderId: root}]
-`, clientID, fake.GoogleJWKSURL()), filepath.Join(dir, "config.yaml"), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	fake := fmtest.StartGoogle(b)
+	c := fmtest.Config(b, fake, b.TempDir())
+	c.Domains = []config.Domain{{Name: "example.com", Users: []string{"reader@example.com"}}}
+	c.Libraries = []fm.Library{{ID: "big", Name: "Big", Domain: "example.com", StorageAccount: "s@example.com", RootFolderID: "root"}}
+	cfg := fmtest.LoadConfig(b, c)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	db, err := index.Open(cfg.DataDir, logger)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
+	db := fmtest.OpenBolt(b, cfg.DataDir)
 	perms := []fm.Permission{
 		{ID: "1", Type: "user", Role: "owner", EmailAddress: "s@example.com", DisplayName: "Storage"},
 		{ID: "2", Type: "domain", Role: "reader", Domain: "example.com", AllowFileDiscovery: true},

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/catalog"
 )
 
@@ -16,7 +15,7 @@ type catalogs struct {
 	byLib map[string]*catalog.Catalog
 }
 
-func newCatalogs(idx fm.IndexReader, libs []config.Library) *catalogs {
+func newCatalogs(idx fm.IndexReader, libs []fm.Library) *catalogs {
 	cs := &catalogs{index: idx, byLib: map[string]*catalog.Catalog{}}
 	for _, l := range libs {
 		cs.byLib[l.ID] = catalog.New(idx, l.ID)

@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -23,16 +20,14 @@ import (
 	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/httpapi"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
-	"github.com/foldermirror/foldermirror/index"
 	"github.com/foldermirror/foldermirror/index/indextest"
-	"github.com/foldermirror/foldermirror/index/postgres"
-	"github.com/foldermirror/foldermirror/internal/pgtest"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-const clientID = "test.apps.googleusercontent.com"
+const clientID = fmtest.ClientID
 
 // Security codes of the fixture's domains.
 const (
@@ -41,15 +36,13 @@ const (
 	otherAdminCode   = "other-admin-code"
 )
 
-func sha(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
-
 // fixture is an API server over a hand-built index, with a Google fake
 // issuing the callers' ID tokens.
 type fixture struct {
 	t       testing.TB
 	fake    *googlefake.Server
 	db      indextest.Index
-	metrics *prometheus.Registry
+	metrics *httpapi.Metrics
 	handler http.Handler
 	// url is the API served by httpapi's own http.Server, limits and all.
 	url    string
@@ -58,71 +51,67 @@ type fixture struct {
 
 // fixtureOptions change a fixture.
 type fixtureOptions struct {
-	// yaml is appended to the configuration.
-	yaml              string
+	// configure, if not nil, changes the configuration before it is
+	// loaded.
+	configure         func(c *config.Config)
 	readHeaderTimeout time.Duration
 	// dir is the directory of the configuration and the index (a new one
 	// by default): another fixture's, to restart it.
 	dir string
 	// allowlisted replaces example.com's allowlistedDomains.
 	allowlisted string
-	// postgres puts the index in a PostgreSQL database of its own (bbolt
-	// by default).
-	postgres bool
+	// backend keeps the index: fmtest.Bolt (by default) or
+	// fmtest.Postgres.
+	backend string
 }
 
-const configYAML = `
-dataDir: data
-storage:
-  credentialsFile: sa.json
-auth:
-  google:
-    clientIds: [%q]
-    jwksUrl: %q
-    tokeninfoUrl: %q
-flagDefaults: {theme: light, beta: "false"}
-domains:
-  - name: example.com
-    allowlistedDomains: [%s]
-    users: [alice@example.com, bob@example.com, carol@example.com, storage@example.com]
-    flags: {beta: "true"}
-    securityCodes:
-      - {sha256: %q, actAs: admin}
-      - {sha256: %q, actAs: "user:bob@example.com"}
-  - name: other.org
-    users: [olga@other.org]
-    flags: {theme: dark}
-    securityCodes:
-      - {sha256: %q, actAs: admin}
-libraries:
-  - {id: lib-eng, name: Engineering, domain: example.com, storageAccount: storage@example.com, rootFolderId: root, folderDefinitionId: standard}
-  - {id: lib-drive, name: Team, domain: example.com, storageAccount: storage@example.com, sharedDriveId: drive1}
-  - {id: lib-never, name: Never synced, domain: example.com, storageAccount: storage@example.com, rootFolderId: nope}
-`
+// fixtureConfig is the configuration of a fixture in dir: two domains with
+// users, flags and security codes, and three libraries of example.com, one
+// of them never synced.
+func fixtureConfig(t testing.TB, fake *googlefake.Server, dir string) *config.Config {
+	t.Helper()
+	c := fmtest.Config(t, fake, dir)
+	c.FlagDefaults = map[string]string{"theme": "light", "beta": "false"}
+	c.Domains = []config.Domain{{
+		Name:               "example.com",
+		AllowlistedDomains: []string{"partner.org"},
+		Users:              []string{"alice@example.com", "bob@example.com", "carol@example.com", "storage@example.com"},
+		Flags:              map[string]string{"beta": "true"},
+		SecurityCodes: []config.SecurityCode{
+			{SHA256: fmtest.CodeDigest(exampleAdminCode), ActAs: "admin"},
+			{SHA256: fmtest.CodeDigest(bobCode), ActAs: "user:bob@example.com"},
+		},
+	}, {
+		Name:          "other.org",
+		Users:         []string{"olga@other.org"},
+		Flags:         map[string]string{"theme": "dark"},
+		SecurityCodes: []config.SecurityCode{{SHA256: fmtest.CodeDigest(otherAdminCode), ActAs: "admin"}},
+	}}
+	const storage = "storage@example.com"
+	c.Libraries = []fm.Library{
+		{ID: "lib-eng", Name: "Engineering", Domain: "example.com", StorageAccount: storage, RootFolderID: "root", FolderDefinitionID: "standard"},
+		{ID: "lib-drive", Name: "Team", Domain: "example.com", StorageAccount: storage, SharedDriveID: "drive1"},
+		{ID: "lib-never", Name: "Never synced", Domain: "example.com", StorageAccount: storage, RootFolderID: "nope"},
+	}
+	return c
+}
 
 func newFixture(t testing.TB) *fixture { return newFixtureWith(t, fixtureOptions{}) }
 
 func newFixtureWith(t testing.TB, opts fixtureOptions) *fixture {
 	t.Helper()
-	fake := googlefake.New()
-	fake.Start()
-	t.Cleanup(fake.Close)
-	dir := opts.dir
-	if dir == "" {
-		dir = t.TempDir()
+	fake := fmtest.StartGoogle(t)
+	dir := cmp.Or(opts.dir, t.TempDir())
+	c := fixtureConfig(t, fake, dir)
+	if opts.allowlisted != "" {
+		c.Domains[0].AllowlistedDomains = []string{opts.allowlisted}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "sa.json"), fake.ServiceAccountKey("sa@p.iam.gserviceaccount.com"), 0o600); err != nil {
-		t.Fatal(err)
+	if opts.configure != nil {
+		opts.configure(c)
 	}
-	allowlisted := cmp.Or(opts.allowlisted, "partner.org")
-	yaml := fmt.Appendf(nil, configYAML+opts.yaml, clientID, fake.GoogleJWKSURL(), fake.TokeninfoURL(), allowlisted,
-		sha(exampleAdminCode), sha(bobCode), sha(otherAdminCode))
-	cfg, err := config.Parse(yaml, filepath.Join(dir, "config.yaml"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := fmtest.LoadConfig(t, c)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	db := openIndex(t, cfg.DataDir, opts.postgres)
+	db := fmtest.OpenIndex(t, cmp.Or(opts.backend, fmtest.Bolt), cfg.DataDir)
 	writeTree(t, db, "lib-eng", fm.LibraryState{RootID: "root", LastFullSync: syncedAt}, engineeringTree())
 	writeTree(t, db, "lib-drive", fm.LibraryState{RootID: "drive1", DriveID: "drive1", SharingRequiresOrganizer: true}, driveTree())
 
@@ -132,7 +121,8 @@ func newFixtureWith(t testing.TB, opts fixtureOptions) *fixture {
 	}
 	t.Cleanup(authn.Close)
 	reg := prometheus.NewRegistry()
-	api := httpapi.New(cfg, db, authn, httpapi.Options{Logger: logger, Metrics: httpapi.NewMetrics(reg), ReadHeaderTimeout: opts.readHeaderTimeout})
+	metrics := httpapi.NewMetrics(reg)
+	api := httpapi.New(cfg, db, authn, httpapi.Options{Logger: logger, Metrics: metrics, ReadHeaderTimeout: opts.readHeaderTimeout})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -141,40 +131,7 @@ func newFixtureWith(t testing.TB, opts fixtureOptions) *fixture {
 	t.Cleanup(func() { api.Shutdown(context.Background()) })
 	client := &http.Client{Transport: &http.Transport{}}
 	t.Cleanup(client.CloseIdleConnections)
-	return &fixture{t: t, fake: fake, db: db, metrics: reg, handler: api.Handler(), url: "http://" + ln.Addr().String(), client: client}
-}
-
-// openIndex opens an index for a fixture: a bbolt file in dataDir, or a
-// PostgreSQL database of its own.
-func openIndex(t testing.TB, dataDir string, pg bool) indextest.Index {
-	t.Helper()
-	logger := slog.New(slog.DiscardHandler)
-	if pg {
-		db, err := postgres.Open(pgtest.NewDatabase(t), postgres.Options{Logger: logger})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		if err := db.Connect(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		return db
-	}
-	db, err := index.Open(dataDir, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
-// backends are the index backends a test runs on: bbolt, and PostgreSQL
-// when FOLDERMIRROR_TEST_POSTGRES names a server.
-func backends() map[string]bool {
-	if os.Getenv(pgtest.EnvURL) == "" {
-		return map[string]bool{"bbolt": false}
-	}
-	return map[string]bool{"bbolt": false, "postgres": true}
+	return &fixture{t: t, fake: fake, db: db, metrics: metrics, handler: api.Handler(), url: "http://" + ln.Addr().String(), client: client}
 }
 
 func writeTree(t testing.TB, db fm.IndexWriter, lib string, state fm.LibraryState, folders []fm.SyncedFolder) {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/catalog"
 	"github.com/gin-gonic/gin"
 )
@@ -25,7 +24,7 @@ func setDeprecated(c *gin.Context) {
 
 // synced returns a library at the index's latest revision, seen by cl
 // (nil: nobody); ENOTFOUND if never synced.
-func (s *Server) synced(ctx context.Context, lib *config.Library, cl *caller) (*libraryView, error) {
+func (s *Server) synced(ctx context.Context, lib *fm.Library, cl *caller) (*libraryView, error) {
 	state, err := s.index.Library(ctx, lib.ID)
 	if err != nil {
 		return nil, err
@@ -202,7 +201,7 @@ func (s *Server) listChildren(c *gin.Context) {
 
 // libraryRootedAt returns the synced library whose root folder is folderID,
 // nil if none.
-func (s *Server) libraryRootedAt(ctx context.Context, folderID string) *config.Library {
+func (s *Server) libraryRootedAt(ctx context.Context, folderID string) *fm.Library {
 	for i := range s.cfg.Libraries {
 		lib := &s.cfg.Libraries[i]
 		if st, err := s.index.Library(ctx, lib.ID); err == nil && st.RootID == folderID {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/gin-gonic/gin"
 )
@@ -58,7 +59,7 @@ func etag(lv *libraryView, configTag []byte, cl *caller) string {
 // own keys, and its domain's (belongsToDomain and allowlisted depend on the
 // domain's name and allowlistedDomains). A change of any of them, read at
 // the next start, changes the ETags of the library's answers.
-func configTag(cfg *config.Config, lib *config.Library) []byte {
+func configTag(cfg *config.Config, lib *fm.Library) []byte {
 	h := sha256.New()
 	parts := []string{lib.ID, lib.Name, lib.FolderDefinitionID, lib.Domain}
 	if dom := cfg.Domain(lib.Domain); dom != nil {

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 )
 
 // FuzzQueryParameters: any path under the API and any query string get a
@@ -47,28 +49,10 @@ func FuzzQueryParameters(f *testing.F) {
 		if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
 			t.Fatalf("GET %s: not JSON: %s", req.URL, rec.Body)
 		}
-		for _, id := range fileIDs(v) {
+		for _, id := range fmtest.FileIDs(v) {
 			if !visible[id] {
 				t.Fatalf("GET %s names %s, which bob may not see", req.URL, id)
 			}
 		}
 	})
-}
-
-func fileIDs(v any) []string {
-	var out []string
-	switch x := v.(type) {
-	case map[string]any:
-		if id, ok := x["fileId"].(string); ok {
-			out = append(out, id)
-		}
-		for _, e := range x {
-			out = append(out, fileIDs(e)...)
-		}
-	case []any:
-		for _, e := range x {
-			out = append(out, fileIDs(e)...)
-		}
-	}
-	return out
 }

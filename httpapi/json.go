@@ -2,14 +2,13 @@ package httpapi
 
 import (
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/catalog"
 )
 
 // libraryView is a synced library as the API shows it to a caller: its
 // configuration, its catalog at one revision, and how it sees the caller.
 type libraryView struct {
-	cfg    *config.Library
+	cfg    *fm.Library
 	json   *libraryJSON
 	lib    *catalog.Library
 	ops    *opsTable

@@ -9,12 +9,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/foldermirror/foldermirror/config"
 )
 
 // Each caller has a request budget: over it, 429 with Retry-After; other
 // callers are not affected.
 func TestCallerBudget(t *testing.T) {
-	f := newFixtureWith(t, fixtureOptions{yaml: "limits: {callerRequestsPerSecond: 1, callerBurst: 3}\n"})
+	f := newFixtureWith(t, fixtureOptions{configure: func(c *config.Config) {
+		c.Limits = config.Limits{CallerRequestsPerSecond: 1, CallerBurst: 3}
+	}})
 	bob, carol := f.token("bob@example.com"), f.token("carol@example.com")
 	for i := range 3 {
 		if resp, _ := f.get("/folder/v1/files/apollo", bob); resp.StatusCode != http.StatusOK {

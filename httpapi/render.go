@@ -11,7 +11,6 @@ import (
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/catalog"
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
@@ -42,7 +41,7 @@ type libraryJSON struct {
 	afterDefinition [2][]byte
 }
 
-func newLibraryJSON(lib *config.Library) *libraryJSON {
+func newLibraryJSON(lib *fm.Library) *libraryJSON {
 	lj := &libraryJSON{definitionID: jsonContents(lib.FolderDefinitionID)}
 	for isRoot := range 2 {
 		lj.afterDefinition[isRoot] = fmt.Appendf(nil, `","folderIsRoot":%t,"kind":%q,"libraryId":"%s","libraryName":"%s","name":"`,

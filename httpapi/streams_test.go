@@ -15,8 +15,8 @@ import (
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
-	"github.com/foldermirror/foldermirror/index"
 	"github.com/foldermirror/foldermirror/index/indextest"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -36,11 +36,7 @@ func (nameAuth) Authenticate(r *http.Request) (*auth.Identity, error) {
 // whose operation 3 answer is far longer than one sent whole, on loopback.
 func bigServer(t *testing.T, n int, opts Options) (addr string, s *Server) {
 	t.Helper()
-	db, err := index.Open(t.TempDir(), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := fmtest.OpenBolt(t, t.TempDir())
 	domain := []fm.Permission{{ID: "d", Type: "domain", Role: "reader", Domain: "example.com", AllowFileDiscovery: true}}
 	folders := []fm.SyncedFolder{{Folder: fm.Folder{ID: "root", Name: "Big"}, Permissions: domain}}
 	for i := range n {
@@ -51,7 +47,7 @@ func bigServer(t *testing.T, n int, opts Options) (addr string, s *Server) {
 	cfg := &config.Config{
 		Limits:    config.Limits{CallerRequestsPerSecond: 1e6, CallerBurst: 1e6},
 		Domains:   []config.Domain{{Name: "example.com"}},
-		Libraries: []config.Library{{ID: "big", Name: "Big", Domain: "example.com", RootFolderID: "root"}},
+		Libraries: []fm.Library{{ID: "big", Name: "Big", Domain: "example.com", RootFolderID: "root"}},
 	}
 	opts.Logger = slog.New(slog.DiscardHandler)
 	opts.Metrics = NewMetrics(prometheus.NewRegistry())

@@ -14,31 +14,22 @@ import (
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/index"
 	"github.com/foldermirror/foldermirror/index/indextest"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 	bolt "go.etcd.io/bbolt"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func openTemp(t *testing.T, dir string) *index.DB {
-	t.Helper()
-	db, err := index.Open(dir, quiet)
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
 // TestConformance runs the suite every index backend passes.
 func TestConformance(t *testing.T) {
 	indextest.Run(t, indextest.Backend{
-		Open: func(t *testing.T) indextest.Index { return openTemp(t, t.TempDir()) },
+		Open: func(t *testing.T) indextest.Index { return fmtest.OpenBolt(t, t.TempDir()) },
 		Reopen: func(t *testing.T, idx indextest.Index) indextest.Index {
 			db := idx.(*index.DB)
 			if err := db.Close(); err != nil {
 				t.Fatal(err)
 			}
-			return openTemp(t, filepath.Dir(db.Path()))
+			return fmtest.OpenBolt(t, filepath.Dir(db.Path()))
 		},
 	})
 }
@@ -68,7 +59,7 @@ func TestCrashLeavesTheOldTree(t *testing.T) {
 	}
 	db.Close() // as if the process died before Commit
 
-	db = openTemp(t, dir)
+	db = fmtest.OpenBolt(t, dir)
 	if n := db.Generations("lib"); n != 1 {
 		t.Errorf("%d trees after reopening, want 1", n)
 	}
@@ -79,7 +70,7 @@ func TestCrashLeavesTheOldTree(t *testing.T) {
 	first, _ := db.BeginFullSync(ctx, "fresh")
 	_ = first.PutPermissionSets(sets)
 	db.Close()
-	db = openTemp(t, dir)
+	db = fmtest.OpenBolt(t, dir)
 	if _, err := db.Library(ctx, "fresh"); fm.ErrorCode(err) != fm.ENOTFOUND {
 		t.Errorf("uncommitted library: %v", err)
 	}
@@ -89,7 +80,7 @@ func TestCrashLeavesTheOldTree(t *testing.T) {
 // than what it keeps must read the library again.
 func TestLogPruning(t *testing.T) {
 	ctx := context.Background()
-	db := openTemp(t, t.TempDir())
+	db := fmtest.OpenBolt(t, t.TempDir())
 	fullSync(t, db, "lib", state, 10, folder("root", "", "Root"))
 	for i := range 5 { // revisions 2 to 6, two folders each
 		err := db.UpdateLibrary(ctx, "lib", func(tx fm.LibraryTx) error {
@@ -181,7 +172,7 @@ func TestOpenEmptiesOlderIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Close()
-	db := openTemp(t, dir)
+	db := fmtest.OpenBolt(t, dir)
 	if _, err := db.Library(context.Background(), "lib"); fm.ErrorCode(err) != fm.ENOTFOUND {
 		t.Errorf("a library of the old index: %v", err)
 	}
@@ -190,7 +181,7 @@ func TestOpenEmptiesOlderIndexes(t *testing.T) {
 
 func TestOpenWhileLocked(t *testing.T) {
 	dir := t.TempDir()
-	openTemp(t, dir)
+	fmtest.OpenBolt(t, dir)
 	_, err := index.Open(dir, quiet)
 	if err == nil || !strings.Contains(err.Error(), "locked") {
 		t.Errorf("second open: %v", err)
@@ -201,7 +192,7 @@ func TestOpenWhileLocked(t *testing.T) {
 // was.
 func TestOpenRefusesCorruptFiles(t *testing.T) {
 	good := t.TempDir()
-	db := openTemp(t, good)
+	db := fmtest.OpenBolt(t, good)
 	fullSync(t, db, "lib", state, 100, folder("root", "", "Root"), folder("a", "root", "a"))
 	db.Close()
 	valid, err := os.ReadFile(filepath.Join(good, index.FileName))

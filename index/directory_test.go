@@ -8,13 +8,14 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/index"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 	bolt "go.etcd.io/bbolt"
 )
 
 // The unreadable groups are kept with the directory.
 func TestDirectoryKeepsUnreadableGroups(t *testing.T) {
 	dir := t.TempDir()
-	db := openTemp(t, dir)
+	db := fmtest.OpenBolt(t, dir)
 	err := db.ReplaceDirectory(context.Background(), &fm.DirectorySnapshot{Domain: "beta.example",
 		Users: map[string]bool{}, Unreadable: []string{"a@gamma.org", "b@gamma.org"}})
 	if err != nil {
@@ -29,7 +30,7 @@ func TestDirectoryKeepsUnreadableGroups(t *testing.T) {
 	if !slices.Equal(got, []string{"a@gamma.org", "b@gamma.org"}) {
 		t.Errorf("unreadable groups stored: %v", got)
 	}
-	openTemp(t, dir) // and read back without complaint
+	fmtest.OpenBolt(t, dir) // and read back without complaint
 }
 
 // rawBolt opens the index file of dir with bbolt and runs fn in a write

@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -19,9 +17,10 @@ import (
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
-	"github.com/foldermirror/foldermirror/index"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/syncer"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 func TestSyncDirectory(t *testing.T) {
@@ -236,37 +235,26 @@ func (p *directoryProxy) takeAsked() []string {
 }
 
 // directoryEnv is an env of configured domains, with no library, whose
-// syncer logs into log and registers its metrics in registry.
+// syncer logs into log and keeps metrics.
 type directoryEnv struct {
 	*env
-	registry *prometheus.Registry
-	log      bytes.Buffer
+	log bytes.Buffer
 }
 
 // newDirectoryEnv configures domains, each read as admin@DOMAIN through
 // directoryEndpoint.
 func newDirectoryEnv(t *testing.T, fake *googlefake.Server, directoryEndpoint string, domains ...string) *directoryEnv {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "sa.json"), fake.ServiceAccountKey(saEmail), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	yaml := fmt.Sprintf("storage: {credentialsFile: sa.json, directoryEndpoint: %q, requestsPerSecond: 10000}\ndomains:\n", directoryEndpoint)
+	c := fmtest.Config(t, fake, t.TempDir())
+	c.Storage.DirectoryEndpoint = directoryEndpoint
+	c.Storage.RequestsPerSecond = 10000
 	for _, d := range domains {
-		yaml += fmt.Sprintf("  - {name: %s, adminEmail: admin@%s}\n", d, d)
+		c.Domains = append(c.Domains, config.Domain{Name: d, AdminEmail: "admin@" + d})
 	}
-	cfg, err := config.Parse([]byte(yaml), filepath.Join(dir, "config.yaml"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := index.Open(cfg.DataDir, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	e := &directoryEnv{env: &env{t: t, fake: fake, cfg: cfg, db: db}, registry: prometheus.NewRegistry()}
+	cfg := fmtest.LoadConfig(t, c)
+	e := &directoryEnv{env: &env{t: t, fake: fake, cfg: cfg, db: fmtest.OpenBolt(t, cfg.DataDir)}}
 	e.logger = slog.New(slog.NewTextHandler(&e.log, nil))
-	e.metrics = syncer.NewMetrics(e.registry)
+	e.metrics = syncer.NewMetrics(prometheus.NewRegistry())
 	e.restartSyncer()
 	return e
 }
@@ -307,7 +295,7 @@ func TestSyncDirectoriesAcrossOrganizations(t *testing.T) {
 				"beta.example":  {"crew@beta.example", "eng@beta.example", "hidden@gamma.org", "outside@gamma.org", "ring@beta.example"},
 			}
 			unreadable := map[string][]string{"beta.example": {"hidden@gamma.org", "outside@gamma.org"}}
-			for _, domain := range order {
+			for i, domain := range order {
 				res := e.syncDirectory(domain)
 				if got := proxy.takeAsked(); !slices.Equal(got, asked[domain]) {
 					t.Errorf("%s's admin asked for the members of %v, want %v", domain, got, asked[domain])
@@ -315,7 +303,11 @@ func TestSyncDirectoriesAcrossOrganizations(t *testing.T) {
 				if !slices.Equal(res.UnreadableGroups, unreadable[domain]) {
 					t.Errorf("%s: unreadable groups %v, want %v", domain, res.UnreadableGroups, unreadable[domain])
 				}
-				if got := gaugeValue(t, e.registry, "foldermirror_directory_unreadable_groups", "domain", domain); got != float64(len(unreadable[domain])) {
+				gauge := e.metrics.UnreadableGroups()
+				if n := testutil.CollectAndCount(gauge); n != i+1 {
+					t.Errorf("after %s: unreadable groups metric of %d domains, want %d", domain, n, i+1)
+				}
+				if got := testutil.ToFloat64(gauge.WithLabelValues(domain)); got != float64(len(unreadable[domain])) {
 					t.Errorf("%s: unreadable groups metric %v", domain, got)
 				}
 			}
@@ -439,26 +431,4 @@ func TestDirectoryStatusNamesUnreadableGroups(t *testing.T) {
 	if st.LastFull == nil || !slices.Equal(st.LastFull.UnreadableGroups, []string{"hidden@gamma.org", "outside@gamma.org"}) || st.LastError != "" {
 		t.Errorf("status %+v (last full %+v)", st, st.LastFull)
 	}
-}
-
-// gaugeValue returns the value of the gauge of reg with a label, -1 if none.
-func gaugeValue(t *testing.T, reg *prometheus.Registry, name, label, value string) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, metric := range f.GetMetric() {
-			for _, l := range metric.GetLabel() {
-				if l.GetName() == label && l.GetValue() == value {
-					return metric.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	return -1
 }

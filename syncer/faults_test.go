@@ -14,6 +14,7 @@ import (
 	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/syncer"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // faultWorld is a My Drive library of two pages of folders and a shared
@@ -139,8 +140,7 @@ func TestPermanentErrorsFailOneLibrary(t *testing.T) {
 	defer proxy.Close()
 	e := newEnv(t, fake, libs...)
 	e.cfg.Storage.Endpoint = proxy.URL + "/drive/v3/"
-	reg := prometheus.NewRegistry()
-	e.metrics = syncer.NewMetrics(reg)
+	e.metrics = syncer.NewMetrics(prometheus.NewRegistry())
 	e.restartSyncer()
 	e.sync("mine")
 	e.sync("team")
@@ -175,7 +175,7 @@ func TestPermanentErrorsFailOneLibrary(t *testing.T) {
 			if got := e.tree("team"); strings.Join(got, "|") != strings.Join(before, "|") {
 				t.Errorf("team's tree changed: %v", got)
 			}
-			if n := failures(t, reg, "team"); n == 0 {
+			if n := testutil.ToFloat64(e.metrics.Failures().WithLabelValues("team", "full")); n == 0 {
 				t.Error("no failure counted for team")
 			}
 		})
@@ -183,29 +183,6 @@ func TestPermanentErrorsFailOneLibrary(t *testing.T) {
 	if _, err := e.db.Library(context.Background(), "team"); fm.ErrorCode(err) != "" {
 		t.Errorf("team's state: %v", err)
 	}
-}
-
-// failures returns foldermirror_sync_failures_total of a library.
-func failures(t *testing.T, reg *prometheus.Registry, library string) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	total := 0.0
-	for _, f := range families {
-		if f.GetName() != "foldermirror_sync_failures_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "library" && l.GetValue() == library {
-					total += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return total
 }
 
 // sharedDriveOfShares is a shared drive of 1500 folders (two pages of

@@ -10,7 +10,6 @@ import (
 	"slices"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/config"
 	"golang.org/x/oauth2"
 	drive "google.golang.org/api/drive/v3"
 	"google.golang.org/api/googleapi"
@@ -33,7 +32,7 @@ const (
 
 // fullSync reads a library's whole tree and replaces the indexed one (prev's,
 // nil if none) with it.
-func (s *Syncer) fullSync(ctx context.Context, lib *config.Library, prev *fm.LibraryState, progress ProgressFunc) (*Result, error) {
+func (s *Syncer) fullSync(ctx context.Context, lib *fm.Library, prev *fm.LibraryState, progress ProgressFunc) (*Result, error) {
 	r, err := s.newReader(lib, progress)
 	if err != nil {
 		return nil, err
@@ -66,7 +65,7 @@ func (s *Syncer) fullSync(ctx context.Context, lib *config.Library, prev *fm.Lib
 	return &Result{Library: lib.ID, Full: true, Folders: now.Folders, Permissions: now.Permissions, Drift: drift}, nil
 }
 
-func (s *Syncer) newReader(lib *config.Library, progress ProgressFunc) (*reader, error) {
+func (s *Syncer) newReader(lib *fm.Library, progress ProgressFunc) (*reader, error) {
 	svc, err := s.driveFor(lib.StorageAccount)
 	if err != nil {
 		return nil, err
@@ -80,7 +79,7 @@ type reader struct {
 	odd         oddities
 	logger      *slog.Logger
 	svc         *drive.Service
-	lib         *config.Library
+	lib         *fm.Library
 	progress    ProgressFunc
 	concurrency int
 }
@@ -410,7 +409,7 @@ func (r *reader) queueStaged(q *permissionQueue, st *stage, n uint32) {
 
 // describe turns the Google errors a sync meets into messages an operator can
 // act on, keeping the cause.
-func (s *Syncer) describe(err error, lib *config.Library) error {
+func (s *Syncer) describe(err error, lib *fm.Library) error {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
 		if s.creds.authorizedUser() {

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/config"
 	"golang.org/x/sync/errgroup"
 	drive "google.golang.org/api/drive/v3"
 	"google.golang.org/api/googleapi"
@@ -34,7 +33,7 @@ const (
 
 // incrementalSync reads the changes since the library's token and applies
 // them, with the new token, in one transaction.
-func (s *Syncer) incrementalSync(ctx context.Context, lib *config.Library, prev *fm.LibraryState, progress ProgressFunc) (*Result, error) {
+func (s *Syncer) incrementalSync(ctx context.Context, lib *fm.Library, prev *fm.LibraryState, progress ProgressFunc) (*Result, error) {
 	if err := s.checkOwnPermissions(ctx, lib.ID, prev.RootID); err != nil {
 		return nil, err
 	}
@@ -68,7 +67,7 @@ func (s *Syncer) incrementalSync(ctx context.Context, lib *config.Library, prev 
 // applyPlan applies the plan with the new token in one transaction. When
 // Drive must tell the lists of some folders first, the transaction is
 // rolled back, those folders are read, and it runs again.
-func (s *Syncer) applyPlan(ctx context.Context, lib *config.Library, p *plan, token string, res *Result, progress ProgressFunc) error {
+func (s *Syncer) applyPlan(ctx context.Context, lib *fm.Library, p *plan, token string, res *Result, progress ProgressFunc) error {
 	now := s.opts.Now().UTC()
 	for {
 		progress(Progress{Library: lib.ID, Phase: "writing", Total: len(p.order) + len(p.removed)})

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/syncer"
 )
@@ -15,7 +16,7 @@ func TestJobs(t *testing.T) {
 			{Name: "nodirectory.org"},
 			{Name: "other.net", AdminEmail: "root@other.net"},
 		},
-		Libraries: []config.Library{{ID: "lib-a"}, {ID: "lib-b"}},
+		Libraries: []fm.Library{{ID: "lib-a"}, {ID: "lib-b"}},
 	}
 	for _, tc := range []struct {
 		library string

@@ -11,6 +11,7 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/syncer"
 	drive "google.golang.org/api/drive/v3"
 )
@@ -33,11 +34,11 @@ func TestIncrementalMatchesFullSync(t *testing.T) {
 	}{{"every item", false}, {"item alone", true}} {
 		for seed := range *modelSeeds {
 			t.Run(fmt.Sprintf("%s/seed %d", mode.name, seed), func(t *testing.T) {
-				runModel(t, "bbolt", uint64(seed), mode.alone)
+				runModel(t, fmtest.Bolt, uint64(seed), mode.alone)
 			})
 		}
 		t.Run(mode.name+"/postgres", func(t *testing.T) {
-			runModel(t, "postgres", 0, mode.alone)
+			runModel(t, fmtest.Postgres, 0, mode.alone)
 		})
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -18,10 +16,10 @@ import (
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/googlefake"
-	"github.com/foldermirror/foldermirror/index"
-	"github.com/foldermirror/foldermirror/index/postgres"
-	"github.com/foldermirror/foldermirror/internal/pgtest"
+	"github.com/foldermirror/foldermirror/index/indextest"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/syncer"
+	"go.yaml.in/yaml/v3"
 	"golang.org/x/oauth2/google"
 	drive "google.golang.org/api/drive/v3"
 	"google.golang.org/api/option"
@@ -30,7 +28,7 @@ import (
 const (
 	admin   = "admin@example.com"
 	storage = "storage@example.com"
-	saEmail = "sa@project.iam.gserviceaccount.com"
+	saEmail = fmtest.ServiceAccount
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -44,70 +42,46 @@ type env struct {
 	logger     *slog.Logger
 	fake       *googlefake.Server
 	cfg        *config.Config
-	db         testIndex
+	db         indextest.Index
 	s          *syncer.Syncer
 }
 
-// testIndex is what the tests use of an index, whichever backend keeps it.
-type testIndex interface {
-	syncer.Index
-	fm.DirectoryStore
-	Snapshot(ctx context.Context, libraryID string) ([]fm.SyncedFolder, error)
-}
-
-// newEnv configures libraries given as YAML list items (without the common
-// keys domain and storageAccount), with a bbolt index.
+// newEnv configures libraries given as the keys of a YAML flow mapping, such
+// as "id: eng, rootFolderId: X" (the library is of example.com and read as
+// storage unless it says otherwise), with a bbolt index.
 func newEnv(t testing.TB, fake *googlefake.Server, libraries ...string) *env {
 	t.Helper()
-	return newEnvOn(t, "bbolt", fake, libraries...)
+	return newEnvOn(t, fmtest.Bolt, fake, libraries...)
 }
 
-// newEnvOn is newEnv with the index on backend: "bbolt", or "postgres" (a
-// database of its own on the server FOLDERMIRROR_TEST_POSTGRES names).
+// newEnvOn is newEnv with the index on backend: fmtest.Bolt, or
+// fmtest.Postgres (a database of its own on the server
+// FOLDERMIRROR_TEST_POSTGRES names).
 func newEnvOn(t testing.TB, backend string, fake *googlefake.Server, libraries ...string) *env {
 	t.Helper()
-	dir := t.TempDir()
-	keyFile := filepath.Join(dir, "sa.json")
-	if err := os.WriteFile(keyFile, fake.ServiceAccountKey(saEmail), 0o600); err != nil {
-		t.Fatal(err)
+	c := fmtest.Config(t, fake, t.TempDir())
+	c.Storage.RequestsPerSecond = 10000
+	c.Domains = []config.Domain{{Name: "example.com", AdminEmail: admin}}
+	for _, spec := range libraries {
+		c.Libraries = append(c.Libraries, library(t, spec))
 	}
-	yaml := fmt.Sprintf("storage: {credentialsFile: sa.json, endpoint: %q, directoryEndpoint: %q, requestsPerSecond: 10000, concurrency: 8}\n"+
-		"domains: [{name: example.com, adminEmail: %s}]\nlibraries:\n", fake.DriveEndpoint(), fake.DirectoryEndpoint(), admin)
-	for _, l := range libraries {
-		if !strings.Contains(l, "storageAccount") {
-			l += ", storageAccount: " + storage
-		}
-		yaml += fmt.Sprintf("  - {%s, domain: example.com}\n", l)
-	}
-	cfg, err := config.Parse([]byte(yaml), filepath.Join(dir, "config.yaml"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, fake: fake, cfg: cfg, db: openIndex(t, backend, cfg.DataDir)}
+	cfg := fmtest.LoadConfig(t, c)
+	e := &env{t: t, fake: fake, cfg: cfg, db: fmtest.OpenIndex(t, backend, cfg.DataDir)}
 	e.restartSyncer()
 	return e
 }
 
-// openIndex opens an index on backend, closed when the test ends.
-func openIndex(t testing.TB, backend, dataDir string) testIndex {
+// library is the library of example.com, read as storage, that spec (the
+// keys of a YAML flow mapping, such as "id: eng, rootFolderId: X") describes.
+func library(t testing.TB, spec string) fm.Library {
 	t.Helper()
-	if backend == "postgres" {
-		db, err := postgres.Open(pgtest.NewDatabase(t), postgres.Options{Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		if err := db.Connect(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		return db
+	l := fm.Library{Domain: "example.com", StorageAccount: storage}
+	dec := yaml.NewDecoder(strings.NewReader("{" + spec + "}"))
+	dec.KnownFields(true)
+	if err := dec.Decode(&l); err != nil {
+		t.Fatalf("library %q: %v", spec, err)
 	}
-	db, err := index.Open(dataDir, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return l
 }
 
 // restartSyncer replaces the syncer by a new one, with no cached tokens.
@@ -126,11 +100,10 @@ func (e *env) restartSyncer() {
 	e.s = s
 }
 
+// startFake starts a Google fake whose users include storage.
 func startFake(t testing.TB) *googlefake.Server {
 	t.Helper()
-	fake := googlefake.New()
-	fake.Start()
-	t.Cleanup(fake.Close)
+	fake := fmtest.StartGoogle(t)
 	fake.AddUser(storage)
 	return fake
 }

@@ -12,8 +12,10 @@ import (
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/index"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 )
 
 // crashWorld is a My Drive library over three pages of folders and a shared
@@ -27,9 +29,7 @@ type crashWorld struct {
 }
 
 func newCrashWorld(t *testing.T) *crashWorld {
-	fake := googlefake.New()
-	fake.Start()
-	t.Cleanup(fake.Close)
+	fake := fmtest.StartGoogle(t)
 	fake.Seed(21)
 	w := &crashWorld{fake: fake, dir: t.TempDir(), libraries: []string{"mine", "team"}}
 	fake.AddUser(e2eStorage)
@@ -46,11 +46,14 @@ func newCrashWorld(t *testing.T) *crashWorld {
 		w.team = append(w.team, id)
 	}
 	for _, name := range []string{"live", "expected"} {
-		writeTestConfig(t, fake, filepath.Join(w.dir, name+".yaml"), name, fmt.Sprintf(`domains: [{name: example.com}]
-libraries:
-  - {id: mine, domain: example.com, storageAccount: %s, rootFolderId: %q}
-  - {id: team, domain: example.com, storageAccount: %s, sharedDriveId: %q}
-`, e2eStorage, root, e2eStorage, d))
+		c := fmtest.Config(t, fake, w.dir)
+		c.Path, c.DataDir = filepath.Join(w.dir, name+".yaml"), filepath.Join(w.dir, name)
+		c.Domains = []config.Domain{{Name: "example.com"}}
+		c.Libraries = []fm.Library{
+			{ID: "mine", Domain: "example.com", StorageAccount: e2eStorage, RootFolderID: root},
+			{ID: "team", Domain: "example.com", StorageAccount: e2eStorage, SharedDriveID: d},
+		}
+		fmtest.WriteConfig(t, c)
 	}
 	return w
 }

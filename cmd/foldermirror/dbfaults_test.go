@@ -4,19 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/foldermirror/foldermirror/googlefake"
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/admin"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/internal/pgtest"
-	"github.com/jackc/pgx/v5"
 )
 
 // readyz returns a daemon's /readyz status and body.
@@ -39,21 +38,14 @@ func readyz(t *testing.T, adminBase string) (int, string) {
 func TestDatabaseFaults(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	proxy, via := pgtest.NewProxy(t, url)
-	fake := googlefake.New()
-	fake.Start()
-	t.Cleanup(fake.Close)
+	fake := fmtest.StartGoogle(t)
 	m := buildE2EWorld(fake)
-	path := writeTestConfig(t, fake, filepath.Join(t.TempDir(), "config.yaml"), "data", fmt.Sprintf(`listen: 127.0.0.1:0
-index: {url: %q, leaseTtl: 3s}
-auth:
-  google: {clientIds: [%q], jwksUrl: %q, tokeninfoUrl: %q}
-domains:
-  - name: example.com
-    users: [alice@example.com]
-libraries:
-  - {id: eng, name: Engineering, domain: example.com, storageAccount: %s, rootFolderId: %s}
-`, via, e2eClient, fake.GoogleJWKSURL(), fake.TokeninfoURL(), e2eStorage, m.root))
-	setAdminListen(t, path, freePort(t))
+	c := fmtest.Config(t, fake, t.TempDir())
+	c.AdminListen = freePort(t)
+	c.Index = config.Index{URL: via, LeaseTTL: 3 * time.Second}
+	c.Domains = []config.Domain{{Name: "example.com", Users: []string{"alice@example.com"}}}
+	c.Libraries = []fm.Library{{ID: "eng", Name: "Engineering", Domain: "example.com", StorageAccount: e2eStorage, RootFolderID: m.root}}
+	path := fmtest.WriteConfig(t, c)
 	proxy.Cut()
 
 	logs := &lockedBuffer{}
@@ -75,7 +67,7 @@ libraries:
 		t.Errorf("readyz without the database: %d %s", code, body)
 	}
 	getJSON(t, api+"/folder/v1/libraries/eng/folders", token, http.StatusServiceUnavailable, nil)
-	if got := tablesOf(t, url); len(got) != 0 {
+	if got := pgtest.Tables(t, url); len(got) != 0 {
 		t.Errorf("tables created while the database could not be reached: %v", got)
 	}
 
@@ -139,23 +131,6 @@ func adminSync(t *testing.T, adminBase string) (last struct{ Error string }) {
 		}
 	}
 	return last
-}
-
-// tablesOf lists a database's tables.
-func tablesOf(t *testing.T, url string) []string {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	rows, _ := conn.Query(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return names
 }
 
 // lockedBuffer is a buffer that a daemon's log writes to while the test

@@ -96,7 +96,10 @@ func (c *demoCommand) writeConfig(world *demo.World) (*config.Config, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, "config.yaml")
-	yaml := world.ConfigYAML(c.listeners.api.Addr().String(), c.listeners.admin.Addr().String(), filepath.Join(dir, "data"), keyFile)
+	yaml, err := world.ConfigYAML(c.listeners.api.Addr().String(), c.listeners.admin.Addr().String(), filepath.Join(dir, "data"), keyFile)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.WriteFile(path, yaml, 0o600); err != nil {
 		return nil, err
 	}

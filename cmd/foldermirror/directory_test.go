@@ -4,17 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // Two configured domains in two Workspace organisations, a group of each
@@ -24,9 +25,7 @@ import (
 // the unreadable group in /status and /metrics, and a user removed from the
 // directory loses access at the next sync.
 func TestSyncDirectoriesAcrossOrganizations(t *testing.T) {
-	fake := googlefake.New()
-	fake.Start()
-	t.Cleanup(fake.Close) // after the daemon's Close
+	fake := fmtest.StartGoogle(t) // closed after the daemon
 	fake.AddOrganization("alpha.example")
 	fake.AddOrganization("beta.example")
 	for _, u := range []string{"admin@alpha.example", "ann@alpha.example", "admin@beta.example", "bob@beta.example",
@@ -43,17 +42,15 @@ func TestSyncDirectoriesAcrossOrganizations(t *testing.T) {
 	shared := fake.CreateFolder("storage@beta.example", root, "Engineering")
 	fake.Share(shared, googlefake.Permission{Type: "group", Role: "reader", EmailAddress: "eng@beta.example"})
 
+	c := fmtest.Config(t, fake, t.TempDir())
 	adminAddr := freePort(t)
-	path := writeTestConfig(t, fake, filepath.Join(t.TempDir(), "config.yaml"), "data", fmt.Sprintf(`listen: 127.0.0.1:0
-auth:
-  google: {clientIds: [%q], jwksUrl: %q, tokeninfoUrl: %q}
-domains:
-  - {name: alpha.example, adminEmail: admin@alpha.example}
-  - {name: beta.example, adminEmail: admin@beta.example}
-libraries:
-  - {id: beta, name: Beta, domain: beta.example, storageAccount: storage@beta.example, rootFolderId: %s}
-`, e2eClient, fake.GoogleJWKSURL(), fake.TokeninfoURL(), root))
-	setAdminListen(t, path, adminAddr)
+	c.AdminListen = adminAddr
+	c.Domains = []config.Domain{
+		{Name: "alpha.example", AdminEmail: "admin@alpha.example"},
+		{Name: "beta.example", AdminEmail: "admin@beta.example"},
+	}
+	c.Libraries = []fm.Library{{ID: "beta", Name: "Beta", Domain: "beta.example", StorageAccount: "storage@beta.example", RootFolderID: root}}
+	path := fmtest.WriteConfig(t, c)
 
 	var out, errOut bytes.Buffer
 	if code := run(context.Background(), []string{"sync", "--config", path}, &out, &errOut); code != 0 {
@@ -87,12 +84,13 @@ libraries:
 			t.Errorf("/status of %s: unreadable groups %v, want %v", d.Name, d.LastFull.UnreadableGroups, want)
 		}
 	}
-	metrics := string(getJSON(t, adminBase+"/metrics", "", 200, nil))
-	for _, line := range []string{`foldermirror_directory_unreadable_groups{domain="beta.example"} 1`,
-		`foldermirror_directory_unreadable_groups{domain="alpha.example"} 0`} {
-		if !strings.Contains(metrics, line) {
-			t.Errorf("/metrics lacks %s", line)
-		}
+	const unreadable = `# HELP foldermirror_directory_unreadable_groups Groups nested in a domain's groups that its admin may not read (another organisation's, or gone), as of its last directory sync: they contribute no members.
+# TYPE foldermirror_directory_unreadable_groups gauge
+foldermirror_directory_unreadable_groups{domain="alpha.example"} 0
+foldermirror_directory_unreadable_groups{domain="beta.example"} 1
+`
+	if err := testutil.ScrapeAndCompare(adminBase+"/metrics", strings.NewReader(unreadable), "foldermirror_directory_unreadable_groups"); err != nil {
+		t.Errorf("/metrics: %v", err)
 	}
 
 	// Ann leaves alpha.example, crew leaves leads: after the next sync
@@ -109,18 +107,6 @@ libraries:
 	getJSON(t, base+"/folder/v1/files/"+shared, ann, 401, nil)
 	getJSON(t, base+"/folder/v1/files/"+shared, bea, 404, nil)
 	getJSON(t, base+"/folder/v1/files/"+shared, bob, 200, nil)
-}
-
-// setAdminListen points a test configuration's admin listener at addr.
-func setAdminListen(t *testing.T, path, addr string) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err == nil {
-		err = os.WriteFile(path, bytes.Replace(data, []byte("adminListen: 127.0.0.1:0"), []byte("adminListen: "+addr), 1), 0o600)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // waitForDirectories waits until the daemon's status shows n directories

@@ -10,8 +10,10 @@ import (
 	"testing"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/index"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 )
 
 // TestFullAndReadOnlyDisk runs the binary on a data directory that fills up
@@ -26,9 +28,7 @@ func TestFullAndReadOnlyDisk(t *testing.T) {
 		t.Skipf("no user and mount namespaces here (%v): the full and read-only disk cases need them", err)
 	}
 	bin := buildBinary(t)
-	fake := googlefake.New()
-	fake.Start()
-	defer fake.Close()
+	fake := fmtest.StartGoogle(t)
 	fake.AddUser(e2eStorage)
 	small := fake.CreateFolder(e2eStorage, "", "Small")
 	for i := range 20 {
@@ -45,11 +45,13 @@ func TestFullAndReadOnlyDisk(t *testing.T) {
 	data, out := filepath.Join(dir, "data"), filepath.Join(dir, "out")
 	os.MkdirAll(data, 0o755)
 	os.MkdirAll(out, 0o755)
-	cfg := writeTestConfig(t, fake, filepath.Join(dir, "config.yaml"), "data", fmt.Sprintf(`domains: [{name: example.com}]
-libraries:
-  - {id: small, domain: example.com, storageAccount: %s, rootFolderId: %q}
-  - {id: big, domain: example.com, storageAccount: %s, rootFolderId: %q}
-`, e2eStorage, small, e2eStorage, big))
+	c := fmtest.Config(t, fake, dir)
+	c.Domains = []config.Domain{{Name: "example.com"}}
+	c.Libraries = []fm.Library{
+		{ID: "small", Domain: "example.com", StorageAccount: e2eStorage, RootFolderID: small},
+		{ID: "big", Domain: "example.com", StorageAccount: e2eStorage, RootFolderID: big},
+	}
+	cfg := fmtest.WriteConfig(t, c)
 
 	script := fmt.Sprintf(`
 mount -t tmpfs -o size=1536k tmpfs %[1]s || exit 3

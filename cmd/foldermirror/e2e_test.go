@@ -8,18 +8,20 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
+	"github.com/foldermirror/foldermirror/internal/pgtest"
 )
 
 const (
-	e2eClient  = "e2e.apps.googleusercontent.com"
+	e2eClient  = fmtest.ClientID
 	e2eStorage = "storage@example.com"
 )
 
@@ -164,38 +166,32 @@ func buildE2EWorld(fake *googlefake.Server) *model {
 	return m
 }
 
-// writeTestConfig writes a key of fake's service account next to path (as
-// key.json, which every configuration of that directory shares) and a
-// configuration at path: the admin listener on any free port, the index in
-// dataDir, the key, the fake's Drive and Directory endpoints, a rate limit
-// the tests do not reach, and then rest, the test's own keys.
-func writeTestConfig(t *testing.T, fake *googlefake.Server, path, dataDir, rest string) string {
+// testConfig is the configuration of a daemon against fake in a new
+// directory (fmtest.Config), with the index on backend: fmtest.Bolt, the
+// file in the directory, or fmtest.Postgres, a database of its own.
+func testConfig(t *testing.T, fake *googlefake.Server, backend string) *config.Config {
 	t.Helper()
-	dir := filepath.Dir(path)
-	if err := os.WriteFile(filepath.Join(dir, "key.json"), fake.ServiceAccountKey("test@p.iam.gserviceaccount.com"), 0o600); err != nil {
-		t.Fatal(err)
+	c := fmtest.Config(t, fake, t.TempDir())
+	if backend == fmtest.Postgres {
+		c.Index = config.Index{URL: pgtest.NewDatabase(t), LeaseTTL: 3 * time.Second}
 	}
-	cfg := fmt.Sprintf(`adminListen: 127.0.0.1:0
-dataDir: %s
-storage: {credentialsFile: key.json, endpoint: %q, directoryEndpoint: %q, requestsPerSecond: 100000}
-`, dataDir, fake.DriveEndpoint(), fake.DirectoryEndpoint()) + rest
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return c
 }
 
+// e2eConfig is the configuration of the e2e world m: its users and its
+// library eng.
+func e2eConfig(t *testing.T, fake *googlefake.Server, m *model, backend string) *config.Config {
+	t.Helper()
+	c := testConfig(t, fake, backend)
+	c.Domains = []config.Domain{{Name: "example.com", Users: []string{"alice@example.com", "bob@example.com", "carol@example.com"}}}
+	c.Libraries = []fm.Library{{ID: "eng", Name: "Engineering", Domain: "example.com", StorageAccount: e2eStorage, RootFolderID: m.root}}
+	return c
+}
+
+// writeE2EConfig writes e2eConfig and returns its path.
 func writeE2EConfig(t *testing.T, fake *googlefake.Server, m *model, backend string) string {
 	t.Helper()
-	return writeTestConfig(t, fake, filepath.Join(t.TempDir(), "config.yaml"), "data", indexConfig(t, backend)+fmt.Sprintf(`listen: 127.0.0.1:0
-auth:
-  google: {clientIds: [%q], jwksUrl: %q, tokeninfoUrl: %q}
-domains:
-  - name: example.com
-    users: [alice@example.com, bob@example.com, carol@example.com]
-libraries:
-  - {id: eng, name: Engineering, domain: example.com, storageAccount: %s, rootFolderId: %s}
-`, e2eClient, fake.GoogleJWKSURL(), fake.TokeninfoURL(), e2eStorage, m.root))
+	return fmtest.WriteConfig(t, e2eConfig(t, fake, m, backend))
 }
 
 // startServe runs `foldermirror serve --config path args...` in this
@@ -217,15 +213,13 @@ func startServe(t *testing.T, path string, args ...string) string {
 // foldermirror serve → the API as several users, each answer checked
 // against the model; on every index backend.
 func TestEndToEnd(t *testing.T) {
-	for _, backend := range testBackends(t) {
+	for _, backend := range fmtest.Backends(t) {
 		t.Run(backend, func(t *testing.T) { testEndToEnd(t, backend) })
 	}
 }
 
 func testEndToEnd(t *testing.T, backend string) {
-	fake := googlefake.New()
-	fake.Start()
-	t.Cleanup(fake.Close) // after the daemon's Close
+	fake := fmtest.StartGoogle(t) // closed after the daemon
 	m := buildE2EWorld(fake)
 	path := writeE2EConfig(t, fake, m, backend)
 
@@ -297,12 +291,7 @@ func getJSON(t *testing.T, url, token string, status int, into any) []byte {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	resp, body := fmtest.Do(t, req)
 	if resp.StatusCode != status {
 		t.Fatalf("GET %s: %d, want %d: %s", url, resp.StatusCode, status, body)
 	}
@@ -328,14 +317,12 @@ func freePort(t *testing.T) string {
 // While a daemon runs, `foldermirror sync` asks it (the daemon holds the
 // index) and shows the daemon's progress; a failure is a non-zero exit.
 func TestSyncThroughTheDaemon(t *testing.T) {
-	fake := googlefake.New()
-	fake.Start()
-	t.Cleanup(fake.Close) // after the daemon's Close
+	fake := fmtest.StartGoogle(t) // closed after the daemon
 	m := buildE2EWorld(fake)
-	path := writeE2EConfig(t, fake, m, "bbolt")
+	c := e2eConfig(t, fake, m, fmtest.Bolt)
 	adminAddr := freePort(t)
-	data, _ := os.ReadFile(path)
-	os.WriteFile(path, []byte(strings.Replace(string(data), "adminListen: 127.0.0.1:0", "adminListen: "+adminAddr, 1)), 0o600)
+	c.AdminListen = adminAddr
+	path := fmtest.WriteConfig(t, c)
 
 	startServe(t, path)
 

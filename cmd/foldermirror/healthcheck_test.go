@@ -5,12 +5,12 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/foldermirror/foldermirror/googlefake"
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 )
 
 // withAdminListen gives the configuration at path a free admin address
@@ -18,41 +18,33 @@ import (
 func withAdminListen(t *testing.T, path string) string {
 	t.Helper()
 	addr := freePort(t)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(strings.Replace(string(data), "adminListen: 127.0.0.1:0", "adminListen: "+addr, 1)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	fmtest.EditConfig(t, path, func(c *config.Config) { c.AdminListen = addr })
 	return addr
 }
 
 // healthcheck against live daemons: 0 when ready; 1 with the reason when
 // not ready, down, or not foldermirror.
 func TestHealthcheck(t *testing.T) {
-	fake := googlefake.New()
-	fake.Start()
-	t.Cleanup(fake.Close) // after the daemons' Close
+	fake := fmtest.StartGoogle(t) // closed after the daemons
 	m := buildE2EWorld(fake)
 
-	ready := writeE2EConfig(t, fake, m, "bbolt")
+	ready := writeE2EConfig(t, fake, m, fmtest.Bolt)
 	readyAdmin := withAdminListen(t, ready)
 	startServe(t, ready)
 
-	notReady := filepath.Join(t.TempDir(), "config.yaml")
-	writeTestConfig(t, fake, notReady, "data", `listen: 127.0.0.1:0
-domains: [{name: example.com}]
-libraries: [{id: gone, domain: example.com, storageAccount: `+e2eStorage+`, rootFolderId: missing-folder}]
-`)
+	c := fmtest.Config(t, fake, t.TempDir())
+	c.Domains = []config.Domain{{Name: "example.com"}}
+	c.Libraries = []fm.Library{{ID: "gone", Domain: "example.com", StorageAccount: e2eStorage, RootFolderID: "missing-folder"}}
+	notReady := fmtest.WriteConfig(t, c)
 	notReadyAdmin := withAdminListen(t, notReady)
 	startServe(t, notReady)
 
 	waitReady(t, "http://"+readyAdmin+"/readyz")
 	stranger := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("hello")) }))
 	defer stranger.Close()
-	portZero := filepath.Join(t.TempDir(), "config.yaml")
-	writeTestConfig(t, fake, portZero, "data", "domains: [{name: example.com}]\n")
+	c = fmtest.Config(t, fake, t.TempDir())
+	c.Domains = []config.Domain{{Name: "example.com"}}
+	portZero := fmtest.WriteConfig(t, c)
 
 	tests := []struct {
 		name   string

@@ -14,6 +14,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 )
 
 // binDir holds the foldermirror binary the tests that run it build, once
@@ -192,17 +196,15 @@ func TestServeTakenPort(t *testing.T) {
 		t.Run(key, func(t *testing.T) {
 			addrs := map[string]string{"listen": "127.0.0.1:0", "adminListen": "127.0.0.1:0"}
 			addrs[key] = taken.Addr().String()
-			path := filepath.Join(dir, key+".yaml")
-			yaml := fmt.Sprintf(`listen: %q
-adminListen: %q
-dataDir: data-%s
-storage: {credentialsFile: key.json, endpoint: "http://127.0.0.1:1/drive/v3/"}
-domains: [{name: example.com}]
-libraries: [{id: eng, domain: example.com, storageAccount: s@example.com, rootFolderId: "1abc"}]
-`, addrs["listen"], addrs["adminListen"], key)
-			if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			c := config.Default()
+			c.Path = filepath.Join(dir, key+".yaml")
+			c.Listen, c.AdminListen = addrs["listen"], addrs["adminListen"]
+			c.DataDir = filepath.Join(dir, "data-"+key)
+			c.Storage.CredentialsFile = filepath.Join(dir, "key.json")
+			c.Storage.Endpoint = "http://127.0.0.1:1/drive/v3/"
+			c.Domains = []config.Domain{{Name: "example.com"}}
+			c.Libraries = []fm.Library{{ID: "eng", Domain: "example.com", StorageAccount: "s@example.com", RootFolderID: "1abc"}}
+			path := fmtest.WriteConfig(t, c)
 			var out, errOut bytes.Buffer
 			status := run(context.Background(), []string{"serve", "--config", path}, &out, &errOut)
 			want := fmt.Sprintf("foldermirror: %s in %s: %s is already in use", key, path, taken.Addr())

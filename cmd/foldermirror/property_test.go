@@ -8,12 +8,14 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 	drive "google.golang.org/api/drive/v3"
 )
 
@@ -27,9 +29,9 @@ var propertySeeds = flag.Int("property-seeds", 3, "random worlds the access-cont
 // Every seed runs on bbolt; the first also on PostgreSQL, when a server is
 // given.
 func TestAccessControlProperty(t *testing.T) {
-	for _, backend := range testBackends(t) {
+	for _, backend := range fmtest.Backends(t) {
 		for seed := range *propertySeeds {
-			if backend != "bbolt" && seed > 0 {
+			if backend != fmtest.Bolt && seed > 0 {
 				break
 			}
 			t.Run(fmt.Sprintf("%s seed %d", backend, seed), func(t *testing.T) {
@@ -94,9 +96,7 @@ type propertyWorld struct {
 }
 
 func newPropertyWorld(t *testing.T, seed uint64) *propertyWorld {
-	fake := googlefake.New()
-	fake.Start()
-	t.Cleanup(fake.Close)
+	fake := fmtest.StartGoogle(t)
 	w := &propertyWorld{rng: rand.New(rand.NewPCG(seed, 99)), fake: fake, groups: map[string][]string{}}
 	for _, u := range []string{pStorage, pAdmin} {
 		fake.AddUser(u)
@@ -223,21 +223,17 @@ func (w *propertyWorld) makeLibrary(id string, shared bool) *plib {
 // serve writes a configuration, syncs everything with the sync command and
 // serves it; it returns the API's base URL.
 func (w *propertyWorld) serve(t *testing.T, backend string) string {
-	rest := indexConfig(t, backend) + fmt.Sprintf(`listen: 127.0.0.1:0
-auth:
-  google: {clientIds: [%q], jwksUrl: %q, tokeninfoUrl: %q}
-domains:
-  - {name: %s, adminEmail: %s}
-libraries:
-`, pClient, w.fake.GoogleJWKSURL(), w.fake.TokeninfoURL(), pDomain, pAdmin)
+	c := testConfig(t, w.fake, backend)
+	c.Auth.Google.ClientIDs = []string{pClient}
+	c.Domains = []config.Domain{{Name: pDomain, AdminEmail: pAdmin}}
 	for _, l := range w.libs {
-		key := "rootFolderId"
+		lib := fm.Library{ID: l.id, Domain: pDomain, StorageAccount: pStorage, RootFolderID: l.root}
 		if l.shared {
-			key = "sharedDriveId"
+			lib.RootFolderID, lib.SharedDriveID = "", l.root
 		}
-		rest += fmt.Sprintf("  - {id: %s, domain: %s, storageAccount: %s, %s: %q}\n", l.id, pDomain, pStorage, key, l.root)
+		c.Libraries = append(c.Libraries, lib)
 	}
-	path := writeTestConfig(t, w.fake, filepath.Join(t.TempDir(), "config.yaml"), "data", rest)
+	path := fmtest.WriteConfig(t, c)
 	if code := run(context.Background(), []string{"sync", "--config", path}, io.Discard, io.Discard); code != 0 {
 		t.Fatalf("sync exited %d", code)
 	}
@@ -473,7 +469,7 @@ func (c *apiClient) expect(path string, status int, into any) {
 func (c *apiClient) checkNames(path string, body []byte) {
 	var v any
 	json.Unmarshal(body, &v)
-	for _, id := range allFileIDs(v) {
+	for _, id := range fmtest.FileIDs(v) {
 		if !c.seen[id] {
 			c.t.Errorf("%s: GET %s names folder %s, which it may not see", c.user, path, id)
 		}

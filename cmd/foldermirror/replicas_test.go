@@ -17,9 +17,10 @@ import (
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/admin"
 	"github.com/foldermirror/foldermirror/index/postgres"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/internal/pgtest"
 )
 
@@ -98,12 +99,7 @@ func get(t *testing.T, url, token string) answer {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, url, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	resp, body := fmtest.Do(t, req)
 	return answer{resp.StatusCode, resp.Header.Get("ETag"), string(body)}
 }
 
@@ -121,23 +117,15 @@ func TestReplicas(t *testing.T) {
 	}
 	url := pgtest.NewDatabase(t)
 	bin := buildBinary(t)
-	fake := googlefake.New()
-	fake.Start()
-	t.Cleanup(fake.Close)
+	fake := fmtest.StartGoogle(t)
 	m := buildE2EWorld(fake)
 	for i := range 3000 { // enough folders for a full sync to take a while
 		m.add(m.root, fmt.Sprintf("bulk %04d", i))
 	}
-	path := writeTestConfig(t, fake, filepath.Join(t.TempDir(), "config.yaml"), "data", fmt.Sprintf(`index: {url: %q, leaseTtl: 3s}
-schedule: {incremental: "@every 2s", full: "0 3 1 1 *"}
-auth:
-  google: {clientIds: [%q], jwksUrl: %q, tokeninfoUrl: %q}
-domains:
-  - name: example.com
-    users: [alice@example.com, bob@example.com, carol@example.com]
-libraries:
-  - {id: eng, name: Engineering, domain: example.com, storageAccount: %s, rootFolderId: %s}
-`, url, e2eClient, fake.GoogleJWKSURL(), fake.TokeninfoURL(), e2eStorage, m.root))
+	c := e2eConfig(t, fake, m, fmtest.Bolt)
+	c.Index = config.Index{URL: url, LeaseTTL: 3 * time.Second}
+	c.Schedule = config.Schedule{Incremental: "@every 2s", Full: "0 3 1 1 *"}
+	path := fmtest.WriteConfig(t, c)
 	replicas := make([]*replica, 3)
 	for i := range replicas {
 		replicas[i] = startReplica(t, bin, path, i)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/foldermirror/foldermirror/demo"
 	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/index"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 )
 
 // TestGracefulShutdown runs the built daemon, and on SIGTERM (and SIGINT)
@@ -35,16 +35,14 @@ func TestGracefulShutdown(t *testing.T) {
 }
 
 func checkShutdown(t *testing.T, bin string, sig syscall.Signal) {
-	fake := googlefake.New()
-	fake.Start()
-	defer fake.Close()
+	fake := fmtest.StartGoogle(t)
 	world := demo.Build(fake, demo.Spec{Seed: 3, FoldersPerLibrary: 1500})
 	dir := t.TempDir()
-	keyFile := filepath.Join(dir, "key.json")
-	os.WriteFile(keyFile, fake.ServiceAccountKey(demo.ServiceAccount), 0o600)
+	keyFile := fmtest.WriteKey(t, fake, filepath.Join(dir, "key.json"))
 	listen, adminAddr := freePort(t), freePort(t)
-	cfgPath := filepath.Join(dir, "config.yaml")
-	os.WriteFile(cfgPath, world.ConfigYAML(listen, adminAddr, filepath.Join(dir, "data"), keyFile), 0o600)
+	c := world.Config(listen, adminAddr, filepath.Join(dir, "data"), keyFile)
+	c.Path = filepath.Join(dir, "config.yaml")
+	cfgPath := fmtest.WriteConfig(t, c)
 
 	if out, err := exec.Command(bin, "sync", "--config", cfgPath).CombinedOutput(); err != nil {
 		t.Fatalf("first sync: %v\n%s", err, out)

@@ -18,7 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 )
 
 var soakFor = flag.Duration("soak", 60*time.Second, "how long the soak test loads the daemon")
@@ -33,9 +35,7 @@ func TestSoak(t *testing.T) {
 		t.Skip("a minute of load")
 	}
 	bin := buildBinary(t)
-	fake := googlefake.New()
-	fake.Start()
-	defer fake.Close()
+	fake := fmtest.StartGoogle(t)
 	fake.Seed(8)
 	m := buildE2EWorld(fake)
 	churn := m.add(m.root, "Churn") // only this subtree changes
@@ -47,12 +47,12 @@ func TestSoak(t *testing.T) {
 	for i := range 20 {
 		m.add(secret, fmt.Sprint("s", i))
 	}
-	path := writeE2EConfig(t, fake, m, "bbolt")
+	c := e2eConfig(t, fake, m, fmtest.Bolt)
 	listen, adminAddr := freePort(t), freePort(t)
-	cfg, _ := os.ReadFile(path)
-	cfg = []byte(strings.NewReplacer("listen: 127.0.0.1:0", "listen: "+listen, "adminListen: 127.0.0.1:0", "adminListen: "+adminAddr).Replace(string(cfg)))
-	cfg = append(cfg, "schedule: {incremental: \"@every 2s\", full: \"@every 20s\"}\nlimits: {callerRequestsPerSecond: 1000000, callerBurst: 1000000}\n"...)
-	os.WriteFile(path, cfg, 0o600)
+	c.Listen, c.AdminListen = listen, adminAddr
+	c.Schedule = config.Schedule{Incremental: "@every 2s", Full: "@every 20s"}
+	c.Limits = config.Limits{CallerRequestsPerSecond: 1000000, CallerBurst: 1000000}
+	path := fmtest.WriteConfig(t, c)
 
 	cmd := exec.Command(bin, "serve", "--config", path, "--log-level", "error")
 	var logs strings.Builder
@@ -239,7 +239,7 @@ func (l *soakLoad) check(r soakRequest, status int, body []byte) {
 	var v any
 	json.Unmarshal(body, &v)
 	got := topLevelIDs(v)
-	for _, id := range allFileIDs(v) {
+	for _, id := range fmtest.FileIDs(v) {
 		if r.never[id] {
 			l.wrong.Add(1)
 			l.t.Errorf("GET %s names a secret folder %s", r.path, id)
@@ -258,24 +258,6 @@ func topLevelIDs(v any) []string {
 	for _, it := range items {
 		if f, ok := it.(map[string]any); ok {
 			out = append(out, fmt.Sprint(f["fileId"]))
-		}
-	}
-	return out
-}
-
-func allFileIDs(v any) []string {
-	var out []string
-	switch x := v.(type) {
-	case map[string]any:
-		if id, ok := x["fileId"].(string); ok {
-			out = append(out, id)
-		}
-		for _, e := range x {
-			out = append(out, allFileIDs(e)...)
-		}
-	case []any:
-		for _, e := range x {
-			out = append(out, allFileIDs(e)...)
 		}
 	}
 	return out

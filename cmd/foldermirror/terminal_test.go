@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 )
 
 // terminalWidth is the width of the tmux pane the progress is drawn in.
@@ -28,9 +31,7 @@ func TestSyncProgressInATerminal(t *testing.T) {
 		t.Skip("tmux is not installed: the progress display in a real terminal is not checked (apt-get install tmux)")
 	}
 	bin := buildBinary(t)
-	fake := googlefake.New()
-	fake.Start()
-	t.Cleanup(fake.Close) // after the daemon's Close
+	fake := fmtest.StartGoogle(t) // closed after the daemon
 	path := writeProgressWorld(t, fake)
 	admin := withAdminListen(t, path)
 	startServe(t, path)
@@ -134,22 +135,22 @@ func isSummaryLine(line string, jobs []string) bool {
 func writeProgressWorld(t *testing.T, fake *googlefake.Server) string {
 	t.Helper()
 	fake.AddUser(e2eStorage)
-	var libs strings.Builder
+	c := fmtest.Config(t, fake, t.TempDir())
+	c.Domains = []config.Domain{{Name: "example.com"}}
 	for _, name := range []string{"team-a", "team-b"} {
 		drive := fake.CreateSharedDrive(name, e2eStorage)
 		for i := range 150 {
 			f := fake.CreateFolder(e2eStorage, drive, fmt.Sprintf("folder %d", i))
 			fake.Share(f, googlefake.Permission{Type: "user", Role: "reader", EmailAddress: fmt.Sprintf("u%d@example.com", i)})
 		}
-		fmt.Fprintf(&libs, "  - {id: %s, domain: example.com, storageAccount: %s, sharedDriveId: %s}\n", name, e2eStorage, drive)
+		c.Libraries = append(c.Libraries, fm.Library{ID: name, Domain: "example.com", StorageAccount: e2eStorage, SharedDriveID: drive})
 	}
 	root := fake.CreateFolder(e2eStorage, "", "Handbook")
 	for i := range 50 {
 		fake.CreateFolder(e2eStorage, root, fmt.Sprintf("chapter %d", i))
 	}
-	fmt.Fprintf(&libs, "  - {id: handbook, domain: example.com, storageAccount: %s, rootFolderId: %s}\n", e2eStorage, root)
-	return writeTestConfig(t, fake, filepath.Join(t.TempDir(), "config.yaml"), "data",
-		"listen: 127.0.0.1:0\ndomains: [{name: example.com}]\nlibraries:\n"+libs.String())
+	c.Libraries = append(c.Libraries, fm.Library{ID: "handbook", Domain: "example.com", StorageAccount: e2eStorage, RootFolderID: root})
+	return fmtest.WriteConfig(t, c)
 }
 
 // tmuxPane is a detached tmux session on a server of its own.

@@ -16,6 +16,7 @@ import (
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/admin"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/syncer"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -69,15 +70,17 @@ func newServer(t *testing.T) (*httptest.Server, *scheduler, *index) {
 // on adminListen.
 func newHandler(t *testing.T, adminListen string) (http.Handler, *scheduler, *index) {
 	t.Helper()
-	cfg, err := config.Parse([]byte(`
-adminListen: "`+adminListen+`"
-storage: {credentialsFile: key.json}
-domains: [{name: example.com, adminEmail: admin@example.com}]
-libraries: [{id: eng, domain: example.com, storageAccount: s@example.com, rootFolderId: r}]
-`), filepath.Join("testdata", "config.yaml"), nil)
+	key, err := filepath.Abs(filepath.Join("testdata", "key.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := config.Default()
+	c.Path = filepath.Join(t.TempDir(), "config.yaml")
+	c.AdminListen = adminListen
+	c.Storage.CredentialsFile = key
+	c.Domains = []config.Domain{{Name: "example.com", AdminEmail: "admin@example.com"}}
+	c.Libraries = []fm.Library{{ID: "eng", Domain: "example.com", StorageAccount: "s@example.com", RootFolderID: "r"}}
+	cfg := fmtest.LoadConfig(t, c)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "foldermirror_test_total", Help: "a test counter"}))
 	sc, idx := &scheduler{}, &index{synced: map[string]bool{}}
@@ -86,13 +89,11 @@ libraries: [{id: eng, domain: example.com, storageAccount: s@example.com, rootFo
 
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
+	return do(t, req)
 }
 
 func TestHealthAndReadiness(t *testing.T) {
@@ -276,12 +277,7 @@ func TestHostMustNameTheListener(t *testing.T) {
 
 func do(t *testing.T, req *http.Request) (int, string) {
 	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	resp, body := fmtest.Do(t, req)
 	return resp.StatusCode, string(body)
 }
 

@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -25,6 +22,7 @@ import (
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -37,8 +35,6 @@ const (
 	aliceCode    = "open-sesame-alice"
 	expiredCode  = "open-sesame-expired"
 )
-
-func sha(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
 
 // world is a Google fake, an Authenticator configured against it, and an
 // attacker's key server that must never be asked anything.
@@ -60,9 +56,7 @@ func newWorld(tb testing.TB) *world { return newWorldWith(tb, nil) }
 // before its Authenticator is made.
 func newWorldWith(tb testing.TB, before func(w *world)) *world {
 	tb.Helper()
-	w := &world{t: tb, fake: googlefake.New()}
-	w.fake.Start()
-	tb.Cleanup(w.fake.Close)
+	w := &world{t: tb, fake: fmtest.StartGoogle(tb)}
 	w.googleJWKSURL = w.fake.GoogleJWKSURL()
 	w.attacker = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w.hits.Add(1)
@@ -79,29 +73,26 @@ func newWorldWith(tb testing.TB, before func(w *world)) *world {
 	if before != nil {
 		before(w)
 	}
-	dir := tb.TempDir()
-	yaml := fmt.Sprintf(`
-auth:
-  clockSkew: 30s
-  google: {clientIds: [%q, "second.apps.googleusercontent.com"], jwksUrl: %q, tokeninfoUrl: %q}
-  microsoft:
-    jwksUrls: [%q, %q]
-    tenants: [{tenantId: %q, applicationIds: [%q]}]
-domains:
-  - name: example.com
-    users: [alice@example.com, bob@example.com]
-    securityCodes:
-      - {sha256: %q, actAs: admin}
-      - {sha256: %q, actAs: "user:alice@example.com", expires: "2099-01-01T00:00:00Z"}
-      - {sha256: %q, actAs: admin, expires: "2020-01-01T00:00:00Z"}
-  - name: partner.org
-    users: [mallory@partner.org]
-`, googleClient, w.googleJWKSURL, w.fake.TokeninfoURL(), w.fake.MicrosoftJWKSURL(), w.fake.MicrosoftJWKSURLv2(),
-		tenant, appID, sha(adminCode), sha(aliceCode), sha(expiredCode))
-	cfg, err := config.Parse([]byte(yaml), filepath.Join(dir, "config.yaml"), nil)
-	if err != nil {
-		tb.Fatal(err)
+	c := fmtest.Config(tb, w.fake, tb.TempDir())
+	c.Auth.Google.ClientIDs = []string{googleClient, "second.apps.googleusercontent.com"}
+	c.Auth.Google.JWKSURL = w.googleJWKSURL
+	c.Auth.Microsoft = config.MicrosoftAuth{
+		JWKSURLs: []string{w.fake.MicrosoftJWKSURL(), w.fake.MicrosoftJWKSURLv2()},
+		Tenants:  []config.Tenant{{TenantID: tenant, ApplicationIDs: []string{appID}}},
 	}
+	c.Domains = []config.Domain{{
+		Name:  "example.com",
+		Users: []string{"alice@example.com", "bob@example.com"},
+		SecurityCodes: []config.SecurityCode{
+			{SHA256: fmtest.CodeDigest(adminCode), ActAs: "admin"},
+			{SHA256: fmtest.CodeDigest(aliceCode), ActAs: "user:alice@example.com", Expires: time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)},
+			{SHA256: fmtest.CodeDigest(expiredCode), ActAs: "admin", Expires: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)},
+		},
+	}, {
+		Name:  "partner.org",
+		Users: []string{"mallory@partner.org"},
+	}}
+	cfg := fmtest.LoadConfig(tb, c)
 	if w.a, err = auth.New(cfg, auth.Directory{Config: cfg}, auth.Options{}); err != nil {
 		tb.Fatal(err)
 	}

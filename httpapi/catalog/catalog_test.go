@@ -3,8 +3,6 @@ package catalog
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	stdmaps "maps"
 	"math/rand/v2"
 	"reflect"
@@ -15,6 +13,7 @@ import (
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/index"
 	"github.com/foldermirror/foldermirror/index/indextest"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 )
 
 // model is a library as the test means it: every folder, by ID.
@@ -106,8 +105,6 @@ func check(t *testing.T, when string, l *Library, m model, root string) {
 		}
 	}
 }
-
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // world changes a library at random, in the index and in a model.
 type world struct {
@@ -237,11 +234,7 @@ func TestCatalogFollowsTheIndex(t *testing.T) {
 }
 
 func runWorld(t *testing.T, seed uint64) {
-	db, err := index.Open(t.TempDir(), quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := fmtest.OpenBolt(t, t.TempDir())
 	w := &world{t: t, rng: rand.New(rand.NewPCG(seed, 1)), db: db, m: model{}}
 	w.m["root"] = w.folder("root", "")
 	for i := range 40 {
@@ -274,11 +267,7 @@ func runWorld(t *testing.T, seed uint64) {
 
 // A Library, once made, does not change when later ones are made.
 func TestLibrariesAreImmutable(t *testing.T) {
-	db, err := index.Open(t.TempDir(), quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := fmtest.OpenBolt(t, t.TempDir())
 	w := &world{t: t, rng: rand.New(rand.NewPCG(9, 9)), db: db, m: model{}}
 	w.m["root"] = w.folder("root", "")
 	indextest.FullSync(t, db, "lib", fm.LibraryState{RootID: "root"}, 50, w.m["root"])

@@ -13,28 +13,12 @@ import (
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/index/indextest"
 	"github.com/foldermirror/foldermirror/index/postgres"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/internal/pgtest"
 	"github.com/jackc/pgx/v5"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
-
-// open connects to the database at url, closed when the test ends.
-func open(t *testing.T, url string, opts postgres.Options) *postgres.DB {
-	t.Helper()
-	if opts.Logger == nil {
-		opts.Logger = quiet
-	}
-	db, err := postgres.Open(url, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.Connect(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
 
 // TestConformance runs the suite every index backend passes.
 func TestConformance(t *testing.T) {
@@ -42,13 +26,13 @@ func TestConformance(t *testing.T) {
 	indextest.Run(t, indextest.Backend{
 		Open: func(t *testing.T) indextest.Index {
 			url := pgtest.NewDatabase(t)
-			db := open(t, url, postgres.Options{})
+			db := fmtest.OpenPostgres(t, url, postgres.Options{})
 			urls[db] = url
 			return db
 		},
 		Reopen: func(t *testing.T, idx indextest.Index) indextest.Index {
 			idx.(*postgres.DB).Close()
-			db := open(t, urls[idx], postgres.Options{})
+			db := fmtest.OpenPostgres(t, urls[idx], postgres.Options{})
 			urls[db] = urls[idx]
 			return db
 		},
@@ -71,23 +55,6 @@ func exec(t *testing.T, url string, sqls ...string) {
 	}
 }
 
-// tables lists a database's tables.
-func tables(t *testing.T, url string) []string {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	rows, _ := conn.Query(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1")
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return names
-}
-
 // A database of another service, or whose schema is newer, is refused
 // with an error that says which, and nothing in it changes.
 func TestRefusedDatabases(t *testing.T) {
@@ -103,7 +70,7 @@ func TestRefusedDatabases(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			url := pgtest.NewDatabase(t)
 			exec(t, url, tc.setup...)
-			before := tables(t, url)
+			before := pgtest.Tables(t, url)
 			db, err := postgres.Open(url, postgres.Options{Logger: quiet})
 			if err != nil {
 				t.Fatal(err)
@@ -116,7 +83,7 @@ func TestRefusedDatabases(t *testing.T) {
 			if err := db.ConnectRetrying(context.Background()); err == nil {
 				t.Error("a refused database is not tried again and again: it fails at once")
 			}
-			if after := tables(t, url); !slices.Equal(before, after) {
+			if after := pgtest.Tables(t, url); !slices.Equal(before, after) {
 				t.Errorf("tables before %v, after %v", before, after)
 			}
 		})
@@ -141,7 +108,7 @@ func TestUnreachableAtStart(t *testing.T) {
 	if _, err := db.Library(context.Background(), "lib"); fm.ErrorCode(err) != fm.EUNAVAILABLE {
 		t.Errorf("a read before connecting: %v, want EUNAVAILABLE", err)
 	}
-	if got := tables(t, url); len(got) != 0 {
+	if got := pgtest.Tables(t, url); len(got) != 0 {
 		t.Errorf("tables created while unreachable: %v", got)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -158,9 +125,9 @@ func TestUnreachableAtStart(t *testing.T) {
 // What one replica commits, another reads within a poll, and is told of.
 func TestReplicasSeeEachOthersCommits(t *testing.T) {
 	url := pgtest.NewDatabase(t)
-	a := open(t, url, postgres.Options{})
+	a := fmtest.OpenPostgres(t, url, postgres.Options{})
 	changed := make(chan string, 10)
-	b := open(t, url, postgres.Options{Poll: 100 * time.Millisecond, OnChange: func(lib string) { changed <- lib }})
+	b := fmtest.OpenPostgres(t, url, postgres.Options{Poll: 100 * time.Millisecond, OnChange: func(lib string) { changed <- lib }})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go b.Run(ctx)
@@ -191,8 +158,8 @@ func TestReplicasSeeEachOthersCommits(t *testing.T) {
 func TestLeases(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
-	a := open(t, url, postgres.Options{Holder: "replica-a", LeaseTTL: 600 * time.Millisecond})
-	b := open(t, url, postgres.Options{Holder: "replica-b", LeaseTTL: 600 * time.Millisecond})
+	a := fmtest.OpenPostgres(t, url, postgres.Options{Holder: "replica-a", LeaseTTL: 600 * time.Millisecond})
+	b := fmtest.OpenPostgres(t, url, postgres.Options{Holder: "replica-b", LeaseTTL: 600 * time.Millisecond})
 	indextest.FullSync(t, a, "lib", fm.LibraryState{RootID: "root"}, 10, indextest.Folder("root", "", "Root"))
 	la, err := a.Acquire(ctx, "lib")
 	if err != nil {
@@ -243,8 +210,8 @@ func TestLeases(t *testing.T) {
 func TestClaimScheduledRun(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
-	a := open(t, url, postgres.Options{Holder: "a"})
-	b := open(t, url, postgres.Options{Holder: "b"})
+	a := fmtest.OpenPostgres(t, url, postgres.Options{Holder: "a"})
+	b := fmtest.OpenPostgres(t, url, postgres.Options{Holder: "b"})
 	if ok, err := a.ClaimScheduledRun(ctx, "lib", "incremental", time.Minute); !ok || err != nil {
 		t.Fatalf("first claim: %v %v", ok, err)
 	}
@@ -263,7 +230,7 @@ func TestClaimScheduledRun(t *testing.T) {
 func TestConnectionLostMidCommit(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
-	db := open(t, url, postgres.Options{})
+	db := fmtest.OpenPostgres(t, url, postgres.Options{})
 	indextest.FullSync(t, db, "lib", fm.LibraryState{RootID: "root"}, 10, indextest.Folder("root", "", "Root"), indextest.Folder("a", "root", "a"))
 	err := db.UpdateLibrary(ctx, "lib", func(tx fm.LibraryTx) error {
 		if err := tx.Delete("a"); err != nil {
@@ -296,7 +263,7 @@ func TestDatabaseLostWhileServing(t *testing.T) {
 	defer cancel()
 	url := pgtest.NewDatabase(t)
 	proxy, via := pgtest.NewProxy(t, url)
-	db := open(t, via, postgres.Options{Poll: 50 * time.Millisecond})
+	db := fmtest.OpenPostgres(t, via, postgres.Options{Poll: 50 * time.Millisecond})
 	go db.Run(ctx)
 	indextest.FullSync(t, db, "lib", fm.LibraryState{RootID: "root"}, 10, indextest.Folder("root", "", "Root"))
 	proxy.Cut()

@@ -76,6 +76,24 @@ func NewDatabase(t testing.TB) string {
 	return u.String()
 }
 
+// Tables lists the tables of the database at url, sorted.
+func Tables(t testing.TB, url string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx) //nolint:errcheck // a connection only read from
+	rows, _ := conn.Query(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1")
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
 // Proxy stands between tests and a database on loopback, and can cut the
 // connection, as a network that fails would.
 type Proxy struct {
