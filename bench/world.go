@@ -12,6 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/googlefake"
 )
 
@@ -315,35 +319,30 @@ func folderName(level, i int) string {
 }
 
 // configYAML returns a configuration of the world with the given libraries,
-// the index in dataDir. The schedules do not fire during a run, and the
-// callers' request budgets are not spent.
-func (w *world) configYAML(dataDir string, libs []library) []byte {
-	var b strings.Builder
-	fmt.Fprintf(&b, "listen: %q\nadminListen: %q\ndataDir: %q\n", w.listen, w.adminListen, dataDir)
-	fmt.Fprintf(&b, "storage:\n  credentialsFile: %q\n  endpoint: %q\n  directoryEndpoint: %q\n  requestsPerSecond: 100000\n  concurrency: %d\n",
-		w.keyFile, w.fake.DriveEndpoint(), w.fake.DirectoryEndpoint(), concurrency)
-	b.WriteString("schedule:\n  incremental: \"@every 24h\"\n  full: \"0 3 1 1 *\"\n")
+// the index in dataDir, marshalled as the file foldermirror reads. The
+// schedules do not fire during a run, and the callers' request budgets are
+// not spent.
+func (w *world) configYAML(dataDir string, libs []library) ([]byte, error) {
+	c := config.Default()
+	c.Listen, c.AdminListen, c.DataDir = w.listen, w.adminListen, dataDir
+	c.Storage.CredentialsFile = w.keyFile
+	c.Storage.Endpoint, c.Storage.DirectoryEndpoint = w.fake.DriveEndpoint(), w.fake.DirectoryEndpoint()
+	c.Storage.RequestsPerSecond, c.Storage.Concurrency = 100000, concurrency
+	c.Schedule = config.Schedule{Incremental: "@every 24h", Full: "0 3 1 1 *"}
 	// The API figures' load comes from three callers: a per-caller budget
 	// would cap it. The budget is still checked on every request.
-	b.WriteString("limits:\n  callerRequestsPerSecond: 1000000000\n  callerBurst: 1000000000\n")
-	fmt.Fprintf(&b, "auth:\n  google:\n    clientIds: [%q]\n    jwksUrl: %q\n    tokeninfoUrl: %q\n",
-		clientID, w.fake.GoogleJWKSURL(), w.fake.TokeninfoURL())
-	fmt.Fprintf(&b, "  microsoft:\n    jwksUrls: [%q, %q]\n    tenants:\n      - tenantId: %q\n        applicationIds: [%q]\n",
-		w.fake.MicrosoftJWKSURL(), w.fake.MicrosoftJWKSURLv2(), msTenant, msAppID)
+	c.Limits = config.Limits{CallerRequestsPerSecond: 1e9, CallerBurst: 1e9}
+	c.Auth.Google = config.GoogleAuth{ClientIDs: []string{clientID}, JWKSURL: w.fake.GoogleJWKSURL(), TokeninfoURL: w.fake.TokeninfoURL()}
+	c.Auth.Microsoft = config.MicrosoftAuth{JWKSURLs: []string{w.fake.MicrosoftJWKSURL(), w.fake.MicrosoftJWKSURLv2()},
+		Tenants: []config.Tenant{{TenantID: msTenant, ApplicationIDs: []string{msAppID}}}}
 	sum := sha256.Sum256([]byte(securityCode))
-	fmt.Fprintf(&b, "domains:\n  - name: %s\n    adminEmail: %s\n    users: [%s]\n    securityCodes:\n      - sha256: %q\n        actAs: %q\n",
-		domain, adminAccount, strings.Join(apiUsers, ", "), hex.EncodeToString(sum[:]), "user:"+apiUsers[0])
-	b.WriteString("libraries:\n")
+	c.Domains = []config.Domain{{Name: domain, AdminEmail: adminAccount, Users: apiUsers,
+		SecurityCodes: []config.SecurityCode{{SHA256: hex.EncodeToString(sum[:]), ActAs: "user:" + apiUsers[0]}}}}
 	for _, l := range libs {
-		fmt.Fprintf(&b, "  - id: %s\n    name: %q\n    domain: %s\n    storageAccount: %s\n    folderDefinitionId: standard\n",
-			l.ID, l.Name, domain, storageAccount)
-		if l.SharedDriveID != "" {
-			fmt.Fprintf(&b, "    sharedDriveId: %q\n", l.SharedDriveID)
-		} else {
-			fmt.Fprintf(&b, "    rootFolderId: %q\n", l.RootFolderID)
-		}
+		c.Libraries = append(c.Libraries, fm.Library{ID: l.ID, Name: l.Name, Domain: domain, StorageAccount: storageAccount,
+			FolderDefinitionID: "standard", RootFolderID: l.RootFolderID, SharedDriveID: l.SharedDriveID})
 	}
-	return []byte(b.String())
+	return yaml.Marshal(c)
 }
 
 // writeConfig writes a configuration of libs, with its own data directory,
@@ -353,8 +352,12 @@ func (w *world) writeConfig(dir, name string, libs []library) (string, error) {
 	if err := os.MkdirAll(base, 0o750); err != nil {
 		return "", err
 	}
+	data, err := w.configYAML(filepath.Join(base, "data"), libs)
+	if err != nil {
+		return "", err
+	}
 	path := filepath.Join(base, "config.yaml")
-	return path, os.WriteFile(path, w.configYAML(filepath.Join(base, "data"), libs), 0o600)
+	return path, os.WriteFile(path, data, 0o600)
 }
 
 // freeAddr returns a loopback address with a port free at the moment.
