@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/foldermirror/foldermirror/googlefake"
 )
@@ -79,4 +80,17 @@ libraries: [{id: gone, domain: example.com, storageAccount: `+e2eStorage+`, root
 			}
 		})
 	}
+}
+
+func waitReady(t *testing.T, url string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+	}
+	t.Fatalf("%s never became ready", url)
 }

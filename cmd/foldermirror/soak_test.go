@@ -1,3 +1,5 @@
+//go:build long
+
 package main
 
 import (
@@ -258,24 +260,6 @@ func topLevelIDs(v any) []string {
 	for _, it := range items {
 		if f, ok := it.(map[string]any); ok {
 			out = append(out, fmt.Sprint(f["fileId"]))
-		}
-	}
-	return out
-}
-
-func allFileIDs(v any) []string {
-	var out []string
-	switch x := v.(type) {
-	case map[string]any:
-		if id, ok := x["fileId"].(string); ok {
-			out = append(out, id)
-		}
-		for _, e := range x {
-			out = append(out, allFileIDs(e)...)
-		}
-	case []any:
-		for _, e := range x {
-			out = append(out, allFileIDs(e)...)
 		}
 	}
 	return out
