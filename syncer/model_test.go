@@ -15,7 +15,7 @@ import (
 	drive "google.golang.org/api/drive/v3"
 )
 
-var modelSeeds = flag.Int("model-seeds", 3, "random mutation sequences the model-based test runs")
+var modelSeeds = flag.Int("model-seeds", defaultModelSeeds, "random mutation sequences the model-based test runs (1, or 3 with -tags long, unless set)")
 
 // TestIncrementalMatchesFullSync: seeded random sequences of hundreds of
 // mutations in the fake; after each batch an incremental sync, and then the

@@ -1,0 +1,7 @@
+//go:build long
+
+package syncer_test
+
+// Built with -tags long, the model-based test runs three seeds of each mode
+// by default.
+const defaultModelSeeds = 3
