@@ -11,7 +11,8 @@ test:
 
 # Everything, the long tests too (files built with the tag `long`: the soak,
 # crashes, graceful shutdown, a full disk, replicas, database faults, the
-# terminal, and more seeds of the model and property tests): about ten minutes.
+# terminal, and more seeds of the model and property tests): about four
+# minutes on two cores.
 test-long:
 	go test -race -tags long -timeout 30m ./...
 
