@@ -55,6 +55,34 @@ func (s *Server) Share(fileID string, p Permission) string {
 	return id
 }
 
+// ShareAll is Share of each permission in turn, done as one mutation: the
+// file's state is computed once, not once a permission, so a file shared
+// with thousands is made at once. It returns the permissions' IDs.
+func (s *Server) ShareAll(fileID string, ps []Permission) []string {
+	ps = slices.Clone(ps)
+	ids := make([]string, len(ps))
+	last := make(map[string]int, len(ps)) // principal → its last permission in ps
+	for i, p := range ps {
+		ps[i] = normalize(p)
+		ids[i] = permissionID(ps[i])
+		last[principalKey(ps[i])] = i
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mutate(fileID, inheritance, func(f *File) {
+		f.perms = slices.DeleteFunc(f.perms, func(d directPerm) bool {
+			_, shared := last[principalKey(d.p)]
+			return shared
+		})
+		for i, p := range ps {
+			if last[principalKey(p)] == i {
+				f.perms = append(f.perms, directPerm{id: ids[i], p: p})
+			}
+		}
+	})
+	return ids
+}
+
 // Unshare removes the permission with that ID set on the file itself (on a
 // shared drive ID: the member). It panics if the file has no such permission.
 func (s *Server) Unshare(fileID, permissionID string) {

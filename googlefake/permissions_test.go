@@ -137,3 +137,43 @@ func TestDrivesGet(t *testing.T) {
 	_, err = svc.Drives.Get("0Anope").Do()
 	wantAPIError(t, err, 404, "notFound")
 }
+
+// ShareAll leaves a file shared as Share of each permission in turn does:
+// a principal shared again gets its last role, and other grants stay.
+func TestShareAllIsShareInTurn(t *testing.T) {
+	s := newFake(t)
+	one := s.CreateFolder(alice, "", "one by one")
+	all := s.CreateFolder(alice, "", "all at once")
+	ps := []googlefake.Permission{
+		{Type: "user", Role: "reader", EmailAddress: "u1@example.com"},
+		{Type: "user", Role: "writer", EmailAddress: bob},
+		{Type: "domain", Role: "reader", Domain: "example.com", AllowFileDiscovery: true},
+		{Type: "user", Role: "commenter", EmailAddress: "U1@example.com"},
+	}
+	for _, id := range []string{one, all} {
+		s.Share(id, googlefake.Permission{Type: "user", Role: "reader", EmailAddress: bob})
+		s.Share(id, googlefake.Permission{Type: "group", Role: "reader", EmailAddress: "team@example.com"})
+	}
+	var want []string
+	for _, p := range ps {
+		want = append(want, s.Share(one, p))
+	}
+	if got := s.ShareAll(all, ps); !slices.Equal(got, want) {
+		t.Errorf("ShareAll's IDs %v, Share's %v", got, want)
+	}
+	perms := func(id string) string {
+		l, err := driveAs(t, s, alice).Permissions.List(id).Fields("permissions(id,type,role,emailAddress,domain,allowFileDiscovery)").Do()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range l.Permissions {
+			out = append(out, fmt.Sprintf("%s %s %s %s%s %v", p.Id, p.Type, p.Role, p.EmailAddress, p.Domain, p.AllowFileDiscovery))
+		}
+		slices.Sort(out)
+		return strings.Join(out, "\n")
+	}
+	if got, want := perms(all), perms(one); got != want || strings.Count(got, "\n") != 4 {
+		t.Errorf("shared all at once:\n%s\none by one:\n%s", got, want)
+	}
+}

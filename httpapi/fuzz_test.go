@@ -7,15 +7,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 )
 
 // FuzzQueryParameters: any path under the API and any query string get a
 // JSON answer with a documented status, never a 5xx (the fixture has no
 // never-synced library in these paths), and never a folder the caller may
-// not see.
+// not see. The caller's budget is out of reach: the fuzzer sends thousands
+// of requests a second, more than the default budget (TestCallerBudget
+// tests it).
 func FuzzQueryParameters(f *testing.F) {
-	fx := newFixture(f)
+	fx := newFixtureWith(f, fixtureOptions{configure: func(c *config.Config) {
+		c.Limits = config.Limits{CallerRequestsPerSecond: 1e9, CallerBurst: 1e9}
+	}})
 	token := fx.token("bob@example.com")
 	visible := map[string]bool{"handbook": true, "policies": true, "apollo": true, "designs": true, "locked": true,
 		"drive1": true, "plans": true, "zeus": true, "zeus-sub": true}

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
@@ -137,40 +137,50 @@ func TestPanicsAreCountedAndLogged(t *testing.T) {
 }
 
 // The request that started a catalog's build leaving does not fail the
-// others waiting for it.
+// others waiting for it. In a synctest bubble: Wait returns once every
+// request is blocked, so the second is waiting for the same build before
+// the first leaves, and a build tied to the first's context has failed (and
+// the second begun its own) before the index answers. (Were the catalog's
+// update lock a sync.Mutex again, the first Wait would block until the
+// test's timeout: a goroutine waiting on a mutex is not durably blocked.)
 func TestCatalogBuildOutlivesItsFirstCaller(t *testing.T) {
-	idx := &slowIndex{reading: make(chan struct{}), release: make(chan struct{})}
-	var logs bytes.Buffer
-	s := newTestServer(t, idx, &logs)
-	get := func(ctx context.Context) chan *httptest.ResponseRecorder {
-		done := make(chan *httptest.ResponseRecorder, 1)
-		go func() {
-			w := httptest.NewRecorder()
-			s.Handler().ServeHTTP(w, httptest.NewRequestWithContext(ctx, http.MethodGet, "/folder/v1/files/root", nil))
-			done <- w
-		}()
-		return done
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	first := get(ctx)
-	<-idx.reading // the first request is building the catalog
-	second := get(context.Background())
-	time.Sleep(50 * time.Millisecond) // for the second to wait for the same build
-	cancel()
-	time.Sleep(50 * time.Millisecond) // for a build under the first's context to fail
-	close(idx.release)
-	w := <-second
-	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"fileId":"root"`) {
-		t.Errorf("second caller: %d %s", w.Code, w.Body)
-	}
-	<-first
-	if n := idx.reads.Load(); n != 1 {
-		t.Errorf("the root was read %d times, want once (one shared build)", n)
-	}
-	if !s.Warmed(context.Background(), "lib") {
-		t.Error("the catalog was not kept")
-	}
-	if want := "auth=" + auth.MethodGoogleIDToken + " status=200"; !strings.Contains(logs.String(), want) {
-		t.Errorf("the request log lacks %s:\n%s", want, logs.String())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		idx := &slowIndex{reading: make(chan struct{}), release: make(chan struct{})}
+		var logs bytes.Buffer
+		s := newTestServer(t, idx, &logs)
+		get := func(ctx context.Context) chan *httptest.ResponseRecorder {
+			done := make(chan *httptest.ResponseRecorder, 1)
+			go func() {
+				w := httptest.NewRecorder()
+				s.Handler().ServeHTTP(w, httptest.NewRequestWithContext(ctx, http.MethodGet, "/folder/v1/files/root", nil))
+				done <- w
+			}()
+			return done
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		first := get(ctx)
+		<-idx.reading // the first request is building the catalog
+		second := get(context.Background())
+		synctest.Wait() // the second waits for the same build
+		if n := idx.reads.Load(); n != 1 {
+			t.Fatalf("the root was read %d times before the build ended, want once", n)
+		}
+		cancel()
+		synctest.Wait() // a build under the first's context would have failed
+		close(idx.release)
+		w := <-second
+		if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"fileId":"root"`) {
+			t.Errorf("second caller: %d %s", w.Code, w.Body)
+		}
+		<-first
+		if n := idx.reads.Load(); n != 1 {
+			t.Errorf("the root was read %d times, want once (one shared build)", n)
+		}
+		if !s.Warmed(context.Background(), "lib") {
+			t.Error("the catalog was not kept")
+		}
+		if want := "auth=" + auth.MethodGoogleIDToken + " status=200"; !strings.Contains(logs.String(), want) {
+			t.Errorf("the request log lacks %s:\n%s", want, logs.String())
+		}
+	})
 }

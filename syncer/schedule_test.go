@@ -167,7 +167,10 @@ func TestStopCancelsRunningSync(t *testing.T) {
 	if _, err := sc.Follow(context.Background(), "team", syncer.Full, events); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	// The first progress event: the sync is listing (each call 200 ms).
+	if ev := <-events; ev.Final() {
+		t.Fatalf("the sync ended before Stop: %+v", ev)
+	}
 	start := time.Now()
 	sc.Stop()
 	if d := time.Since(start); d > 2*time.Second {

@@ -2,12 +2,14 @@ package syncer
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -73,19 +75,17 @@ func TestTransportRetries(t *testing.T) {
 		replies  []func(http.ResponseWriter)
 		status   int
 		tries    int32
-		minWait  time.Duration
 		wantBody string
 	}{
-		{"ok", []func(http.ResponseWriter){status(200)}, 200, 1, 0, `{"ok":true}`},
-		{"429 then ok", []func(http.ResponseWriter){status(429), status(200)}, 200, 2, 0, `{"ok":true}`},
-		{"Retry-After honoured", []func(http.ResponseWriter){status(503, "Retry-After", "1"), status(200)}, 200, 2, time.Second, ""},
-		{"5xx", []func(http.ResponseWriter){status(500), status(502), status(200)}, 200, 3, 0, ""},
-		{"403 rate limit", []func(http.ResponseWriter){googleError(403, "userRateLimitExceeded"), status(200)}, 200, 2, 0, ""},
-		{"403 forbidden is final", []func(http.ResponseWriter){googleError(403, "forbidden"), status(200)}, 403, 1, 0, `"reason":"forbidden"`},
-		{"404 is final", []func(http.ResponseWriter){status(404), status(200)}, 404, 1, 0, ""},
-		{"truncated body", []func(http.ResponseWriter){truncated, status(200)}, 200, 2, 0, `{"ok":true}`},
-		{"cut JSON", []func(http.ResponseWriter){cutJSON, status(200)}, 200, 2, 0, ""},
-		{"attempts bounded", []func(http.ResponseWriter){status(503)}, 503, 4, 0, ""},
+		{"ok", []func(http.ResponseWriter){status(200)}, 200, 1, `{"ok":true}`},
+		{"429 then ok", []func(http.ResponseWriter){status(429), status(200)}, 200, 2, `{"ok":true}`},
+		{"5xx", []func(http.ResponseWriter){status(500), status(502), status(200)}, 200, 3, ""},
+		{"403 rate limit", []func(http.ResponseWriter){googleError(403, "userRateLimitExceeded"), status(200)}, 200, 2, ""},
+		{"403 forbidden is final", []func(http.ResponseWriter){googleError(403, "forbidden"), status(200)}, 403, 1, `"reason":"forbidden"`},
+		{"404 is final", []func(http.ResponseWriter){status(404), status(200)}, 404, 1, ""},
+		{"truncated body", []func(http.ResponseWriter){truncated, status(200)}, 200, 2, `{"ok":true}`},
+		{"cut JSON", []func(http.ResponseWriter){cutJSON, status(200)}, 200, 2, ""},
+		{"attempts bounded", []func(http.ResponseWriter){status(503)}, 503, 4, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := &scripted{replies: tc.replies}
@@ -96,7 +96,6 @@ func TestTransportRetries(t *testing.T) {
 				policy: RetryPolicy{Attempts: 4, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Second}, metrics: metrics}
 			var calls atomic.Int64
 			req, _ := http.NewRequestWithContext(withCallCounter(context.Background(), &calls), http.MethodGet, ts.URL, nil)
-			start := time.Now()
 			resp, err := (&http.Client{Transport: tr}).Do(req)
 			if err != nil {
 				t.Fatal(err)
@@ -109,9 +108,6 @@ func TestTransportRetries(t *testing.T) {
 			if tc.wantBody != "" && !strings.Contains(string(body), tc.wantBody) {
 				t.Errorf("body %q", body)
 			}
-			if time.Since(start) < tc.minWait {
-				t.Errorf("retried after %v, before Retry-After", time.Since(start))
-			}
 			if got := testutil.ToFloat64(metrics.retries.WithLabelValues(apiMethod(req))); got != float64(tc.tries-1) {
 				t.Errorf("%v retries counted", got)
 			}
@@ -119,20 +115,70 @@ func TestTransportRetries(t *testing.T) {
 	}
 }
 
+// handlerTransport hands requests to a handler in this process, without a
+// socket: a transport's waits then run on a synctest bubble's clock.
+type handlerTransport struct{ h http.Handler }
+
+func (ht handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	w := httptest.NewRecorder()
+	ht.h.ServeHTTP(w, req)
+	return w.Result(), nil
+}
+
+// Retry-After is honoured, in seconds or as an HTTP date, up to MaxDelay:
+// on a synctest bubble's clock, the retry comes exactly when it says.
+func TestTransportHonoursRetryAfter(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		retryAfter func() string
+		want       time.Duration
+	}{
+		{"seconds", func() string { return "1" }, time.Second},
+		{"HTTP date", func() string { return time.Now().Add(3 * time.Second).UTC().Format(http.TimeFormat) }, 3 * time.Second},
+		{"capped at MaxDelay", func() string { return "3600" }, 5 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := &scripted{replies: []func(http.ResponseWriter){status(503, "Retry-After", tc.retryAfter()), status(200)}}
+				metrics := NewMetrics(prometheus.NewRegistry())
+				tr := &transport{base: handlerTransport{srv}, limiter: rate.NewLimiter(rate.Inf, 1),
+					policy: RetryPolicy{Attempts: 4, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Second}, metrics: metrics}
+				var calls atomic.Int64
+				req, _ := http.NewRequestWithContext(withCallCounter(context.Background(), &calls), http.MethodGet, "http://drive.invalid/", nil)
+				start := time.Now()
+				resp, err := (&http.Client{Transport: tr}).Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if took := time.Since(start); resp.StatusCode != http.StatusOK || srv.n.Load() != 2 || calls.Load() != 2 || took != tc.want {
+					t.Errorf("status %d after %d tries (%d counted) and %v; want 200 after 2 tries and %v", resp.StatusCode, srv.n.Load(), calls.Load(), took, tc.want)
+				}
+				if got := testutil.ToFloat64(metrics.retries.WithLabelValues(apiMethod(req))); got != 1 {
+					t.Errorf("%v retries counted", got)
+				}
+			})
+		})
+	}
+}
+
+// A wait for a retry ends with the caller's context, whatever Retry-After
+// said: on a synctest bubble's clock, at the context's deadline exactly.
 func TestTransportGivesUpWithContext(t *testing.T) {
-	ts := httptest.NewServer(&scripted{replies: []func(http.ResponseWriter){status(503, "Retry-After", "30")}})
-	defer ts.Close()
-	tr := &transport{base: http.DefaultTransport, limiter: rate.NewLimiter(rate.Inf, 1), policy: DefaultRetryPolicy, metrics: testMetrics}
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL, nil)
-	start := time.Now()
-	if _, err := tr.RoundTrip(req); err == nil {
-		t.Fatal("no error")
-	}
-	if time.Since(start) > 5*time.Second {
-		t.Errorf("waited %v past the context", time.Since(start))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		srv := &scripted{replies: []func(http.ResponseWriter){status(503, "Retry-After", "30")}}
+		tr := &transport{base: handlerTransport{srv}, limiter: rate.NewLimiter(rate.Inf, 1), policy: DefaultRetryPolicy, metrics: testMetrics}
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://drive.invalid/", nil)
+		start := time.Now()
+		if _, err := tr.RoundTrip(req); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("error %v, want the context's deadline", err)
+		}
+		if took := time.Since(start); took != 50*time.Millisecond || srv.n.Load() != 1 {
+			t.Errorf("gave up after %v and %d tries, want 50ms and 1 (Retry-After: 30)", took, srv.n.Load())
+		}
+	})
 }
 
 func TestRetryAfter(t *testing.T) {

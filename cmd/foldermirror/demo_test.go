@@ -3,11 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -65,12 +65,22 @@ func TestDemo(t *testing.T) {
 }
 
 // The demo prints a foldermirror sync line that works while it runs: it
-// asks the demo's daemon, whatever port its admin listener has.
+// asks the demo's daemon, whatever port its admin listener has. The line is
+// run here in this process; with -tags long, TestDemoSyncLineBinary runs it
+// with the built binary.
 func TestDemoSyncLine(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	bin := buildBinary(t)
+	checkDemoSyncLine(t, func(args []string) (stdout, stderr string, err error) {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), args, &out, &errOut); code != 0 {
+			err = fmt.Errorf("exit status %d", code)
+		}
+		return out.String(), errOut.String(), err
+	})
+}
+
+// checkDemoSyncLine runs a demo, then the sync line it prints with
+// runSync, which returns what the command wrote and whether it failed.
+func checkDemoSyncLine(t *testing.T, runSync func(args []string) (stdout, stderr string, err error)) {
 	text, _, _ := runDemo(t, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--folders", "100")
 	m := regexp.MustCompile(`(?m)^  (\S+) (sync --config \S+.*)$`).FindStringSubmatch(text)
 	if m == nil {
@@ -79,18 +89,16 @@ func TestDemoSyncLine(t *testing.T) {
 	if self, err := os.Executable(); m[1] != "foldermirror" && m[1] != self {
 		t.Errorf("the sync line runs %q; want foldermirror or this program's path (%v)", m[1], err)
 	}
-	cmd := exec.Command(bin, strings.Fields(m[2])...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s: %v\n%s%s", m[0], err, out.String(), errOut.String())
+	out, errOut, err := runSync(strings.Fields(m[2]))
+	if err != nil {
+		t.Fatalf("%s: %v\n%s%s", m[0], err, out, errOut)
 	}
-	if !strings.Contains(errOut.String(), "a foldermirror daemon holds the index; asking it") {
-		t.Errorf("the sync did not ask the demo's daemon:\n%s", errOut.String())
+	if !strings.Contains(errOut, "a foldermirror daemon holds the index; asking it") {
+		t.Errorf("the sync did not ask the demo's daemon:\n%s", errOut)
 	}
 	for _, want := range []string{"directory:example.com: ", "lib-eng: full sync: ", "lib-sales: full sync: ", "lib-partners: full sync: "} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("the sync said\n%s\nwant a line %q", out.String(), want)
+		if !strings.Contains(out, want) {
+			t.Errorf("the sync said\n%s\nwant a line %q", out, want)
 		}
 	}
 }

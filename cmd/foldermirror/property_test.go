@@ -19,7 +19,7 @@ import (
 	drive "google.golang.org/api/drive/v3"
 )
 
-var propertySeeds = flag.Int("property-seeds", 3, "random worlds the access-control property test checks")
+var propertySeeds = flag.Int("property-seeds", defaultPropertySeeds, "random worlds the access-control property test checks (1, or 3 with -tags long, unless set)")
 
 // The access-control property: in random worlds (trees, users, nested
 // groups, grants of every kind), synced and served, every answer of the API
@@ -497,4 +497,22 @@ func equalItems(a, b []item) bool {
 		}
 	}
 	return true
+}
+
+func allFileIDs(v any) []string {
+	var out []string
+	switch x := v.(type) {
+	case map[string]any:
+		if id, ok := x["fileId"].(string); ok {
+			out = append(out, id)
+		}
+		for _, e := range x {
+			out = append(out, allFileIDs(e)...)
+		}
+	case []any:
+		for _, e := range x {
+			out = append(out, allFileIDs(e)...)
+		}
+	}
+	return out
 }

@@ -1,3 +1,5 @@
+//go:build long
+
 package main
 
 import (
@@ -123,19 +125,6 @@ func smallWindowClient() *http.Client {
 		return err
 	}}
 	return &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext}}
-}
-
-func waitReady(t *testing.T, url string) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if resp, err := http.Get(url); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-	}
-	t.Fatalf("%s never became ready", url)
 }
 
 // followSync starts a resync through the admin listener and returns its

@@ -219,6 +219,8 @@ func (w *world) change(tx fm.LibraryTx) {
 	}
 }
 
+// TestCatalogFollowsTheIndex: in random worlds (one in each mode, four with
+// -tags long), the catalog follows 150 steps of changes to the index.
 func TestCatalogFollowsTheIndex(t *testing.T) {
 	for _, small := range []bool{false, true} {
 		t.Run(fmt.Sprintf("compact often %v", small), func(t *testing.T) {
@@ -226,7 +228,7 @@ func TestCatalogFollowsTheIndex(t *testing.T) {
 				defer func(share, least int) { compactShare, minDeltaToCompact = share, least }(compactShare, minDeltaToCompact)
 				compactShare, minDeltaToCompact = 4, 8
 			}
-			for seed := range uint64(4) {
+			for seed := range uint64(catalogSeeds) {
 				runWorld(t, seed)
 			}
 		})

@@ -3,7 +3,6 @@ package catalog
 import (
 	"context"
 	"runtime/debug"
-	"sync"
 	"sync/atomic"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -20,15 +19,19 @@ type Catalog struct {
 	libraryID string
 	index     fm.IndexReader
 
-	mu      sync.Mutex // one update at a time; guards grants
-	grants  *grantTable
-	current atomic.Pointer[Library]
+	// updating holds a token while an update runs: one at a time. It
+	// guards grants. A channel rather than a sync.Mutex, so that a request
+	// waiting for another's update is durably blocked, as testing/synctest
+	// calls it: a test can see it wait without sleeping.
+	updating chan struct{}
+	grants   *grantTable
+	current  atomic.Pointer[Library]
 }
 
 // New returns the catalog of a library of idx; it holds nothing until its
 // first Update.
 func New(idx fm.IndexReader, libraryID string) *Catalog {
-	return &Catalog{libraryID: libraryID, index: idx}
+	return &Catalog{libraryID: libraryID, index: idx, updating: make(chan struct{}, 1)}
 }
 
 // Current returns the Library made last, nil before the first Update.
@@ -39,8 +42,8 @@ func (c *Catalog) Current() *Library { return c.current.Load() }
 // changes since the current Library when the index keeps them, else by
 // reading the whole library. ENOTFOUND if the library was never synced.
 func (c *Catalog) Update(ctx context.Context, state *fm.LibraryState) (*Library, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.updating <- struct{}{}
+	defer func() { <-c.updating }()
 	cur := c.current.Load()
 	if cur != nil && cur.State.Revision >= state.Revision && cur.State.RootID == state.RootID {
 		return cur, nil

@@ -82,6 +82,7 @@ func testDirectoryGroupsAcrossDomains(t *testing.T, b Backend) {
 	annGroups := []string{"eng@beta.example", "leads@alpha.example", "ring@alpha.example", "ring@beta.example"}
 	for _, order := range [][]*fm.DirectorySnapshot{{alpha, beta}, {beta, alpha}} {
 		t.Run(order[0].Domain+" first", func(t *testing.T) {
+			b.parallel(t)
 			db := b.Open(t)
 			for _, snap := range order {
 				if err := db.ReplaceDirectory(ctx, snap); err != nil {

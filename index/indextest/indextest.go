@@ -33,6 +33,18 @@ type Backend struct {
 	// Reopen closes idx and opens the same index again, closed when the
 	// test ends: what was committed must still be there.
 	Reopen func(t *testing.T, idx Index) Index
+	// Parallel runs the suite's tests, and the cases of each, at once
+	// (t.Parallel): each has an index of its own. For a backend whose
+	// tests mostly wait for a server (Open and Reopen must then be safe to
+	// call at once).
+	Parallel bool
+}
+
+// parallel marks t as one to run at once with the others when b asks.
+func (b Backend) parallel(t *testing.T) {
+	if b.Parallel {
+		t.Parallel()
+	}
 }
 
 // Run runs every test of the suite against backend b.
@@ -58,7 +70,10 @@ func Run(t *testing.T, b Backend) {
 		{"Directory", testDirectory},
 		{"DirectoryGroupsAcrossDomains", testDirectoryGroupsAcrossDomains},
 	} {
-		t.Run(tc.name, func(t *testing.T) { tc.test(t, b) })
+		t.Run(tc.name, func(t *testing.T) {
+			b.parallel(t)
+			tc.test(t, b)
+		})
 	}
 }
 

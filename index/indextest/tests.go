@@ -322,6 +322,7 @@ func testRevision(t *testing.T, b Backend) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			b.parallel(t)
 			ctx := context.Background()
 			idx := b.Open(t)
 			fullSync(baseState, base())(t, idx)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,22 +21,33 @@ import (
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// TestConformance runs the suite every index backend passes.
+// TestConformance runs the suite every index backend passes, its tests at
+// once: each mostly waits for the server (a database of its own made and
+// dropped, commits).
 func TestConformance(t *testing.T) {
+	var mu sync.Mutex
 	urls := map[indextest.Index]string{}
 	indextest.Run(t, indextest.Backend{
 		Open: func(t *testing.T) indextest.Index {
 			url := pgtest.NewDatabase(t)
 			db := fmtest.OpenPostgres(t, url, postgres.Options{})
+			mu.Lock()
+			defer mu.Unlock()
 			urls[db] = url
 			return db
 		},
 		Reopen: func(t *testing.T, idx indextest.Index) indextest.Index {
 			idx.(*postgres.DB).Close()
-			db := fmtest.OpenPostgres(t, urls[idx], postgres.Options{})
-			urls[db] = urls[idx]
+			mu.Lock()
+			url := urls[idx]
+			mu.Unlock()
+			db := fmtest.OpenPostgres(t, url, postgres.Options{})
+			mu.Lock()
+			defer mu.Unlock()
+			urls[db] = url
 			return db
 		},
+		Parallel: true,
 	})
 }
 

@@ -1,0 +1,7 @@
+//go:build !long
+
+package main
+
+// The everyday run (without -tags long) checks one random world of the
+// property test by default.
+const defaultPropertySeeds = 1

@@ -1,0 +1,11 @@
+//go:build !long
+
+package syncer_test
+
+// The everyday run (without -tags long) runs one seed of each mode of the
+// model-based test by default, and the mode with the item alone on
+// PostgreSQL.
+const (
+	defaultModelSeeds  = 1
+	modelPostgresModes = 1
+)
