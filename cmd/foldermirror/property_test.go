@@ -498,21 +498,3 @@ func equalItems(a, b []item) bool {
 	}
 	return true
 }
-
-func allFileIDs(v any) []string {
-	var out []string
-	switch x := v.(type) {
-	case map[string]any:
-		if id, ok := x["fileId"].(string); ok {
-			out = append(out, id)
-		}
-		for _, e := range x {
-			out = append(out, allFileIDs(e)...)
-		}
-	case []any:
-		for _, e := range x {
-			out = append(out, allFileIDs(e)...)
-		}
-	}
-	return out
-}
