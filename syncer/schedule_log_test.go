@@ -1,36 +1,14 @@
 package syncer_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/syncer"
 )
-
-// lockedBuffer is a bytes.Buffer safe for a logger's goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// take returns what was written since the last take.
-func (b *lockedBuffer) take() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.buf.String()
-	b.buf.Reset()
-	return s
-}
 
 // The log of a failed sync says what is still served: the last good tree
 // of a library synced before, nothing of one never synced.
@@ -39,7 +17,7 @@ func TestFailureLogSaysWhatIsServed(t *testing.T) {
 	root := fake.CreateFolder(storage, "", "Root")
 	fake.CreateFolder(storage, root, "child")
 	e := newEnv(t, fake, "id: never, rootFolderId: missing-folder", "id: synced, rootFolderId: "+root)
-	var log lockedBuffer
+	var log fmtest.LogBuffer
 	e.logger = slog.New(slog.NewTextHandler(&log, nil))
 	e.restartSyncer()
 	sc := newScheduler(t, e)
@@ -50,7 +28,7 @@ func TestFailureLogSaysWhatIsServed(t *testing.T) {
 			t.Fatal(err)
 		}
 		drain(events)
-		return log.take()
+		return log.Take()
 	}
 
 	tests := []struct {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -50,7 +49,7 @@ func TestDatabaseFaults(t *testing.T) {
 	path := fmtest.WriteConfig(t, c)
 	proxy.Cut()
 
-	logs := &lockedBuffer{}
+	logs := &fmtest.LogBuffer{}
 	serve := &serveCommand{stderr: logs}
 	if err := serve.ParseFlags([]string{"--config", path}); err != nil {
 		t.Fatal(err)
@@ -133,23 +132,4 @@ func adminSync(t *testing.T, adminBase string) (last struct{ Error string }) {
 		}
 	}
 	return last
-}
-
-// lockedBuffer is a buffer that a daemon's log writes to while the test
-// reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
