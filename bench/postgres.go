@@ -1,21 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/internal/pgtest"
 )
 
 // Limits of the PostgreSQL figures.
@@ -45,11 +40,15 @@ func (e *env) postgresFigures(ctx context.Context, serverURL string, t *table) e
 		return err
 	}
 	defer closeWorld()
-	dbURL, drop, err := createDatabase(ctx, serverURL)
+	dbURL, drop, err := pgtest.CreateDatabase(ctx, serverURL, "foldermirror_bench_")
 	if err != nil {
 		return err
 	}
-	defer drop()
+	defer func() {
+		if err := drop(); err != nil {
+			log.Print(err)
+		}
+	}()
 	onPostgres := "FOLDERMIRROR_INDEX_URL=" + dbURL
 
 	lib := h.world.myDrive.ID
@@ -151,7 +150,6 @@ func (h *hosted) replicaThroughput(ctx context.Context, boltBase, pgBase string,
 // serves a folder the changes renamed.
 func (h *hosted) replicasServed(ctx context.Context, reps []replica, token string, t *table) error {
 	probe, name := h.world.mixedChanges(h.sc.changes, h.size+1)
-	want := []byte(fmt.Sprintf("%q", name))
 	log.Printf("  %s mixed changes; incremental sync through %s", thousands(float64(h.sc.changes)), reps[0].name)
 	after := make([]time.Duration, len(reps))
 	errs := make([]error, len(reps))
@@ -162,7 +160,7 @@ func (h *hosted) replicasServed(ctx context.Context, reps []replica, token strin
 		commit := time.Now()
 		for i, r := range reps {
 			wg.Go(func() {
-				after[i], errs[i] = pollUntilServed(pollCtx, "http://"+r.listen+"/folder/v1/files/"+probe, token, want, commit)
+				after[i], _, errs[i] = pollUntilServed(pollCtx, "http://"+r.listen+"/folder/v1/files/"+probe, token, name, commit)
 			})
 		}
 	}
@@ -200,56 +198,4 @@ func answersEveryone(ctx context.Context, url string, tokens []string) bool {
 		}
 	}
 	return true
-}
-
-// pollUntilServed GETs url every servedPollEvery until its body holds want,
-// and returns the time since from.
-func pollUntilServed(ctx context.Context, url, token string, want []byte, from time.Time) (time.Duration, error) {
-	for {
-		body, err := fetch(ctx, url, token)
-		if err != nil {
-			return 0, err
-		}
-		if bytes.Contains(body, want) {
-			return time.Since(from), nil
-		}
-		select {
-		case <-ctx.Done():
-			return 0, fmt.Errorf("%s not served: %w", url, ctx.Err())
-		case <-time.After(servedPollEvery):
-		}
-	}
-}
-
-// createDatabase creates an empty database on the server at serverURL and
-// returns its URL and a function that drops it.
-func createDatabase(ctx context.Context, serverURL string) (string, func(), error) {
-	u, err := url.Parse(serverURL)
-	if err != nil {
-		return "", nil, fmt.Errorf("PostgreSQL server URL: %w", err)
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "foldermirror_bench_" + hex.EncodeToString(b[:])
-	exec := func(ctx context.Context, sql string) error {
-		conn, err := pgx.Connect(ctx, serverURL)
-		if err != nil {
-			return fmt.Errorf("PostgreSQL at %s: %w", u.Redacted(), err)
-		}
-		defer conn.Close(ctx) //nolint:errcheck // a connection only read from
-		_, err = conn.Exec(ctx, sql)
-		return err
-	}
-	if err := exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", nil, fmt.Errorf("create database %s: %w", name, err)
-	}
-	drop := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
-			log.Printf("drop database %s: %v", name, err)
-		}
-	}
-	u.Path = "/" + name
-	return u.String(), drop, nil
 }

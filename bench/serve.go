@@ -297,34 +297,19 @@ func (h *hosted) incrementalFigures(ctx context.Context, base, token string, t *
 		err   error
 	}
 	servedc := make(chan served, 1)
-	pollCtx, stopPolling := context.WithCancel(ctx)
+	pollCtx, stopPolling := context.WithTimeout(ctx, time.Minute)
 	defer stopPolling()
 	poll := func() {
-		commit := time.Now()
-		want := []byte(fmt.Sprintf("%q", name))
-		url := base + "/folder/v1/files/" + probe
-		for polls := 1; ; polls++ {
-			body, err := fetch(pollCtx, url, token)
-			switch {
-			case err != nil:
-				servedc <- served{err: fmt.Errorf("the renamed folder: %w", err)}
-				return
-			case bytes.Contains(body, want):
-				servedc <- served{after: time.Since(commit), polls: polls}
-				return
-			case time.Since(commit) > time.Minute:
-				servedc <- served{err: fmt.Errorf("the API did not serve the renamed folder %s a minute after the sync: %s", probe, tail(string(body), 300))}
-				return
-			}
-			time.Sleep(servedPollEvery)
-		}
+		var s served
+		s.after, s.polls, s.err = pollUntilServed(pollCtx, base+"/folder/v1/files/"+probe, token, name, time.Now())
+		servedc <- s
 	}
 	if r, err = h.adminSync(ctx, h.world.adminListen, func() { go poll() }); err != nil {
 		return err
 	}
 	s := <-servedc
 	if s.err != nil {
-		return s.err
+		return fmt.Errorf("the renamed folder: %w", s.err)
 	}
 	log.Printf("  committed after %s, result after %s, %d Drive calls %v (the daemon: %d changes, %d applied, %s); served %s after the commit",
 		r.committed.Round(time.Millisecond), r.wall.Round(time.Millisecond), r.calls, r.methods, r.Changes, r.Applied,
@@ -341,6 +326,27 @@ func (h *hosted) incrementalFigures(ctx context.Context, base, token string, t *
 		thousands(float64(h.size)), thousands(float64(h.sc.changes)), r.Changes, r.Applied, r.Duration.Round(time.Millisecond), r.methods,
 		r.committed.Round(time.Millisecond), r.wall.Round(time.Millisecond), s.polls, ordinal(s.polls), servedPollEvery)
 	return nil
+}
+
+// pollUntilServed GETs url every servedPollEvery until its body holds the
+// JSON string name, and returns the time since from and how many GETs it
+// took; it gives up when ctx ends.
+func pollUntilServed(ctx context.Context, url, token, name string, from time.Time) (time.Duration, int, error) {
+	want := []byte(fmt.Sprintf("%q", name))
+	for polls := 1; ; polls++ {
+		body, err := fetch(ctx, url, token)
+		if err != nil {
+			return 0, polls, err
+		}
+		if bytes.Contains(body, want) {
+			return time.Since(from), polls, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, polls, fmt.Errorf("%s did not answer the name %q (%w): %s", url, name, ctx.Err(), tail(string(body), 300))
+		case <-time.After(servedPollEvery):
+		}
+	}
 }
 
 // ordinal is the suffix of n's ordinal: "st", "nd", "rd" or "th".

@@ -35,12 +35,10 @@ func (db *DB) UpdateLibrary(ctx context.Context, libraryID string, fn func(fm.Li
 		if err := fn(ltx); err != nil {
 			return err
 		}
-		rec = &ltx.rec
-		if len(ltx.touched) > 0 {
-			if err := dropUnreferenced(ctx, tx, rec); err != nil {
-				return err
-			}
+		if err := ltx.dropUnreferenced(); err != nil {
+			return err
 		}
+		rec = &ltx.rec
 		if len(ltx.touched) > 0 || readerVisibleChange(&old.LibraryState, &rec.LibraryState) {
 			rec.Revision = old.Revision + 1
 			ids := make([]string, 0, len(ltx.touched))
@@ -68,6 +66,8 @@ type libraryTx struct {
 	rec record
 	// touched are the folders written or removed.
 	touched map[string]bool
+	// unreferenced are the keys of sets that lost their last reference.
+	unreferenced [][]byte
 }
 
 func (l *libraryTx) State() fm.LibraryState { return l.rec.LibraryState }
@@ -159,44 +159,55 @@ func (l *libraryTx) Replace(f *fm.Folder) error {
 }
 
 func (l *libraryTx) Delete(id string) error {
-	b := &pgx.Batch{}
-	l.queueUnlink(b, id)
-	return l.tx.SendBatch(l.ctx, b).Close()
+	return l.unlinked(id)(l.tx.QueryRow(l.ctx, unlinkSQL, l.rec.ID, l.rec.Generation, id))
 }
 
 // unlinkSQL removes a folder's row ($3) and a reference to each of its
-// permission sets, in one statement, and returns how many rows it removed
-// and the size of the folder's list. Sets left without references are
-// removed once the update is over (dropUnreferenced).
+// permission sets, in one statement, and returns how many rows it removed,
+// the size of the folder's list, and the keys of the sets it left without
+// references (dropUnreferenced removes them once the update is over, if
+// nothing referred to them again meanwhile).
 const unlinkSQL = `WITH gone AS (
 		DELETE FROM folders WHERE library = $1 AND generation = $2 AND id = $3 RETURNING permission_set, own_set
 	), dropped AS (
 		UPDATE permission_sets p SET refs = p.refs - (p.key = g.permission_set)::int - (p.key = g.own_set)::int
 		FROM gone g WHERE p.library = $1 AND p.generation = $2 AND p.key IN (g.permission_set, g.own_set)
-		RETURNING p.key, p.size
+		RETURNING p.key, p.size, p.refs
 	)
-	SELECT (SELECT count(*) FROM gone), coalesce((SELECT d.size FROM dropped d JOIN gone g ON d.key = g.permission_set), 0)`
+	SELECT (SELECT count(*) FROM gone),
+		coalesce((SELECT d.size FROM dropped d JOIN gone g ON d.key = g.permission_set), 0),
+		coalesce((SELECT array_agg(key) FROM dropped WHERE refs <= 0), '{}')`
 
-// queueUnlink queues the removal of a folder's row with its references to
-// its permission sets, taking them out of the counts; it does nothing for
-// a folder the tree does not have.
+// queueUnlink queues the removal of a folder's row (unlinkSQL).
 func (l *libraryTx) queueUnlink(b *pgx.Batch, id string) {
-	b.Queue(unlinkSQL, l.rec.ID, l.rec.Generation, id).QueryRow(func(row pgx.Row) error {
+	b.Queue(unlinkSQL, l.rec.ID, l.rec.Generation, id).QueryRow(l.unlinked(id))
+}
+
+// unlinked reads unlinkSQL's row for folder id, taking what it removed out
+// of the counts; nothing was, for a folder the tree does not have.
+func (l *libraryTx) unlinked(id string) func(pgx.Row) error {
+	return func(row pgx.Row) error {
 		var removed int64
 		var size int
-		if err := row.Scan(&removed, &size); err != nil || removed == 0 {
+		var unreferenced [][]byte
+		if err := row.Scan(&removed, &size, &unreferenced); err != nil || removed == 0 {
 			return err
 		}
 		l.touched[id] = true
+		l.unreferenced = append(l.unreferenced, unreferenced...)
 		l.rec.Permissions -= size
 		l.rec.Folders--
 		return nil
-	})
+	}
 }
 
-// dropUnreferenced removes the permission sets of the library's tree that
-// no folder refers to any more.
-func dropUnreferenced(ctx context.Context, tx pgx.Tx, rec *record) error {
-	_, err := tx.Exec(ctx, "DELETE FROM permission_sets WHERE library = $1 AND generation = $2 AND refs <= 0", rec.ID, rec.Generation)
+// dropUnreferenced removes the permission sets that lost their last
+// reference during the update and did not get one again.
+func (l *libraryTx) dropUnreferenced() error {
+	if len(l.unreferenced) == 0 {
+		return nil
+	}
+	_, err := l.tx.Exec(l.ctx, "DELETE FROM permission_sets WHERE library = $1 AND generation = $2 AND key = ANY($3) AND refs <= 0",
+		l.rec.ID, l.rec.Generation, l.unreferenced)
 	return err
 }

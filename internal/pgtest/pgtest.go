@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net"
 	"net/url"
@@ -44,36 +45,53 @@ func NewDatabase(t testing.TB) string {
 	server := ServerURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, server)
+	u, drop, err := CreateDatabase(ctx, server, "fmtest_")
 	if err != nil {
-		t.Fatalf("the test PostgreSQL server (%s=%s): %v", EnvURL, server, err)
-	}
-	defer conn.Close(ctx) //nolint:errcheck // a connection only read from
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "fmtest_" + hex.EncodeToString(b[:])
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create a test database: %v", err)
+		t.Fatalf("the test PostgreSQL server (%s): %v", EnvURL, err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, server)
-		if err != nil {
-			t.Errorf("drop test database %s: %v", name, err)
-			return
-		}
-		defer conn.Close(ctx) //nolint:errcheck // a connection only read from
-		if _, err := conn.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("drop test database %s: %v", name, err)
+		if err := drop(); err != nil {
+			t.Error(err)
 		}
 	})
-	u, err := url.Parse(server)
+	return u
+}
+
+// CreateDatabase creates an empty database, named prefix and random hex,
+// on the server at serverURL, and returns its URL and a function that
+// drops it (with its connections).
+func CreateDatabase(ctx context.Context, serverURL, prefix string) (dbURL string, drop func() error, err error) {
+	u, err := url.Parse(serverURL)
 	if err != nil {
-		t.Fatalf("%s: %v", EnvURL, err)
+		return "", nil, fmt.Errorf("PostgreSQL server URL: %w", err)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := prefix + hex.EncodeToString(b[:])
+	if err := execOn(ctx, serverURL, "CREATE DATABASE "+name); err != nil {
+		return "", nil, fmt.Errorf("create database %s on %s: %w", name, u.Redacted(), err)
+	}
+	drop = func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := execOn(ctx, serverURL, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
+			return fmt.Errorf("drop database %s on %s: %w", name, u.Redacted(), err)
+		}
+		return nil
 	}
 	u.Path = "/" + name
-	return u.String()
+	return u.String(), drop, nil
+}
+
+// execOn runs one statement on its own connection to the server.
+func execOn(ctx context.Context, serverURL, sql string) error {
+	conn, err := pgx.Connect(ctx, serverURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx) //nolint:errcheck // the statement's error is the one to tell
+	_, err = conn.Exec(ctx, sql)
+	return err
 }
 
 // Tables lists the tables of the database at url, sorted.
