@@ -57,6 +57,16 @@ func (s *Server) ConsumerAccessToken(clientID, email string, ttl time.Duration, 
 		scopes: append([]string{}, scopes...), expiry: time.Now().Add(ttl), consumer: true})
 }
 
+// RevokeAccessToken revokes an access token, as a user removing the app's
+// access or Google's revoke endpoint does: from then on tokeninfo answers
+// it 400 invalid_token and the APIs 401. Revoking an unknown token is
+// harmless.
+func (s *Server) RevokeAccessToken(token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.accessTokens, token)
+}
+
 // issueAccessToken records tok under a new opaque value and returns it.
 func (s *Server) issueAccessToken(tok accessToken) string {
 	s.mu.Lock()

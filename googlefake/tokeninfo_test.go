@@ -123,8 +123,13 @@ func TestTokeninfoRefusals(t *testing.T) {
 	s := newFake(t)
 	expired := s.GoogleAccessToken(webClient, alice, -time.Second, emailScope)
 	idToken := s.GoogleIDToken(webClient, alice)
+	revoked := s.GoogleAccessToken(webClient, alice, time.Hour, emailScope)
+	if status, _ := tokeninfo(t, s, revoked); status != 200 {
+		t.Fatalf("tokeninfo before the revocation: %d", status)
+	}
+	s.RevokeAccessToken(revoked)
 	for name, token := range map[string]string{
-		"expired": expired, "unknown": "ya29.unknown", "empty": "", "an ID token": idToken,
+		"expired": expired, "unknown": "ya29.unknown", "empty": "", "an ID token": idToken, "revoked": revoked,
 	} {
 		t.Run(name, func(t *testing.T) {
 			status, body := tokeninfo(t, s, token)

@@ -54,6 +54,9 @@ type world struct {
 	// googleJWKSURL is auth.google.jwksUrl: the fake's unless changed
 	// before the Authenticator is made.
 	googleJWKSURL string
+	// now is the Authenticator's clock: time.Now unless set before it is
+	// made.
+	now func() time.Time
 }
 
 func newWorld(tb testing.TB) *world { return newWorldWith(tb, nil) }
@@ -104,7 +107,7 @@ func newWorldWith(tb testing.TB, before func(w *world)) *world {
 		"alice@example.com": {ID: googlefake.UserID("alice@example.com")},
 		"bob@example.com":   {ID: googlefake.UserID("bob@example.com")},
 	}})
-	if w.a, err = auth.New(cfg, auth.Directory{Config: cfg, Synced: w.dir}, auth.Options{}); err != nil {
+	if w.a, err = auth.New(cfg, auth.Directory{Config: cfg, Synced: w.dir}, auth.Options{Now: w.now}); err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(w.a.Close)

@@ -22,11 +22,15 @@ import (
 var emailScopes = []string{"https://www.googleapis.com/auth/userinfo.email", "email"}
 
 // Refusals are remembered briefly, so that a bad token repeated does not
-// reach tokeninfo each time.
+// reach tokeninfo each time. A good token is remembered until it expires,
+// but at most acceptanceCacheFor, so that a token revoked (the user signed
+// out, removed the app's access, or was compromised) is refused within that
+// time rather than an hour later.
 const (
-	refusalCacheFor   = time.Minute
-	tokeninfoRetryIn  = 5 * time.Second
-	maxTokeninfoBytes = 64 << 10
+	refusalCacheFor    = time.Minute
+	acceptanceCacheFor = 5 * time.Minute
+	tokeninfoRetryIn   = 5 * time.Second
+	maxTokeninfoBytes  = 64 << 10
 	// tokeninfoTimeout bounds a question to tokeninfo, whatever the HTTP
 	// client's timeout.
 	tokeninfoTimeout = 10 * time.Second
@@ -169,7 +173,11 @@ func (c *tokeninfoChecker) judge(a *tokeninfoAnswer) checked {
 	case a.EmailVerified != "true" && a.EmailVerified != true:
 		return c.refused(refuse(ReasonClaims, "the access token's e-mail is not verified"))
 	}
-	return checked{email: a.Email, subject: a.Sub, method: MethodGoogleAccessToken, until: expires}
+	until := c.now().Add(acceptanceCacheFor)
+	if expires.Before(until) {
+		until = expires
+	}
+	return checked{email: a.Email, subject: a.Sub, method: MethodGoogleAccessToken, until: until}
 }
 
 // callSlots counts the tokeninfo calls in flight, overall and by client.
