@@ -10,6 +10,7 @@ import (
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 )
 
@@ -205,5 +206,28 @@ func TestKeyRotation(t *testing.T) {
 	}
 	if !strings.Contains(fmt.Sprint(w.fake.Calls()), "microsoft.keys") {
 		t.Error("the Microsoft key set was never fetched")
+	}
+}
+
+// A user the configuration lists whom the directory marks suspended is not
+// a known user, whatever the way in: suspension wins.
+func TestSuspensionWinsOverTheConfiguration(t *testing.T) {
+	w := newWorld(t)
+	w.dir.Replace(&fm.DirectorySnapshot{Domain: "example.com", Users: map[string]fm.DirectoryUser{
+		"alice@example.com": {ID: googlefake.UserID("alice@example.com"), Suspended: true},
+		"bob@example.com":   {ID: googlefake.UserID("bob@example.com")},
+	}})
+	for _, tc := range []struct{ way, header string }{
+		{"Google ID token", "Bearer " + w.google()},
+		{"Google access token", "Bearer " + w.fake.GoogleAccessToken(googleClient, "alice@example.com", time.Hour, emailScope)},
+		{"Microsoft ID token", "Bearer " + w.fake.MicrosoftIDToken("2.0", tenant, appID, "alice@example.com")},
+		{"security code acting as the user", "securityCode " + aliceCode},
+	} {
+		if got := w.try(tc.header, "", ""); got.code != fm.EUNAUTHENTICATED || got.reason != auth.ReasonUnknownUser {
+			t.Errorf("%s of a suspended user the configuration lists: %+v, want 401 %s", tc.way, got, auth.ReasonUnknownUser)
+		}
+	}
+	if got := w.try("Bearer "+w.fake.GoogleIDToken(googleClient, "bob@example.com"), "", ""); got.email != "bob@example.com" {
+		t.Errorf("a user the directory does not mark suspended: %+v", got)
 	}
 }

@@ -20,7 +20,8 @@ type Directory struct {
 var _ fm.Directory = Directory{}
 
 // Lookup implements fm.Directory: a user the configuration lists is known
-// too. Its ID and InDirectory are the synced directory's.
+// too, unless the synced directory lists it suspended (suspension wins).
+// Its ID and InDirectory are the synced directory's.
 func (d Directory) Lookup(ctx context.Context, email string) (fm.DirectoryEntry, error) {
 	email = strings.ToLower(email)
 	var entry fm.DirectoryEntry
@@ -30,7 +31,7 @@ func (d Directory) Lookup(ctx context.Context, email string) (fm.DirectoryEntry,
 			return fm.DirectoryEntry{}, err
 		}
 	}
-	if dom := d.Config.Domain(fm.EmailDomain(email)); dom != nil && slices.Contains(dom.Users, email) {
+	if dom := d.Config.Domain(fm.EmailDomain(email)); dom != nil && !entry.InDirectory && slices.Contains(dom.Users, email) {
 		entry.Known = true
 	}
 	return entry, nil
