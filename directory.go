@@ -73,14 +73,16 @@ func (d *Directories) Replace(snaps ...*DirectorySnapshot) {
 
 // Lookup implements Directory: a known user is listed, not suspended, in its
 // domain's directory; its groups are resolved across every domain's.
-func (d *Directories) Lookup(_ context.Context, email string) (bool, []string, error) {
+func (d *Directories) Lookup(_ context.Context, email string) (DirectoryEntry, error) {
 	email = strings.ToLower(email)
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	known := false
+	entry := DirectoryEntry{Groups: slices.Clone(d.groups[email])}
 	if snap := d.snaps[EmailDomain(email)]; snap != nil {
-		suspended, listed := snap.Users[email]
-		known = listed && !suspended
+		var user DirectoryUser
+		user, entry.InDirectory = snap.Users[email]
+		entry.Known = entry.InDirectory && !user.Suspended
+		entry.ID = user.ID
 	}
-	return known, slices.Clone(d.groups[email]), nil
+	return entry, nil
 }

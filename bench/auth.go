@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
@@ -47,12 +48,17 @@ func (e *env) authFigures(t *table) error {
 	if err != nil {
 		return err
 	}
-	a, err := auth.New(cfg, auth.Directory{Config: cfg}, auth.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	// The user's domain's directory, as a directory sync reads it: a Google
+	// access token is taken only from a user the directory lists.
+	user := apiUsers[0]
+	var synced fm.Directories
+	synced.Replace(&fm.DirectorySnapshot{Domain: fm.EmailDomain(user),
+		Users: map[string]fm.DirectoryUser{user: {ID: googlefake.UserID(user)}}})
+	a, err := auth.New(cfg, auth.Directory{Config: cfg, Synced: &synced}, auth.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	user := apiUsers[0]
 	ways := []wayIn{
 		{"Google ID token", "Bearer " + fake.GoogleIDToken(clientID, user, googlefake.WithTTL(time.Hour))},
 		{"Microsoft ID token", "Bearer " + fake.MicrosoftIDToken("2.0", msTenant, msAppID, user)},

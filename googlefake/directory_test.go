@@ -200,8 +200,8 @@ func TestDirectoryUserRecords(t *testing.T) {
 			}
 		})
 	}
-	if byEmail[alice].Id != sub["sub"] {
-		t.Errorf("alice's id %q, her ID token's sub %v", byEmail[alice].Id, sub["sub"])
+	if byEmail[alice].Id != sub["sub"] || byEmail[bob].Id != googlefake.UserID(bob) || byEmail[bob].Id == byEmail[alice].Id {
+		t.Errorf("alice's id %q, her ID token's sub %v; bob's id %q, want %s", byEmail[alice].Id, sub["sub"], byEmail[bob].Id, googlefake.UserID(bob))
 	}
 	members, _ := allMembers(t, directoryAs(t, s, alice).Members.List("team@example.com"))
 	if len(members) != 1 || members[0].Email != bob || members[0].Status != "SUSPENDED" {

@@ -108,14 +108,29 @@ func WithHostedDomain(domain string) TokenOption {
 	return WithClaim("hd", domain)
 }
 
+// ConsumerAccount makes the token a consumer Google account's that shares
+// its e-mail address with a Workspace user (an account someone made with
+// that address outside the organisation): Google signs it all the same,
+// with email_verified true if the address was verified, but its sub is that
+// account's own subject (ConsumerID), not the Workspace user's, and it has
+// no hd. Apply it after any option that changes the email claim.
+func ConsumerAccount() TokenOption {
+	return func(_, claims map[string]any) {
+		email, _ := claims["email"].(string)
+		claims["sub"] = ConsumerID(email)
+		delete(claims, "hd")
+	}
+}
+
 // GoogleIDToken returns an ID token as Google Sign-In issues them: an RS256
 // JWT signed by the current signing key, with kid set, and claims iss
 // "https://accounts.google.com", aud clientID, sub (the user's Google ID,
 // stable per e-mail, the id the Directory API reports), email,
 // email_verified (true unless SetEmailVerified says otherwise), iat now and
 // exp now+1h, and hd, the domain of the e-mail, as for an account of that
-// domain's Google Workspace (WithHostedDomain("") makes it a consumer
-// Google account's, which has no hd). opts may change any of it.
+// domain's Google Workspace (ConsumerAccount makes it the token of a
+// consumer Google account of the same address, with its own sub and no
+// hd). opts may change any of it.
 func (s *Server) GoogleIDToken(clientID, email string, opts ...TokenOption) string {
 	now := time.Now().Unix()
 	email = strings.ToLower(email)
@@ -180,6 +195,16 @@ func newGoogleKey() *signingKey {
 // googleID is the stable numeric Google account ID of an e-mail: the sub of
 // its ID tokens and tokeninfo answers, and its id in the Directory API.
 func googleID(email string) string { return "1" + numericID("sub:"+email, 20) }
+
+// UserID returns the Google account ID of the Workspace user of an e-mail:
+// its id in the Directory API, and the sub of its ID tokens and of
+// tokeninfo's answers for its access tokens. It is stable per e-mail.
+func UserID(email string) string { return googleID(strings.ToLower(email)) }
+
+// ConsumerID returns the Google account ID of the consumer account that
+// shares an e-mail address with a Workspace user (ConsumerAccount,
+// ConsumerAccessToken): stable per e-mail, never equal to UserID's.
+func ConsumerID(email string) string { return "1" + numericID("consumer:"+strings.ToLower(email), 20) }
 
 // sign encodes and signs a JWS with RS256.
 func sign(key *rsa.PrivateKey, header, claims map[string]any) string {

@@ -70,8 +70,8 @@ func TestGoogleIDTokens(t *testing.T) {
 	}
 	again, _ := verify(s.GoogleIDToken(webClient, alice), keys)
 	other, _ := verify(s.GoogleIDToken(webClient, bob), keys)
-	if again["sub"] != claims["sub"] || other["sub"] == claims["sub"] || claims["sub"] == "" {
-		t.Errorf("subs %v %v %v", claims["sub"], again["sub"], other["sub"])
+	if again["sub"] != claims["sub"] || other["sub"] == claims["sub"] || claims["sub"] != googlefake.UserID(alice) {
+		t.Errorf("subs %v %v %v, want alice's %s", claims["sub"], again["sub"], other["sub"], googlefake.UserID(alice))
 	}
 
 	tests := []struct {
@@ -86,6 +86,12 @@ func TestGoogleIDTokens(t *testing.T) {
 			func(c jwt.MapClaims) bool { return c["hd"] == "example.com" }},
 		{"consumer account", s.GoogleIDToken(webClient, alice, googlefake.WithHostedDomain("")), nil,
 			func(c jwt.MapClaims) bool { _, ok := c["hd"]; return !ok }},
+		{"consumer account sharing a Workspace user's address", s.GoogleIDToken(webClient, alice, googlefake.ConsumerAccount()), nil,
+			func(c jwt.MapClaims) bool {
+				_, hd := c["hd"]
+				return !hd && c["email"] == alice && c["email_verified"] == true &&
+					c["sub"] == googlefake.ConsumerID(alice) && c["sub"] != googlefake.UserID(alice)
+			}},
 		{"hosted domain", s.GoogleIDToken(webClient, alice, googlefake.WithHostedDomain("other.example")), nil,
 			func(c jwt.MapClaims) bool { return c["hd"] == "other.example" }},
 		{"deleted claim", s.GoogleIDToken(webClient, alice, googlefake.WithClaim("email_verified", nil)), nil,

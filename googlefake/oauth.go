@@ -42,6 +42,17 @@ type accessToken struct {
 	clientID string   // the OAuth client it was issued to
 	scopes   []string // nil: every scope (refresh-token grants)
 	expiry   time.Time
+	// consumer: the token of the consumer Google account that shares
+	// user's address (ConsumerAccessToken), not of the Workspace user.
+	consumer bool
+}
+
+// subject is the Google account ID tokeninfo reports for the token.
+func (t accessToken) subject() string {
+	if t.consumer {
+		return ConsumerID(t.user)
+	}
+	return googleID(t.user)
 }
 
 // oauthError is an error of the token endpoint, as Google writes them.
@@ -307,7 +318,7 @@ func (s *Server) refreshTokenGrant(r *http.Request) (accessToken, *oauthError) {
 func (s *Server) authenticate(r *http.Request, scopeOK func(string) bool) (accessToken, *apiError) {
 	scheme, value, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	tok, ok := s.accessTokens[strings.TrimSpace(value)]
-	if !strings.EqualFold(scheme, "Bearer") || !ok || time.Now().After(tok.expiry) {
+	if !strings.EqualFold(scheme, "Bearer") || !ok || tok.consumer || time.Now().After(tok.expiry) {
 		return accessToken{}, errUnauthenticated
 	}
 	if tok.scopes != nil && !slices.ContainsFunc(tok.scopes, scopeOK) {

@@ -43,11 +43,36 @@ var errUnavailable = &apiError{
 // expired). tokeninfo describes it, and the Drive and Directory APIs accept
 // it when its scopes allow, acting as email.
 func (s *Server) GoogleAccessToken(clientID, email string, ttl time.Duration, scopes ...string) string {
+	return s.issueAccessToken(accessToken{user: strings.ToLower(email), clientID: clientID,
+		scopes: append([]string{}, scopes...), expiry: time.Now().Add(ttl)})
+}
+
+// ConsumerAccessToken is GoogleAccessToken for the consumer Google account
+// that shares email's address with a Workspace user (see ConsumerAccount):
+// tokeninfo describes it as GoogleAccessToken's, e-mail included, but with
+// that account's sub (ConsumerID). The fake models no consumer account's
+// Drive nor Directory: those APIs refuse its tokens (401).
+func (s *Server) ConsumerAccessToken(clientID, email string, ttl time.Duration, scopes ...string) string {
+	return s.issueAccessToken(accessToken{user: strings.ToLower(email), clientID: clientID,
+		scopes: append([]string{}, scopes...), expiry: time.Now().Add(ttl), consumer: true})
+}
+
+// RevokeAccessToken revokes an access token, as a user removing the app's
+// access or Google's revoke endpoint does: from then on tokeninfo answers
+// it 400 invalid_token and the APIs 401. Revoking an unknown token is
+// harmless.
+func (s *Server) RevokeAccessToken(token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.accessTokens, token)
+}
+
+// issueAccessToken records tok under a new opaque value and returns it.
+func (s *Server) issueAccessToken(tok accessToken) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	value := "ya29." + s.randomString(idAlphabet, 160)
-	s.accessTokens[value] = accessToken{user: strings.ToLower(email), clientID: clientID,
-		scopes: append([]string{}, scopes...), expiry: time.Now().Add(ttl)}
+	s.accessTokens[value] = tok
 	return value
 }
 
@@ -146,7 +171,7 @@ func (s *Server) serveTokeninfo(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, errInvalidToken.status, errInvalidToken)
 		return
 	}
-	info := tokeninfo{Azp: tok.clientID, Aud: tok.clientID, Sub: googleID(tok.user),
+	info := tokeninfo{Azp: tok.clientID, Aud: tok.clientID, Sub: tok.subject(),
 		Scope: strings.Join(tok.scopes, " "), Exp: strconv.FormatInt(tok.expiry.Unix(), 10),
 		ExpiresIn: strconv.FormatInt(int64(tok.expiry.Sub(now)/time.Second), 10), AccessType: "online"}
 	if slices.ContainsFunc(tok.scopes, func(sc string) bool { return slices.Contains(emailScopes, sc) }) {

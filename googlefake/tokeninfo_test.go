@@ -96,12 +96,40 @@ func TestTokeninfo(t *testing.T) {
 	}
 }
 
+// A consumer Google account sharing a Workspace user's address: tokeninfo
+// names the same e-mail as for the Workspace user's tokens, but the
+// consumer account's own sub; the Drive API does not take its token for
+// the Workspace user's.
+func TestConsumerAccessToken(t *testing.T) {
+	s := newFake(t)
+	s.CreateFolder(alice, "", "mine")
+	consumer := s.ConsumerAccessToken(webClient, alice, time.Hour, emailScope, drive.DriveMetadataReadonlyScope)
+	workspace := s.GoogleAccessToken(webClient, alice, time.Hour, emailScope, drive.DriveMetadataReadonlyScope)
+	_, c := tokeninfo(t, s, consumer)
+	_, w := tokeninfo(t, s, workspace)
+	if c["email"] != alice || c["email_verified"] != "true" || c["sub"] != googlefake.ConsumerID(alice) || c["aud"] != webClient {
+		t.Errorf("consumer token: %v, want alice's e-mail and sub %s", c, googlefake.ConsumerID(alice))
+	}
+	if w["sub"] != googlefake.UserID(alice) || w["sub"] == c["sub"] || keys(c) != keys(w) {
+		t.Errorf("Workspace token %v, consumer token %v: want the same fields, subs %s and %s",
+			w, c, googlefake.UserID(alice), googlefake.ConsumerID(alice))
+	}
+	svc := service(t, s, &google.Credentials{TokenSource: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: consumer})})
+	_, err := svc.Files.List().Do()
+	wantAPIError(t, err, 401, "authError")
+}
+
 func TestTokeninfoRefusals(t *testing.T) {
 	s := newFake(t)
 	expired := s.GoogleAccessToken(webClient, alice, -time.Second, emailScope)
 	idToken := s.GoogleIDToken(webClient, alice)
+	revoked := s.GoogleAccessToken(webClient, alice, time.Hour, emailScope)
+	if status, _ := tokeninfo(t, s, revoked); status != 200 {
+		t.Fatalf("tokeninfo before the revocation: %d", status)
+	}
+	s.RevokeAccessToken(revoked)
 	for name, token := range map[string]string{
-		"expired": expired, "unknown": "ya29.unknown", "empty": "", "an ID token": idToken,
+		"expired": expired, "unknown": "ya29.unknown", "empty": "", "an ID token": idToken, "revoked": revoked,
 	} {
 		t.Run(name, func(t *testing.T) {
 			status, body := tokeninfo(t, s, token)

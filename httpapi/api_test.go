@@ -154,6 +154,9 @@ func TestBadCredentials(t *testing.T) {
 		"no email":       f.token("alice@example.com", googlefake.WithClaim("email", nil)),
 		"other issuer":   f.token("alice@example.com", googlefake.WithClaim("iss", "https://accounts.example.com")),
 		"bare issuer ok": f.token("alice@example.com", googlefake.WithClaim("iss", "accounts.google.com")),
+		// A consumer Google account sharing a directory user's address.
+		"consumer ID token":     f.token("alice@example.com", googlefake.ConsumerAccount()),
+		"consumer access token": f.fake.ConsumerAccessToken(clientID, "alice@example.com", time.Hour, "email"),
 	} {
 		t.Run(name, func(t *testing.T) {
 			resp, body := f.get("/folder/v1/files/root", token)

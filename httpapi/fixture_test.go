@@ -115,7 +115,16 @@ func newFixtureWith(t testing.TB, opts fixtureOptions) *fixture {
 	writeTree(t, db, "lib-eng", fm.LibraryState{RootID: "root", LastFullSync: syncedAt}, engineeringTree())
 	writeTree(t, db, "lib-drive", fm.LibraryState{RootID: "drive1", DriveID: "drive1", SharingRequiresOrganizer: true}, driveTree())
 
-	authn, err := auth.New(cfg, auth.Directory{Config: cfg}, auth.Options{})
+	// example.com's directory, as a directory sync reads it: its users,
+	// with the fake's IDs.
+	users := map[string]fm.DirectoryUser{}
+	for _, u := range cfg.Domain("example.com").Users {
+		users[u] = fm.DirectoryUser{ID: googlefake.UserID(u)}
+	}
+	if err := db.ReplaceDirectory(context.Background(), &fm.DirectorySnapshot{Domain: "example.com", Users: users}); err != nil {
+		t.Fatal(err)
+	}
+	authn, err := auth.New(cfg, auth.Directory{Config: cfg, Synced: db}, auth.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -11,7 +12,8 @@ import (
 
 // Directory layout: directory/<domain>/ with
 //
-//	users         e-mail → 1 if suspended, 0 if not
+//	users         e-mail → 1 if suspended, 0 if not; then the user's directory ID
+//	              (none in a directory stored by a foldermirror that did not keep IDs)
 //	directGroups  member e-mail → the groups containing it directly, 0x00-separated
 //	unreadable    e-mail of a nested group no admin could read → nothing
 //	state         synced-at time
@@ -57,9 +59,9 @@ func writeDirectory(dom *bolt.Bucket, snap *fm.DirectorySnapshot) error {
 	if err != nil {
 		return err
 	}
-	for email, suspended := range snap.Users {
-		v := []byte{0}
-		if suspended {
+	for email, user := range snap.Users {
+		v := append([]byte{0}, user.ID...)
+		if user.Suspended {
 			v[0] = 1
 		}
 		if err := users.Put([]byte(email), v); err != nil {
@@ -103,6 +105,9 @@ func (db *DB) loadDirectories(tx *bolt.Tx) error {
 		if err != nil {
 			return fmt.Errorf("directory of %s: %w", name, err)
 		}
+		if n := snap.UsersWithoutID(); n > 0 {
+			logUsersWithoutID(db.logger, snap.Domain, n)
+		}
 		snaps = append(snaps, snap)
 		return nil
 	})
@@ -111,7 +116,7 @@ func (db *DB) loadDirectories(tx *bolt.Tx) error {
 }
 
 func readDirectory(domain string, dom *bolt.Bucket) (*fm.DirectorySnapshot, error) {
-	snap := &fm.DirectorySnapshot{Domain: domain, Users: map[string]bool{}, DirectGroups: map[string][]string{}}
+	snap := &fm.DirectorySnapshot{Domain: domain, Users: map[string]fm.DirectoryUser{}, DirectGroups: map[string][]string{}}
 	d := decoder{buf: dom.Get(keyState)}
 	d.header()
 	snap.SyncedAt = d.time()
@@ -123,7 +128,11 @@ func readDirectory(domain string, dom *bolt.Bucket) (*fm.DirectorySnapshot, erro
 		return nil, errCorrupt
 	}
 	err := users.ForEach(func(k, v []byte) error {
-		snap.Users[string(k)] = len(v) > 0 && v[0] == 1
+		user := fm.DirectoryUser{Suspended: len(v) > 0 && v[0] == 1}
+		if len(v) > 1 {
+			user.ID = string(v[1:])
+		}
+		snap.Users[string(k)] = user
 		return nil
 	})
 	if err != nil {
@@ -145,7 +154,16 @@ func readDirectory(domain string, dom *bolt.Bucket) (*fm.DirectorySnapshot, erro
 	return snap, err
 }
 
+// logUsersWithoutID warns that a domain's stored directory has users
+// without a directory ID: their Google tokens are refused until the next
+// directory sync, which runs when the daemon starts.
+func logUsersWithoutID(logger *slog.Logger, domain string, n int) {
+	logger.Warn("the stored directory was read by a foldermirror that did not keep user IDs: "+
+		"Google tokens of its users are refused until its next directory sync, at daemon start",
+		"domain", domain, "usersWithoutID", n)
+}
+
 // Lookup implements fm.Directory from the synced directories.
-func (db *DB) Lookup(ctx context.Context, email string) (bool, []string, error) {
+func (db *DB) Lookup(ctx context.Context, email string) (fm.DirectoryEntry, error) {
 	return db.directories.Lookup(ctx, email)
 }

@@ -2,8 +2,11 @@ package index_test
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -17,7 +20,7 @@ func TestDirectoryKeepsUnreadableGroups(t *testing.T) {
 	dir := t.TempDir()
 	db := fmtest.OpenBolt(t, dir)
 	err := db.ReplaceDirectory(context.Background(), &fm.DirectorySnapshot{Domain: "beta.example",
-		Users: map[string]bool{}, Unreadable: []string{"a@gamma.org", "b@gamma.org"}})
+		Users: map[string]fm.DirectoryUser{}, Unreadable: []string{"a@gamma.org", "b@gamma.org"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,5 +47,40 @@ func rawBolt(t *testing.T, dir string, fn func(*bolt.Tx) error) {
 	defer b.Close()
 	if err := b.Update(fn); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A directory stored by a foldermirror that did not keep user IDs (one
+// byte a user: suspended or not) is read with its users and their
+// suspensions but no IDs (their Google tokens are refused until the next
+// directory sync), with a warning that says so.
+func TestDirectoryWithoutIDs(t *testing.T) {
+	dir := t.TempDir()
+	db := fmtest.OpenBolt(t, dir)
+	err := db.ReplaceDirectory(context.Background(), &fm.DirectorySnapshot{Domain: "example.com",
+		Users: map[string]fm.DirectoryUser{"ann@example.com": {ID: "101"}, "sid@example.com": {ID: "102", Suspended: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	rawBolt(t, dir, func(tx *bolt.Tx) error {
+		users := tx.Bucket([]byte("directory")).Bucket([]byte("example.com")).Bucket([]byte("users"))
+		return errors.Join(users.Put([]byte("ann@example.com"), []byte{0}), users.Put([]byte("sid@example.com"), []byte{1}))
+	})
+	var logs fmtest.LogBuffer
+	old, err := index.Open(dir, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	for email, want := range map[string]fm.DirectoryEntry{
+		"ann@example.com": {Known: true, InDirectory: true}, "sid@example.com": {InDirectory: true},
+	} {
+		if got, err := old.Lookup(context.Background(), email); err != nil || got.Known != want.Known || got.InDirectory != want.InDirectory || got.ID != "" {
+			t.Errorf("%s in a directory without IDs: %+v %v, want %+v", email, got, err, want)
+		}
+	}
+	if got := logs.String(); !strings.Contains(got, "did not keep user IDs") || !strings.Contains(got, "usersWithoutID=2") {
+		t.Errorf("log of a directory without IDs: %q", got)
 	}
 }

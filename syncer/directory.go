@@ -123,11 +123,11 @@ type directoryReader struct {
 }
 
 func (r *directoryReader) read(ctx context.Context) (*fm.DirectorySnapshot, int, error) {
-	snap := &fm.DirectorySnapshot{Domain: r.domain, Users: map[string]bool{}}
-	err := r.svc.Users.List().Domain(r.domain).MaxResults(usersPageSize).Fields("nextPageToken,users(primaryEmail,suspended)").
+	snap := &fm.DirectorySnapshot{Domain: r.domain, Users: map[string]fm.DirectoryUser{}}
+	err := r.svc.Users.List().Domain(r.domain).MaxResults(usersPageSize).Fields("nextPageToken,users(id,primaryEmail,suspended)").
 		Pages(ctx, func(page *admin.Users) error {
 			for _, u := range page.Users {
-				snap.Users[strings.ToLower(u.PrimaryEmail)] = u.Suspended
+				snap.Users[strings.ToLower(u.PrimaryEmail)] = fm.DirectoryUser{ID: u.Id, Suspended: u.Suspended}
 			}
 			return nil
 		})

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
@@ -55,9 +56,13 @@ func TestSyncDirectory(t *testing.T) {
 		{"pat@partner.org", false, []string{"all@example.com", "eng@example.com", "sub@example.com"}},
 		{"storage@example.com", true, nil},
 	} {
-		known, groups, _ := e.db.Lookup(context.Background(), tc.email)
-		if known != tc.known || !slices.Equal(groups, tc.groups) {
-			t.Errorf("%s: known %v groups %v; want %v %v", tc.email, known, groups, tc.known, tc.groups)
+		got, _ := e.db.Lookup(context.Background(), tc.email)
+		wantID := googlefake.UserID(tc.email)
+		if fm.EmailDomain(tc.email) != "example.com" {
+			wantID = "" // not in the directory synced
+		}
+		if got.Known != tc.known || !slices.Equal(got.Groups, tc.groups) || got.ID != wantID {
+			t.Errorf("%s: %+v; want known %v, groups %v, ID %q", tc.email, got, tc.known, tc.groups, wantID)
 		}
 	}
 	calls := fake.Calls()
@@ -70,8 +75,8 @@ func TestSyncDirectory(t *testing.T) {
 	if _, err := e.s.SyncDirectory(context.Background(), "example.com"); err != nil {
 		t.Fatal(err)
 	}
-	if known, groups, _ := e.db.Lookup(context.Background(), "alice@example.com"); known || len(groups) != 0 {
-		t.Errorf("removed alice: %v %v", known, groups)
+	if got, _ := e.db.Lookup(context.Background(), "alice@example.com"); got.Known || got.InDirectory || len(got.Groups) != 0 {
+		t.Errorf("removed alice: %+v", got)
 	}
 }
 
@@ -117,8 +122,8 @@ func TestSyncDirectoryNestedGroupsConcurrencyOne(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("directory sync still running after 10 s: deadlocked")
 	}
-	if _, groups, _ := e.db.Lookup(context.Background(), "alice@example.com"); !slices.Equal(groups, []string{"a@example.com", "c@example.com"}) {
-		t.Errorf("alice's groups: %v", groups)
+	if got, _ := e.db.Lookup(context.Background(), "alice@example.com"); !slices.Equal(got.Groups, []string{"a@example.com", "c@example.com"}) {
+		t.Errorf("alice's groups: %v", got.Groups)
 	}
 }
 
@@ -273,11 +278,11 @@ func (e *env) syncDirectory(domain string) *syncer.DirectoryResult {
 // configuration) about a caller.
 func (e *env) lookup(email string) (bool, []string) {
 	e.t.Helper()
-	known, groups, err := auth.Directory{Config: e.cfg, Synced: e.db}.Lookup(context.Background(), email)
+	got, err := auth.Directory{Config: e.cfg, Synced: e.db}.Lookup(context.Background(), email)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return known, groups
+	return got.Known, got.Groups
 }
 
 // A group nested in another configured domain's group is resolved from that

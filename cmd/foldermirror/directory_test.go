@@ -68,6 +68,14 @@ func TestSyncDirectoriesAcrossOrganizations(t *testing.T) {
 	for _, token := range []string{ann, bob, bea} {
 		getJSON(t, base+"/folder/v1/files/"+shared, token, 200, nil)
 	}
+	// The directory sync keeps each user's ID: bob's access token is his,
+	// those of a consumer Google account sharing his address are refused.
+	const email = "https://www.googleapis.com/auth/userinfo.email"
+	getJSON(t, base+"/folder/v1/files/"+shared, fake.GoogleAccessToken(e2eClient, "bob@beta.example", time.Hour, email), 200, nil)
+	for _, consumer := range []string{fake.ConsumerAccessToken(e2eClient, "bob@beta.example", time.Hour, email),
+		fake.GoogleIDToken(e2eClient, "bob@beta.example", googlefake.ConsumerAccount())} {
+		getJSON(t, base+"/folder/v1/files/"+shared, consumer, 401, nil)
+	}
 	status := getJSON(t, adminBase+"/status", "", 200, nil)
 	var st struct {
 		Directories []struct {

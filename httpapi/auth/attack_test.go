@@ -38,9 +38,15 @@ const (
 
 // world is a Google fake, an Authenticator configured against it, and an
 // attacker's key server that must never be asked anything.
+//
+// example.com's directory (dir, as a directory sync reads it) lists alice
+// and bob, with the fake's IDs; its configuration lists them too, and
+// cora, whom the directory does not list. partner.org has no directory:
+// its configuration lists mallory.
 type world struct {
 	t        testing.TB
 	fake     *googlefake.Server
+	dir      *fm.Directories
 	a        *auth.Authenticator
 	attacker *httptest.Server
 	hits     atomic.Int32
@@ -48,6 +54,9 @@ type world struct {
 	// googleJWKSURL is auth.google.jwksUrl: the fake's unless changed
 	// before the Authenticator is made.
 	googleJWKSURL string
+	// now is the Authenticator's clock: time.Now unless set before it is
+	// made.
+	now func() time.Time
 }
 
 func newWorld(tb testing.TB) *world { return newWorldWith(tb, nil) }
@@ -82,7 +91,7 @@ func newWorldWith(tb testing.TB, before func(w *world)) *world {
 	}
 	c.Domains = []config.Domain{{
 		Name:  "example.com",
-		Users: []string{"alice@example.com", "bob@example.com"},
+		Users: []string{"alice@example.com", "bob@example.com", "cora@example.com"},
 		SecurityCodes: []config.SecurityCode{
 			{SHA256: fmtest.CodeDigest(adminCode), ActAs: "admin"},
 			{SHA256: fmtest.CodeDigest(aliceCode), ActAs: "user:alice@example.com", Expires: time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)},
@@ -93,7 +102,12 @@ func newWorldWith(tb testing.TB, before func(w *world)) *world {
 		Users: []string{"mallory@partner.org"},
 	}}
 	cfg := fmtest.LoadConfig(tb, c)
-	if w.a, err = auth.New(cfg, auth.Directory{Config: cfg}, auth.Options{}); err != nil {
+	w.dir = &fm.Directories{}
+	w.dir.Replace(&fm.DirectorySnapshot{Domain: "example.com", Users: map[string]fm.DirectoryUser{
+		"alice@example.com": {ID: googlefake.UserID("alice@example.com")},
+		"bob@example.com":   {ID: googlefake.UserID("bob@example.com")},
+	}})
+	if w.a, err = auth.New(cfg, auth.Directory{Config: cfg, Synced: w.dir}, auth.Options{Now: w.now}); err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(w.a.Close)
@@ -322,6 +336,17 @@ func TestAttacks(t *testing.T) {
 		{"consumer account of another domain", bearer(w.fake.GoogleIDToken(googleClient, "someone@gmail.com", googlefake.WithHostedDomain(""))), ok, "", "someone@gmail.com"},
 		{"address of another domain, hd of a configured one", bearer(w.fake.GoogleIDToken(googleClient, "someone@elsewhere.net", googlefake.WithHostedDomain("example.com"))), ok, "", "someone@elsewhere.net"},
 		{"microsoft token needs no hd", bearer(w.ms("2.0", claim("hd", nil))), ok, "", "bob@example.com"},
+		// sub: a directory user's Google tokens must be its account's.
+		{"consumer account sharing a directory user's address", bearer(w.google(googlefake.ConsumerAccount())), unauth, auth.ReasonHostedDomain, ""},
+		{"consumer account's access token, of a directory user's address", bearer(w.fake.ConsumerAccessToken(googleClient, "alice@example.com", time.Hour, emailScope)), unauth, auth.ReasonSubject, ""},
+		{"directory user's access token", bearer(w.fake.GoogleAccessToken(googleClient, "alice@example.com", time.Hour, emailScope)), ok, "", "alice@example.com"},
+		{"hd of the domain, another account's sub (a deleted user's address given to a new one)", bearer(w.google(claim("sub", "1999"))), unauth, auth.ReasonSubject, ""},
+		{"hd of the domain, no sub", bearer(w.google(claim("sub", nil))), unauth, auth.ReasonSubject, ""},
+		{"another directory user's sub", bearer(w.google(claim("sub", googlefake.UserID("bob@example.com")))), unauth, auth.ReasonSubject, ""},
+		{"user only the configuration lists, ID token with hd", bearer(w.fake.GoogleIDToken(googleClient, "cora@example.com")), ok, "", "cora@example.com"},
+		{"user only the configuration lists, ID token without hd", bearer(w.fake.GoogleIDToken(googleClient, "cora@example.com", googlefake.ConsumerAccount())), unauth, auth.ReasonHostedDomain, ""},
+		{"user only the configuration lists, access token", bearer(w.fake.GoogleAccessToken(googleClient, "cora@example.com", time.Hour, emailScope)), unauth, auth.ReasonHostedDomain, ""},
+		{"consumer access token of another domain", bearer(w.fake.ConsumerAccessToken(googleClient, "someone@gmail.com", time.Hour, emailScope)), ok, "", "someone@gmail.com"},
 		// Shapes.
 		{"oversized token", bearer(strings.Repeat("a", 16<<10) + "." + w.google()), unauth, auth.ReasonMalformed, ""},
 		{"many dots", bearer("a.b.c.d.e.f"), unauth, auth.ReasonInvalid, ""},
@@ -493,18 +518,56 @@ func TestKeysDownAtRefetch(t *testing.T) {
 	}
 }
 
-// The hd check happens before a token's answer is cached: a refused token
-// stays refused however often it comes, and a Workspace token of an address
-// lets no consumer token of that address in.
+// The hd and sub checks hold whatever the token caches hold: a refused
+// token stays refused however often it comes, and a Workspace token of an
+// address lets no consumer token of that address in, of either kind.
 func TestHostedDomainAndTheCache(t *testing.T) {
 	w := newWorld(t)
-	workspace, consumer := "Bearer "+w.google(), "Bearer "+w.google(googlefake.WithHostedDomain(""))
-	for i := range 3 {
-		if got := w.try(workspace, "", ""); got.email != "alice@example.com" {
-			t.Errorf("Workspace token, time %d: %+v", i+1, got)
+	for _, tc := range []struct {
+		kind                string
+		workspace, consumer string
+		reason              string
+	}{
+		{"ID token", w.google(), w.google(googlefake.ConsumerAccount()), auth.ReasonHostedDomain},
+		{"access token", w.fake.GoogleAccessToken(googleClient, "alice@example.com", time.Hour, emailScope),
+			w.fake.ConsumerAccessToken(googleClient, "alice@example.com", time.Hour, emailScope), auth.ReasonSubject},
+	} {
+		for i := range 3 {
+			if got := w.try("Bearer "+tc.workspace, "", ""); got.email != "alice@example.com" {
+				t.Errorf("Workspace %s, time %d: %+v", tc.kind, i+1, got)
+			}
+			if got := w.try("Bearer "+tc.consumer, "", ""); got.code != fm.EUNAUTHENTICATED || got.reason != tc.reason {
+				t.Errorf("consumer %s of the same address, time %d: %+v, want 401 %s", tc.kind, i+1, got, tc.reason)
+			}
 		}
-		if got := w.try(consumer, "", ""); got.code != fm.EUNAUTHENTICATED || got.reason != auth.ReasonHostedDomain {
-			t.Errorf("consumer token of the same address, time %d: %+v", i+1, got)
+	}
+}
+
+// A directory stored by a foldermirror that did not keep user IDs: the
+// Google tokens of its users are refused (the subject cannot be checked)
+// until the directory is synced again; a user only the configuration lists
+// and security codes are unaffected.
+func TestDirectoryWithoutIDs(t *testing.T) {
+	w := newWorld(t)
+	idToken, accessToken := "Bearer "+w.google(), "Bearer "+w.fake.GoogleAccessToken(googleClient, "alice@example.com", time.Hour, emailScope)
+	w.dir.Replace(&fm.DirectorySnapshot{Domain: "example.com", Users: map[string]fm.DirectoryUser{
+		"alice@example.com": {}, "bob@example.com": {}}})
+	for _, h := range []string{idToken, accessToken} {
+		if got := w.try(h, "", ""); got.code != fm.EUNAUTHENTICATED || got.reason != auth.ReasonSubject {
+			t.Errorf("%.20s... with a directory without IDs: %+v, want 401 %s", h, got, auth.ReasonSubject)
+		}
+	}
+	if got := w.try("securityCode "+aliceCode, "", ""); got.email != "alice@example.com" {
+		t.Errorf("security code acting as alice: %+v", got)
+	}
+	if got := w.try("Bearer "+w.fake.GoogleIDToken(googleClient, "cora@example.com"), "", ""); got.email != "cora@example.com" {
+		t.Errorf("ID token of a user only the configuration lists: %+v", got)
+	}
+	w.dir.Replace(&fm.DirectorySnapshot{Domain: "example.com", Users: map[string]fm.DirectoryUser{
+		"alice@example.com": {ID: googlefake.UserID("alice@example.com")}}})
+	for _, h := range []string{idToken, accessToken} {
+		if got := w.try(h, "", ""); got.email != "alice@example.com" {
+			t.Errorf("%.20s... once the directory has IDs again: %+v", h, got)
 		}
 	}
 }

@@ -152,14 +152,15 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Identity, error) {
 func (a *Authenticator) bearer(r *http.Request, token string) (*Identity, error) {
 	ctx := r.Context()
 	if !isJWT(token) {
-		email, err := a.tokeninfo.check(ctx, token, clientAddress(r))
+		got, err := a.tokeninfo.check(ctx, token, clientAddress(r))
 		if err != nil {
 			return nil, err
 		}
-		return a.identify(ctx, email, MethodGoogleAccessToken)
+		return a.identifyGoogle(ctx, got)
 	}
 	// Only tokens that passed every check that depends on the token alone
-	// (signature, claims, hd) are cached; the directory is asked each time.
+	// (signature, claims, hd) are cached; the directory is asked each time,
+	// the subject checked against it each time.
 	key := keyOf(token)
 	got, ok := a.verified.get(key)
 	if !ok {
@@ -172,7 +173,7 @@ func (a *Authenticator) bearer(r *http.Request, token string) (*Identity, error)
 	if got.method == MethodMicrosoftIDToken {
 		return a.identifyKnown(ctx, got.email, got.method)
 	}
-	return a.identify(ctx, got.email, got.method)
+	return a.identifyGoogle(ctx, got)
 }
 
 // verifyJWT verifies an ID token with the keys of the authority its issuer
@@ -186,7 +187,7 @@ func (a *Authenticator) verifyJWT(ctx context.Context, token string) (checked, e
 	var exp time.Time
 	switch {
 	case isGoogleIssuer(iss):
-		got.email, exp, err = a.google.verify(ctx, token)
+		got.email, got.subject, exp, err = a.google.verify(ctx, token)
 	case isMicrosoftIssuer(iss):
 		got.method = MethodMicrosoftIDToken
 		got.email, exp, err = a.microsoft.verify(ctx, token)
@@ -226,30 +227,58 @@ func clientAddress(r *http.Request) string {
 // identify completes an identity from a verified e-mail: a caller of a
 // configured domain must be one of its known users.
 func (a *Authenticator) identify(ctx context.Context, email, method string) (*Identity, error) {
-	id, known, err := a.lookup(ctx, email, method)
-	if err == nil && !known && a.cfg.Domain(id.Domain) != nil {
+	id, entry, err := a.lookup(ctx, email, method)
+	if err == nil && !entry.Known && a.cfg.Domain(id.Domain) != nil {
 		err = refuse(ReasonUnknownUser, "the user is not a known user of "+id.Domain)
 	}
 	return id, err
 }
 
+// identifyGoogle is identify for a verified Google token. A caller of a
+// configured domain whom the directory lists must also be that user's
+// Google account: the token's subject is the user's directory ID, so that
+// a consumer Google account sharing the address is refused. A user only
+// the configuration lists is taken on an ID token alone, whose hd (checked
+// with the token) shows the Workspace account: tokeninfo carries no hd, so
+// its access tokens are refused.
+func (a *Authenticator) identifyGoogle(ctx context.Context, got checked) (*Identity, error) {
+	id, entry, err := a.lookup(ctx, got.email, got.method)
+	switch {
+	case err != nil || a.cfg.Domain(id.Domain) == nil:
+		return id, err
+	case !entry.Known:
+		return nil, refuse(ReasonUnknownUser, "the user is not a known user of "+id.Domain)
+	case !entry.InDirectory && got.method == MethodGoogleAccessToken:
+		return nil, refuse(ReasonHostedDomain, "an access token cannot show a Google Workspace account of "+id.Domain+
+			" (tokeninfo carries no hd), and the user is not in the domain's directory: sign in with an ID token")
+	case !entry.InDirectory:
+		return id, nil
+	case entry.ID == "":
+		return nil, refuse(ReasonSubject, "the directory of "+id.Domain+
+			" was stored without user IDs; Google tokens of its users are accepted again after its next directory sync")
+	case got.subject != entry.ID:
+		return nil, refuse(ReasonSubject, "the token is of another Google account than the directory's user of that address")
+	}
+	return id, nil
+}
+
 // identifyKnown is identify for callers who must be known users whatever
 // their domain (Microsoft callers).
 func (a *Authenticator) identifyKnown(ctx context.Context, email, method string) (*Identity, error) {
-	id, known, err := a.lookup(ctx, email, method)
-	if err == nil && !known {
+	id, entry, err := a.lookup(ctx, email, method)
+	if err == nil && !entry.Known {
 		err = refuse(ReasonUnknownUser, "the user is not a known user")
 	}
 	return id, err
 }
 
-func (a *Authenticator) lookup(ctx context.Context, email, method string) (*Identity, bool, error) {
+func (a *Authenticator) lookup(ctx context.Context, email, method string) (*Identity, fm.DirectoryEntry, error) {
 	email = strings.ToLower(email)
-	known, groups, err := a.dir.Lookup(ctx, email)
+	entry, err := a.dir.Lookup(ctx, email)
 	if err != nil {
-		return nil, false, fmt.Errorf("look up %s in the directory: %w", email, err)
+		return nil, fm.DirectoryEntry{}, fmt.Errorf("look up %s in the directory: %w", email, err)
 	}
-	return &Identity{Email: email, Domain: fm.EmailDomain(email), Groups: groups, Method: method}, known, nil
+	return &Identity{Email: email, Domain: fm.EmailDomain(email), Groups: entry.Groups, Method: method}, entry, nil
 }
 
 // Reasons a credential is refused, as FailureReason reports them.
@@ -274,8 +303,13 @@ const (
 	// from the client's address.
 	ReasonCheckerBusy = "checker_busy"
 	// ReasonHostedDomain: a Google ID token of a configured domain's
-	// address whose hd is not that domain.
+	// address whose hd is not that domain, or an access token (which has
+	// no hd) of a user the domain's directory does not list.
 	ReasonHostedDomain = "hosted_domain"
+	// ReasonSubject: a Google token of a configured domain's user whose
+	// subject is not the user's directory ID: another Google account
+	// sharing the address (or a directory stored without IDs).
+	ReasonSubject = "subject"
 	// ReasonKeysUnavailable: the signing keys a token needs were never
 	// fetched, or their last fetch failed.
 	ReasonKeysUnavailable = "keys_unavailable"

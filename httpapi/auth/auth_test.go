@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 )
 
@@ -40,7 +42,7 @@ func TestAccessTokens(t *testing.T) {
 	}
 }
 
-// A checked access token costs one tokeninfo call for its whole life; when
+// A checked access token costs one tokeninfo call for 5 minutes; when
 // tokeninfo cannot be reached, callers get 503 with Retry-After, not 401.
 func TestAccessTokenCacheAndOutage(t *testing.T) {
 	w := newWorld(t)
@@ -65,6 +67,60 @@ func TestAccessTokenCacheAndOutage(t *testing.T) {
 	w.fake.SetTokeninfoDown(false)
 	if got := w.try("Bearer "+other, "", ""); got.email != "bob@example.com" {
 		t.Errorf("after the outage: %+v (an outage must not be cached)", got)
+	}
+}
+
+// clock is a settable clock, safe for concurrent use.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// tokeninfo's answer for a good access token is kept 5 minutes at most,
+// however long the token has to live, so that a token revoked is refused
+// within 5 minutes; a token that expires sooner is kept until it expires.
+func TestAccessTokenCachedFiveMinutesAtMost(t *testing.T) {
+	c := &clock{now: time.Now()}
+	w := newWorldWith(t, func(w *world) { w.now = c.Now })
+	long := "Bearer " + w.fake.GoogleAccessToken(googleClient, "alice@example.com", time.Hour, emailScope)
+	short := "Bearer " + w.fake.GoogleAccessToken(googleClient, "bob@example.com", 3*time.Minute, emailScope)
+	start := c.Now()
+	for _, tc := range []struct {
+		at          time.Duration
+		revoke      bool   // revoke the long-lived token first
+		long, short string // the e-mail or refusal reason each token gets
+		calls       int    // tokeninfo calls so far
+	}{
+		{0, false, "alice@example.com", "bob@example.com", 2},
+		{2*time.Minute + 50*time.Second, false, "alice@example.com", "bob@example.com", 2},
+		{3*time.Minute + 10*time.Second, true, "alice@example.com", auth.ReasonExpired, 3},  // the short one asked again
+		{4*time.Minute + 55*time.Second, false, "alice@example.com", auth.ReasonExpired, 4}, // its refusal kept a minute
+		{5*time.Minute + 5*time.Second, false, auth.ReasonInvalid, auth.ReasonExpired, 5},   // the long one asked again
+	} {
+		c.advance(start.Add(tc.at).Sub(c.Now()))
+		if tc.revoke {
+			w.fake.RevokeAccessToken(strings.TrimPrefix(long, "Bearer "))
+		}
+		for _, tok := range []struct{ name, header, want string }{{"long-lived", long, tc.long}, {"short-lived", short, tc.short}} {
+			if got := w.try(tok.header, "", ""); got.email != tok.want && got.reason != tok.want {
+				t.Errorf("at %v, the %s token: %+v, want %s", tc.at, tok.name, got, tok.want)
+			}
+		}
+		if n := w.fake.CallCount("oauth2.tokeninfo"); n != tc.calls {
+			t.Errorf("at %v: %d tokeninfo calls, want %d", tc.at, n, tc.calls)
+		}
 	}
 }
 
@@ -150,5 +206,28 @@ func TestKeyRotation(t *testing.T) {
 	}
 	if !strings.Contains(fmt.Sprint(w.fake.Calls()), "microsoft.keys") {
 		t.Error("the Microsoft key set was never fetched")
+	}
+}
+
+// A user the configuration lists whom the directory marks suspended is not
+// a known user, whatever the way in: suspension wins.
+func TestSuspensionWinsOverTheConfiguration(t *testing.T) {
+	w := newWorld(t)
+	w.dir.Replace(&fm.DirectorySnapshot{Domain: "example.com", Users: map[string]fm.DirectoryUser{
+		"alice@example.com": {ID: googlefake.UserID("alice@example.com"), Suspended: true},
+		"bob@example.com":   {ID: googlefake.UserID("bob@example.com")},
+	}})
+	for _, tc := range []struct{ way, header string }{
+		{"Google ID token", "Bearer " + w.google()},
+		{"Google access token", "Bearer " + w.fake.GoogleAccessToken(googleClient, "alice@example.com", time.Hour, emailScope)},
+		{"Microsoft ID token", "Bearer " + w.fake.MicrosoftIDToken("2.0", tenant, appID, "alice@example.com")},
+		{"security code acting as the user", "securityCode " + aliceCode},
+	} {
+		if got := w.try(tc.header, "", ""); got.code != fm.EUNAUTHENTICATED || got.reason != auth.ReasonUnknownUser {
+			t.Errorf("%s of a suspended user the configuration lists: %+v, want 401 %s", tc.way, got, auth.ReasonUnknownUser)
+		}
+	}
+	if got := w.try("Bearer "+w.fake.GoogleIDToken(googleClient, "bob@example.com"), "", ""); got.email != "bob@example.com" {
+		t.Errorf("a user the directory does not mark suspended: %+v", got)
 	}
 }

@@ -14,10 +14,11 @@ type tokenKey [sha256.Size]byte
 
 func keyOf(token string) tokenKey { return sha256.Sum256([]byte(token)) }
 
-// checked is what checking a token gave: an e-mail (and the way in), or a
-// refusal.
+// checked is what checking a token gave: an e-mail, the Google account's
+// subject (Google tokens) and the way in, or a refusal.
 type checked struct {
 	email   string
+	subject string
 	method  string
 	refusal error
 	until   time.Time

@@ -19,19 +19,20 @@ type Directory struct {
 
 var _ fm.Directory = Directory{}
 
-// Lookup implements fm.Directory.
-func (d Directory) Lookup(ctx context.Context, email string) (bool, []string, error) {
+// Lookup implements fm.Directory: a user the configuration lists is known
+// too, unless the synced directory lists it suspended (suspension wins).
+// Its ID and InDirectory are the synced directory's.
+func (d Directory) Lookup(ctx context.Context, email string) (fm.DirectoryEntry, error) {
 	email = strings.ToLower(email)
-	var known bool
-	var groups []string
+	var entry fm.DirectoryEntry
 	if d.Synced != nil {
 		var err error
-		if known, groups, err = d.Synced.Lookup(ctx, email); err != nil {
-			return false, nil, err
+		if entry, err = d.Synced.Lookup(ctx, email); err != nil {
+			return fm.DirectoryEntry{}, err
 		}
 	}
-	if dom := d.Config.Domain(fm.EmailDomain(email)); dom != nil && slices.Contains(dom.Users, email) {
-		known = true
+	if dom := d.Config.Domain(fm.EmailDomain(email)); dom != nil && !entry.InDirectory && slices.Contains(dom.Users, email) {
+		entry.Known = true
 	}
-	return known, groups, nil
+	return entry, nil
 }

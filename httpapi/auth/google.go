@@ -42,16 +42,17 @@ type googleClaims struct {
 	HostedDomain string `json:"hd"`
 }
 
-// verify checks a Google ID token and returns its e-mail and expiry.
-func (v *googleVerifier) verify(ctx context.Context, token string) (string, time.Time, error) {
+// verify checks a Google ID token and returns its e-mail, its subject (the
+// Google account's ID) and expiry.
+func (v *googleVerifier) verify(ctx context.Context, token string) (email, subject string, exp time.Time, err error) {
 	var claims googleClaims
 	if _, err := v.parser.ParseWithClaims(token, &claims, v.keys.KeyfuncCtx(ctx)); err != nil {
-		return "", time.Time{}, tokenError(err)
+		return "", "", time.Time{}, tokenError(err)
 	}
 	if err := v.check(&claims); err != nil {
-		return "", time.Time{}, err
+		return "", "", time.Time{}, err
 	}
-	return claims.Email, claims.ExpiresAt.Time, nil // the parser requires exp
+	return claims.Email, claims.Subject, claims.ExpiresAt.Time, nil // the parser requires exp
 }
 
 // check applies the rules to a verified token's claims.

@@ -22,11 +22,15 @@ import (
 var emailScopes = []string{"https://www.googleapis.com/auth/userinfo.email", "email"}
 
 // Refusals are remembered briefly, so that a bad token repeated does not
-// reach tokeninfo each time.
+// reach tokeninfo each time. A good token is remembered until it expires,
+// but at most acceptanceCacheFor, so that a token revoked (the user signed
+// out, removed the app's access, or was compromised) is refused within that
+// time rather than an hour later.
 const (
-	refusalCacheFor   = time.Minute
-	tokeninfoRetryIn  = 5 * time.Second
-	maxTokeninfoBytes = 64 << 10
+	refusalCacheFor    = time.Minute
+	acceptanceCacheFor = 5 * time.Minute
+	tokeninfoRetryIn   = 5 * time.Second
+	maxTokeninfoBytes  = 64 << 10
 	// tokeninfoTimeout bounds a question to tokeninfo, whatever the HTTP
 	// client's timeout.
 	tokeninfoTimeout = 10 * time.Second
@@ -63,16 +67,17 @@ func newTokeninfoChecker(cfg *config.Config, opts Options) *tokeninfoChecker {
 	}
 }
 
-// check returns the verified e-mail of an access token presented by client
-// (its address). Requests with the same token share one tokeninfo call,
-// which counts against the client that started it.
-func (c *tokeninfoChecker) check(ctx context.Context, token, client string) (string, error) {
+// check returns what tokeninfo says of an access token presented by client
+// (its address): its verified e-mail and its subject. Requests with the
+// same token share one tokeninfo call, which counts against the client that
+// started it.
+func (c *tokeninfoChecker) check(ctx context.Context, token, client string) (checked, error) {
 	if !isB64Token(token) {
-		return "", refuse(ReasonMalformed, "the token is malformed")
+		return checked{}, refuse(ReasonMalformed, "the token is malformed")
 	}
 	key := keyOf(token)
 	if got, ok := c.cache.get(key); ok {
-		return got.email, got.refusal
+		return got, got.refusal
 	}
 	v, err, _ := c.flight.Do(string(key[:]), func() (any, error) {
 		if !c.calls.take(client) {
@@ -92,10 +97,10 @@ func (c *tokeninfoChecker) check(ctx context.Context, token, client string) (str
 		return got, nil
 	})
 	if err != nil {
-		return "", err
+		return checked{}, err
 	}
 	got := v.(checked)
-	return got.email, got.refusal
+	return got, got.refusal
 }
 
 // isB64Token: the syntax of a Bearer token (RFC 6750), which a Google access
@@ -106,9 +111,12 @@ func isB64Token(t string) bool {
 }
 
 // tokeninfoAnswer is tokeninfo's JSON; numbers and booleans come as strings.
+// It carries no hd: nothing in it tells a Workspace account from a
+// consumer account of the same address but sub, the account's ID.
 type tokeninfoAnswer struct {
 	Aud           string `json:"aud"`
 	Azp           string `json:"azp"`
+	Sub           string `json:"sub"`
 	Scope         string `json:"scope"`
 	Exp           string `json:"exp"`
 	Email         string `json:"email"`
@@ -165,7 +173,11 @@ func (c *tokeninfoChecker) judge(a *tokeninfoAnswer) checked {
 	case a.EmailVerified != "true" && a.EmailVerified != true:
 		return c.refused(refuse(ReasonClaims, "the access token's e-mail is not verified"))
 	}
-	return checked{email: a.Email, until: expires}
+	until := c.now().Add(acceptanceCacheFor)
+	if expires.Before(until) {
+		until = expires
+	}
+	return checked{email: a.Email, subject: a.Sub, method: MethodGoogleAccessToken, until: until}
 }
 
 // callSlots counts the tokeninfo calls in flight, overall and by client.

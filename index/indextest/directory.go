@@ -14,7 +14,9 @@ func testDirectory(t *testing.T, b Backend) {
 	db := b.Open(t)
 	err := db.ReplaceDirectory(ctx, &fm.DirectorySnapshot{
 		Domain: "example.com",
-		Users:  map[string]bool{"alice@example.com": false, "sid@example.com": true},
+		Users: map[string]fm.DirectoryUser{
+			"alice@example.com": {ID: "101"}, "sid@example.com": {ID: "102", Suspended: true},
+		},
 		DirectGroups: map[string][]string{
 			"alice@example.com": {"eng@example.com", "all@example.com"}, "pat@partner.org": {"eng@example.com"},
 		},
@@ -24,23 +26,22 @@ func testDirectory(t *testing.T, b Backend) {
 		t.Fatal(err)
 	}
 	_ = db.ReplaceDirectory(ctx, &fm.DirectorySnapshot{Domain: "partner.org",
-		Users: map[string]bool{"pat@partner.org": false}, DirectGroups: map[string][]string{"pat@partner.org": {"staff@partner.org"}}})
+		Users: map[string]fm.DirectoryUser{"pat@partner.org": {ID: "201"}}, DirectGroups: map[string][]string{"pat@partner.org": {"staff@partner.org"}}})
 
 	check := func(when string) {
 		t.Helper()
 		for _, tc := range []struct {
-			email  string
-			known  bool
-			groups []string
+			email string
+			want  fm.DirectoryEntry
 		}{
-			{"Alice@Example.com", true, []string{"all@example.com", "eng@example.com"}},
-			{"sid@example.com", false, nil},
-			{"pat@partner.org", true, []string{"eng@example.com", "staff@partner.org"}},
-			{"nobody@example.com", false, nil},
+			{"Alice@Example.com", fm.DirectoryEntry{Known: true, InDirectory: true, ID: "101", Groups: []string{"all@example.com", "eng@example.com"}}},
+			{"sid@example.com", fm.DirectoryEntry{InDirectory: true, ID: "102"}},
+			{"pat@partner.org", fm.DirectoryEntry{Known: true, InDirectory: true, ID: "201", Groups: []string{"eng@example.com", "staff@partner.org"}}},
+			{"nobody@example.com", fm.DirectoryEntry{}},
 		} {
-			known, groups, err := db.Lookup(ctx, tc.email)
-			if err != nil || known != tc.known || !slices.Equal(groups, tc.groups) {
-				t.Errorf("%s: Lookup(%s) = %v %v %v, want %v %v", when, tc.email, known, groups, err, tc.known, tc.groups)
+			got, err := db.Lookup(ctx, tc.email)
+			if err != nil || !equalEntries(got, tc.want) {
+				t.Errorf("%s: Lookup(%s) = %+v %v, want %+v", when, tc.email, got, err, tc.want)
 			}
 		}
 	}
@@ -49,13 +50,17 @@ func testDirectory(t *testing.T, b Backend) {
 	check("after reopening")
 
 	// A new snapshot replaces the old one whole.
-	_ = db.ReplaceDirectory(ctx, &fm.DirectorySnapshot{Domain: "example.com", Users: map[string]bool{"sid@example.com": false}})
-	if known, groups, _ := db.Lookup(ctx, "alice@example.com"); known || len(groups) != 0 {
-		t.Errorf("alice after she left: %v %v", known, groups)
+	_ = db.ReplaceDirectory(ctx, &fm.DirectorySnapshot{Domain: "example.com", Users: map[string]fm.DirectoryUser{"sid@example.com": {ID: "102"}}})
+	if got, _ := db.Lookup(ctx, "alice@example.com"); !equalEntries(got, fm.DirectoryEntry{}) {
+		t.Errorf("alice after she left: %+v", got)
 	}
-	if known, _, _ := db.Lookup(ctx, "sid@example.com"); !known {
-		t.Error("sid not known after reinstatement")
+	if got, _ := db.Lookup(ctx, "sid@example.com"); !got.Known || got.ID != "102" {
+		t.Errorf("sid after reinstatement: %+v", got)
 	}
+}
+
+func equalEntries(a, b fm.DirectoryEntry) bool {
+	return a.Known == b.Known && a.InDirectory == b.InDirectory && a.ID == b.ID && slices.Equal(a.Groups, b.Groups)
 }
 
 // Groups nest across domains, whichever domain's directory is replaced
@@ -64,14 +69,14 @@ func testDirectory(t *testing.T, b Backend) {
 func testDirectoryGroupsAcrossDomains(t *testing.T, b Backend) {
 	ctx := context.Background()
 	alpha := &fm.DirectorySnapshot{Domain: "alpha.example",
-		Users: map[string]bool{"ann@alpha.example": false},
+		Users: map[string]fm.DirectoryUser{"ann@alpha.example": {ID: "301"}},
 		DirectGroups: map[string][]string{
 			"ann@alpha.example":   {"leads@alpha.example"},
 			"ring@beta.example":   {"ring@alpha.example"},
 			"leads@alpha.example": {"ring@alpha.example"},
 		}}
 	beta := &fm.DirectorySnapshot{Domain: "beta.example",
-		Users: map[string]bool{"bob@beta.example": false},
+		Users: map[string]fm.DirectoryUser{"bob@beta.example": {ID: "401"}},
 		DirectGroups: map[string][]string{
 			"leads@alpha.example": {"eng@beta.example"},
 			"ring@alpha.example":  {"ring@beta.example"},
@@ -104,7 +109,7 @@ func testDirectoryGroupsAcrossDomains(t *testing.T, b Backend) {
 
 func wantGroups(t *testing.T, db Index, email string, want []string) {
 	t.Helper()
-	if _, got, err := db.Lookup(context.Background(), email); err != nil || !slices.Equal(got, want) {
-		t.Errorf("groups of %s: %v %v, want %v", email, got, err, want)
+	if got, err := db.Lookup(context.Background(), email); err != nil || !slices.Equal(got.Groups, want) {
+		t.Errorf("groups of %s: %v %v, want %v", email, got.Groups, err, want)
 	}
 }

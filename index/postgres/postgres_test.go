@@ -155,9 +155,9 @@ func TestReplicasSeeEachOthersCommits(t *testing.T) {
 	if st, err := b.Library(ctx, "lib"); err != nil || st.Revision != 1 {
 		t.Errorf("the other replica's state: %+v %v", st, err)
 	}
-	_ = a.ReplaceDirectory(ctx, &fm.DirectorySnapshot{Domain: "example.com", Users: map[string]bool{"ann@example.com": false}})
+	_ = a.ReplaceDirectory(ctx, &fm.DirectorySnapshot{Domain: "example.com", Users: map[string]fm.DirectoryUser{"ann@example.com": {ID: "1"}}})
 	deadline := time.Now().Add(2 * time.Second)
-	for known, _, _ := b.Lookup(ctx, "ann@example.com"); !known; known, _, _ = b.Lookup(ctx, "ann@example.com") {
+	for got, _ := b.Lookup(ctx, "ann@example.com"); !got.Known; got, _ = b.Lookup(ctx, "ann@example.com") {
 		if time.Now().After(deadline) {
 			t.Fatal("the other replica did not read the new directory within 2 s")
 		}

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -168,14 +167,22 @@ func (db *DB) readDirectories(ctx context.Context, domains []string) ([]*fm.Dire
 		if err := row.Scan(&data); err != nil {
 			return nil, err
 		}
-		snap := &fm.DirectorySnapshot{}
-		return snap, json.Unmarshal(data, snap)
+		snap, err := decodeDirectory(data)
+		if err != nil {
+			return nil, err
+		}
+		if n := snap.UsersWithoutID(); n > 0 {
+			db.logger.Warn("the stored directory was read by a foldermirror that did not keep user IDs: "+
+				"Google tokens of its users are refused until its next directory sync, at daemon start",
+				"domain", snap.Domain, "usersWithoutID", n)
+		}
+		return snap, nil
 	})
 }
 
 // ReplaceDirectory makes snap its domain's directory, for every replica.
 func (db *DB) ReplaceDirectory(ctx context.Context, snap *fm.DirectorySnapshot) error {
-	data, err := json.Marshal(snap)
+	data, err := encodeDirectory(snap)
 	if err != nil {
 		return err
 	}
@@ -194,6 +201,6 @@ func (db *DB) ReplaceDirectory(ctx context.Context, snap *fm.DirectorySnapshot) 
 }
 
 // Lookup implements fm.Directory from the directories read.
-func (db *DB) Lookup(ctx context.Context, email string) (bool, []string, error) {
+func (db *DB) Lookup(ctx context.Context, email string) (fm.DirectoryEntry, error) {
 	return db.directories.Lookup(ctx, email)
 }
