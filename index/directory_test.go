@@ -17,7 +17,7 @@ func TestDirectoryKeepsUnreadableGroups(t *testing.T) {
 	dir := t.TempDir()
 	db := fmtest.OpenBolt(t, dir)
 	err := db.ReplaceDirectory(context.Background(), &fm.DirectorySnapshot{Domain: "beta.example",
-		Users: map[string]bool{}, Unreadable: []string{"a@gamma.org", "b@gamma.org"}})
+		Users: map[string]bool{}, Unreadable: []string{"a@gamma.org", "b@gamma.org"}}, fm.Fence{})
 	if err != nil {
 		t.Fatal(err)
 	}

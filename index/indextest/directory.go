@@ -19,12 +19,12 @@ func testDirectory(t *testing.T, b Backend) {
 			"alice@example.com": {"eng@example.com", "all@example.com"}, "pat@partner.org": {"eng@example.com"},
 		},
 		SyncedAt: time.Unix(1700000000, 0).UTC(),
-	})
+	}, fm.Fence{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = db.ReplaceDirectory(ctx, &fm.DirectorySnapshot{Domain: "partner.org",
-		Users: map[string]bool{"pat@partner.org": false}, DirectGroups: map[string][]string{"pat@partner.org": {"staff@partner.org"}}})
+		Users: map[string]bool{"pat@partner.org": false}, DirectGroups: map[string][]string{"pat@partner.org": {"staff@partner.org"}}}, fm.Fence{})
 
 	check := func(when string) {
 		t.Helper()
@@ -49,7 +49,7 @@ func testDirectory(t *testing.T, b Backend) {
 	check("after reopening")
 
 	// A new snapshot replaces the old one whole.
-	_ = db.ReplaceDirectory(ctx, &fm.DirectorySnapshot{Domain: "example.com", Users: map[string]bool{"sid@example.com": false}})
+	_ = db.ReplaceDirectory(ctx, &fm.DirectorySnapshot{Domain: "example.com", Users: map[string]bool{"sid@example.com": false}}, fm.Fence{})
 	if known, groups, _ := db.Lookup(ctx, "alice@example.com"); known || len(groups) != 0 {
 		t.Errorf("alice after she left: %v %v", known, groups)
 	}
@@ -85,7 +85,7 @@ func testDirectoryGroupsAcrossDomains(t *testing.T, b Backend) {
 			b.parallel(t)
 			db := b.Open(t)
 			for _, snap := range order {
-				if err := db.ReplaceDirectory(ctx, snap); err != nil {
+				if err := db.ReplaceDirectory(ctx, snap, fm.Fence{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -96,7 +96,7 @@ func testDirectoryGroupsAcrossDomains(t *testing.T, b Backend) {
 
 			// leads@alpha leaves eng@beta: alpha's ann leaves it too.
 			_ = db.ReplaceDirectory(ctx, &fm.DirectorySnapshot{Domain: "beta.example",
-				Users: beta.Users, DirectGroups: map[string][]string{"bob@beta.example": {"eng@beta.example"}}})
+				Users: beta.Users, DirectGroups: map[string][]string{"bob@beta.example": {"eng@beta.example"}}}, fm.Fence{})
 			wantGroups(t, db, "ann@alpha.example", []string{"leads@alpha.example", "ring@alpha.example"})
 		})
 	}

@@ -2,7 +2,9 @@
 // keeps, in a database that several replicas of one service share. Each
 // replica keeps the libraries' states and the directories in memory, and
 // reads what other replicas committed every Poll; syncs hold leases in the
-// database, so that one process at a time syncs a library.
+// database, so that one process at a time syncs a library, and every write
+// made under a lease is fenced: it commits only while the lease is still
+// its writer's (see fm.Fence).
 //
 // The schema is created and migrated at start (tern, with the migrations
 // embedded in the binary); a database whose schema is newer than the
