@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -259,4 +260,22 @@ func TestFullSyncsBegunAtOnce(t *testing.T) {
 		t.Errorf("the second commit: %v; want it refused", err)
 	}
 	wantTree(t, url, want, tree)
+}
+
+// Every process has an identity of its own: two opened with the default
+// options, on one host with one pid, do not both hold a lease.
+func TestProcessIdentity(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t)
+	a := fmtest.OpenPostgres(t, url, postgres.Options{})
+	b := fmtest.OpenPostgres(t, url, postgres.Options{})
+	acquire(t, a, "lib")
+	if _, err := b.Acquire(ctx, "lib"); !errors.Is(err, fm.ErrLeaseHeld) {
+		t.Errorf("a second process of the host and pid took a held lease: %v", err)
+	}
+	holders, err := b.Holders(ctx)
+	if err != nil || !regexp.MustCompile(`^\S+ pid \d+ #[0-9a-f]{8}$`).MatchString(holders["lib"]) {
+		t.Errorf("holders %q %v; want the holder named as host, pid and a random part", holders, err)
+	}
 }

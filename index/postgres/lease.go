@@ -23,7 +23,7 @@ func (db *DB) Acquire(ctx context.Context, name string) (fm.Lease, error) {
 		VALUES ($1, $2, now(), now() + make_interval(secs => $3), nextval('lease_epochs'))
 		ON CONFLICT (name) DO UPDATE SET holder = $2, acquired_at = now(), expires_at = now() + make_interval(secs => $3),
 			epoch = nextval('lease_epochs')
-			WHERE leases.expires_at < now() OR leases.holder = $2
+			WHERE leases.expires_at < now()
 		RETURNING epoch`, name, db.opts.Holder, db.opts.LeaseTTL.Seconds()).Scan(&epoch)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, db.heldBy(ctx, name)

@@ -55,8 +55,9 @@ type Options struct {
 	// Poll is how often the index reads what other processes committed
 	// (500 ms by default).
 	Poll time.Duration
-	// Holder names this process in the leases it takes; "host pid" by
-	// default.
+	// Holder names this process in the leases it takes: by default its
+	// host name, its pid and a random part, "host pid 1 #a1b2c3d4", unique
+	// even where processes share a host name and a pid (containers).
 	Holder string
 	// OnChange, if set, is told of each library another process changed,
 	// once this process has read its new state.
@@ -96,8 +97,7 @@ func Open(url string, opts Options) (*DB, error) {
 		opts.Poll = defaultPoll
 	}
 	if opts.Holder == "" {
-		host, _ := os.Hostname()
-		opts.Holder = fmt.Sprintf("%s pid %d", host, os.Getpid())
+		opts.Holder = processIdentity()
 	}
 	cfg.ConnConfig.ConnectTimeout = 10 * time.Second
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
@@ -106,6 +106,12 @@ func Open(url string, opts Options) (*DB, error) {
 	}
 	where := fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
 	return &DB{pool: pool, where: where, logger: opts.Logger, opts: opts, libraries: map[string]*record{}, dirs: map[string]int64{}}, nil
+}
+
+// processIdentity names this process: its host, its pid and a random part.
+func processIdentity() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s pid %d #%08x", host, os.Getpid(), rand.Uint32())
 }
 
 // Where names the database: host:port/database (never the password).
