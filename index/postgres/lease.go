@@ -15,9 +15,12 @@ var _ fm.Leases = (*DB)(nil)
 
 // Acquire takes the lease named name for this process, unless another
 // process holds it, with a new epoch: the fencing token of the writes made
-// under it. The lease is renewed every third of LeaseTTL until it is
-// released.
+// under it. The lease is renewed every third of LeaseTTL, on connections
+// of its own, until it is released.
 func (db *DB) Acquire(ctx context.Context, name string) (fm.Lease, error) {
+	if err := db.Refused(); err != nil {
+		return nil, err
+	}
 	var epoch int64
 	err := db.pool.QueryRow(ctx, `INSERT INTO leases (name, holder, acquired_at, expires_at, epoch)
 		VALUES ($1, $2, now(), now() + make_interval(secs => $3), nextval('lease_epochs'))
@@ -174,10 +177,11 @@ func (l *lease) renew() {
 	}
 }
 
-// renewOnce extends the lease by its TTL; a lease that lapsed is not
-// renewed (ErrLeaseLost).
+// renewOnce extends the lease by its TTL, on the renewals' own connections,
+// so that syncs busy with every connection of the pool do not starve it;
+// a lease that lapsed is not renewed (ErrLeaseLost).
 func (l *lease) renewOnce(ctx context.Context) error {
-	tag, err := l.db.pool.Exec(ctx, `UPDATE leases SET expires_at = now() + make_interval(secs => $3)
+	tag, err := l.db.renewals.Exec(ctx, `UPDATE leases SET expires_at = now() + make_interval(secs => $3)
 		WHERE name = $1 AND epoch = $2 AND expires_at > now()`, l.fence.Lease, l.fence.Epoch, l.db.opts.LeaseTTL.Seconds())
 	if err == nil && tag.RowsAffected() == 0 {
 		err = fm.ErrLeaseLost
@@ -193,7 +197,7 @@ func (l *lease) Release() {
 		l.wg.Wait()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if _, err := l.db.pool.Exec(ctx, "DELETE FROM leases WHERE name = $1 AND epoch = $2", l.fence.Lease, l.fence.Epoch); err != nil {
+		if _, err := l.db.renewals.Exec(ctx, "DELETE FROM leases WHERE name = $1 AND epoch = $2", l.fence.Lease, l.fence.Epoch); err != nil {
 			l.db.logger.Warn("could not give a sync lease back; it lapses by itself", "lease", l.fence.Lease, "err", err)
 		}
 	})
