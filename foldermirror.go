@@ -282,14 +282,17 @@ type IndexReader interface {
 	PermissionSet(ctx context.Context, libraryID string, key PermissionSetKey) ([]Permission, error)
 }
 
-// IndexWriter is what the syncer writes to an index.
+// IndexWriter is what the syncer writes to an index. Each write is made
+// under a fence: that of the lease of the library the syncer holds, or the
+// zero Fence (see Fence).
 type IndexWriter interface {
 	// BeginFullSync starts writing a new tree for a library; readers keep
-	// seeing the old one until Commit.
-	BeginFullSync(ctx context.Context, libraryID string) (FullSyncWriter, error)
+	// seeing the old one until Commit. Every write of the full sync, its
+	// Commit included, is made under fence.
+	BeginFullSync(ctx context.Context, libraryID string, fence Fence) (FullSyncWriter, error)
 	// UpdateLibrary changes a synced library's tree in one transaction:
 	// readers see all of fn's changes or none. ENOTFOUND if never synced.
-	UpdateLibrary(ctx context.Context, libraryID string, fn func(LibraryTx) error) error
+	UpdateLibrary(ctx context.Context, libraryID string, fence Fence, fn func(LibraryTx) error) error
 }
 
 // FullSyncWriter writes one library's new tree. A full sync holds a large
@@ -307,7 +310,8 @@ type FullSyncWriter interface {
 	// Commit makes the new tree, with its state, the one readers see, at
 	// once, and says how much it differs from the tree it replaces (nothing
 	// for a first sync). Folder and permission counts and the revision are
-	// the index's to set: state's are ignored.
+	// the index's to set: state's are ignored. A shared index refuses it if
+	// another sync committed the library since BeginFullSync.
 	Commit(state LibraryState) (Drift, error)
 	// Abort drops the new tree. It is safe after Commit, where it does nothing.
 	Abort() error
@@ -355,8 +359,9 @@ type IndexInfo struct {
 }
 
 // Leases let the processes that share an index take turns syncing: while one
-// holds a job's lease (a library's, a domain's directory's), no other
-// syncs it. An index one process holds alone needs none.
+// holds a job's lease (a library's, named by its ID, or a domain's
+// directory's, see DirectoryLease), no other syncs it. An index one process
+// holds alone gives leases that are always free and fence nothing.
 type Leases interface {
 	// Acquire takes the lease named name, the name of a sync job, unless
 	// another process holds it: then the error wraps ErrLeaseHeld and names
@@ -376,12 +381,40 @@ type Lease interface {
 	// Lost is closed if the lease was lost (it could not be renewed before
 	// it lapsed): the sync under it must stop without committing.
 	Lost() <-chan struct{}
+	// Fence is the fencing token of this holding of the lease: the writes
+	// of the sync under it are made with it.
+	Fence() Fence
 	// Release gives the lease back.
 	Release()
 }
 
+// Fence is the fencing token of one holding of a lease: the lease's name
+// and the epoch a shared index issued when the lease was taken, greater
+// than every epoch issued before. A shared index makes a write only if its
+// fence is still the lease's (neither lapsed, nor released, nor taken by
+// another process since), checked in the write's own transaction: a process
+// whose lease was lost cannot overwrite what the lease's later holders
+// wrote, and its write fails wrapping ErrLeaseLost.
+//
+// The zero Fence writes without a lease, as a process that holds the index
+// alone does; a shared index refuses it while a process holds the lease
+// (ErrLeaseHeld).
+type Fence struct {
+	Lease string
+	Epoch int64
+}
+
+// DirectoryLease names the lease of a domain's directory sync (library IDs,
+// which name theirs, cannot contain ':').
+func DirectoryLease(domain string) string { return "directory:" + domain }
+
 // ErrLeaseHeld: another process holds the lease.
 var ErrLeaseHeld = errors.New("another process is syncing it")
+
+// ErrLeaseLost: a write was made under a lease that is no longer its
+// writer's (it lapsed, or another process took it since): nothing was
+// written.
+var ErrLeaseLost = errors.New("the sync lease was lost")
 
 // Directory knows the users and groups of the configured domains.
 type Directory interface {
@@ -452,6 +485,7 @@ func (s *DirectorySnapshot) UsersWithoutID() int {
 // answers lookups from them.
 type DirectoryStore interface {
 	Directory
-	// ReplaceDirectory makes snap the domain's directory, at once.
-	ReplaceDirectory(ctx context.Context, snap *DirectorySnapshot) error
+	// ReplaceDirectory makes snap the domain's directory, at once, under
+	// fence, a fence of the domain's DirectoryLease (or the zero Fence).
+	ReplaceDirectory(ctx context.Context, snap *DirectorySnapshot, fence Fence) error
 }

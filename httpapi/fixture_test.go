@@ -121,7 +121,7 @@ func newFixtureWith(t testing.TB, opts fixtureOptions) *fixture {
 	for _, u := range cfg.Domain("example.com").Users {
 		users[u] = fm.DirectoryUser{ID: googlefake.UserID(u)}
 	}
-	if err := db.ReplaceDirectory(context.Background(), &fm.DirectorySnapshot{Domain: "example.com", Users: users}); err != nil {
+	if err := db.ReplaceDirectory(context.Background(), &fm.DirectorySnapshot{Domain: "example.com", Users: users}, fm.Fence{}); err != nil {
 		t.Fatal(err)
 	}
 	authn, err := auth.New(cfg, auth.Directory{Config: cfg, Synced: db}, auth.Options{})

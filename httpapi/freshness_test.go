@@ -53,7 +53,7 @@ func TestConditionalRequests(t *testing.T) {
 	// A sync that changes the library changes every tag.
 	resp, _ := f.get("/folder/v1/files/apollo", alice)
 	tag := resp.Header.Get("ETag")
-	err := f.db.UpdateLibrary(context.Background(), "lib-eng", func(tx fm.LibraryTx) error {
+	err := f.db.UpdateLibrary(context.Background(), "lib-eng", fm.Fence{}, func(tx fm.LibraryTx) error {
 		apollo, err := tx.Folder("apollo")
 		if err != nil {
 			return err

@@ -50,7 +50,7 @@ func TestCrashLeavesTheOldTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	fullSync(t, db, "lib", state, 10, folder("root", "", "Root"), folder("old", "root", "old"))
-	crashed, _ := db.BeginFullSync(ctx, "lib")
+	crashed, _ := db.BeginFullSync(ctx, "lib", fm.Fence{})
 	sets, folders, _ := indextest.FullSyncParts([]fm.SyncedFolder{folder("root", "", "Root"), folder("y", "root", "y")})
 	_ = crashed.PutPermissionSets(sets)
 	_ = crashed.PutFolders(folders)
@@ -67,7 +67,7 @@ func TestCrashLeavesTheOldTree(t *testing.T) {
 		t.Errorf("after the crash: %v", err)
 	}
 	// A first sync that never committed leaves no library behind.
-	first, _ := db.BeginFullSync(ctx, "fresh")
+	first, _ := db.BeginFullSync(ctx, "fresh", fm.Fence{})
 	_ = first.PutPermissionSets(sets)
 	db.Close()
 	db = fmtest.OpenBolt(t, dir)
@@ -83,7 +83,7 @@ func TestLogPruning(t *testing.T) {
 	db := fmtest.OpenBolt(t, t.TempDir())
 	fullSync(t, db, "lib", state, 10, folder("root", "", "Root"))
 	for i := range 5 { // revisions 2 to 6, two folders each
-		err := db.UpdateLibrary(ctx, "lib", func(tx fm.LibraryTx) error {
+		err := db.UpdateLibrary(ctx, "lib", fm.Fence{}, func(tx fm.LibraryTx) error {
 			for j := range 2 {
 				if err := tx.Put(folder(fmt.Sprintf("f%d-%d", i, j), "root", "f")); err != nil {
 					return err

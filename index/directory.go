@@ -30,7 +30,7 @@ var _ fm.DirectoryStore = (*DB)(nil)
 // ReplaceDirectory replaces a domain's directory in one transaction, and
 // resolves the groups of every member again, across every domain's
 // directory.
-func (db *DB) ReplaceDirectory(_ context.Context, snap *fm.DirectorySnapshot) error {
+func (db *DB) ReplaceDirectory(_ context.Context, snap *fm.DirectorySnapshot, _ fm.Fence) error {
 	err := db.update("write the directory of "+snap.Domain, func(tx *bolt.Tx) error {
 		dirs, err := tx.CreateBucketIfNotExists(bucketDirectory)
 		if err != nil {

@@ -20,7 +20,7 @@ func TestDirectoryKeepsUnreadableGroups(t *testing.T) {
 	dir := t.TempDir()
 	db := fmtest.OpenBolt(t, dir)
 	err := db.ReplaceDirectory(context.Background(), &fm.DirectorySnapshot{Domain: "beta.example",
-		Users: map[string]fm.DirectoryUser{}, Unreadable: []string{"a@gamma.org", "b@gamma.org"}})
+		Users: map[string]fm.DirectoryUser{}, Unreadable: []string{"a@gamma.org", "b@gamma.org"}}, fm.Fence{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestDirectoryWithoutIDs(t *testing.T) {
 	dir := t.TempDir()
 	db := fmtest.OpenBolt(t, dir)
 	err := db.ReplaceDirectory(context.Background(), &fm.DirectorySnapshot{Domain: "example.com",
-		Users: map[string]fm.DirectoryUser{"ann@example.com": {ID: "101"}, "sid@example.com": {ID: "102", Suspended: true}}})
+		Users: map[string]fm.DirectoryUser{"ann@example.com": {ID: "101"}, "sid@example.com": {ID: "102", Suspended: true}}}, fm.Fence{})
 	if err != nil {
 		t.Fatal(err)
 	}

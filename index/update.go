@@ -14,7 +14,7 @@ import (
 // folders it touched are written together, or, when fn fails, none. The
 // revision grows by one if fn wrote to the tree or changed a field of the
 // state readers see.
-func (db *DB) UpdateLibrary(_ context.Context, libraryID string, fn func(fm.LibraryTx) error) error {
+func (db *DB) UpdateLibrary(_ context.Context, libraryID string, _ fm.Fence, fn func(fm.LibraryTx) error) error {
 	var rec *libraryRecord
 	err := db.update("update library "+libraryID, func(tx *bolt.Tx) error {
 		t, lib, old, err := currentLibrary(tx, libraryID)

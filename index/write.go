@@ -51,7 +51,7 @@ const packedFill = 1.0
 const releaseEvery = 50_000
 
 // BeginFullSync creates an empty generation for the library's new tree.
-func (db *DB) BeginFullSync(_ context.Context, libraryID string) (fm.FullSyncWriter, error) {
+func (db *DB) BeginFullSync(_ context.Context, libraryID string, _ fm.Fence) (fm.FullSyncWriter, error) {
 	fs := &fullSync{db: db, libraryID: libraryID, sizes: map[fm.PermissionSetKey]int{},
 		refs: map[fm.PermissionSetKey]uint64{}, drifted: []string{}}
 	err := db.update("begin a full sync of "+libraryID, func(tx *bolt.Tx) error {

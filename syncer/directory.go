@@ -77,7 +77,7 @@ func (s *Syncer) SyncDirectory(ctx context.Context, domain string) (*DirectoryRe
 		return nil, fmt.Errorf("directory of %s, read as %s: %w", domain, dom.AdminEmail, err)
 	}
 	snap.SyncedAt = start.UTC()
-	if err := s.index.ReplaceDirectory(ctx, snap); err != nil {
+	if err := s.index.ReplaceDirectory(ctx, snap, fenceOf(ctx)); err != nil {
 		return nil, err
 	}
 	s.opts.Metrics.unreadableGroups.WithLabelValues(dom.Name).Set(float64(len(snap.Unreadable)))

@@ -71,7 +71,7 @@ func (s *Syncer) applyPlan(ctx context.Context, lib *fm.Library, p *plan, token 
 	now := s.opts.Now().UTC()
 	for {
 		progress(Progress{Library: lib.ID, Phase: "writing", Total: len(p.order) + len(p.removed)})
-		err := s.index.UpdateLibrary(ctx, lib.ID, func(tx fm.LibraryTx) error {
+		err := s.index.UpdateLibrary(ctx, lib.ID, fenceOf(ctx), func(tx fm.LibraryTx) error {
 			var err error
 			if res.Applied, err = p.apply(tx, token, now); err != nil {
 				return err

@@ -212,7 +212,7 @@ func TestIndexWithoutOwnPermissionsSyncsInFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = w.e.db.UpdateLibrary(t.Context(), "mydrive", func(tx fm.LibraryTx) error {
+	err = w.e.db.UpdateLibrary(t.Context(), "mydrive", fm.Fence{}, func(tx fm.LibraryTx) error {
 		for _, f := range snap {
 			if err := tx.Put(fm.SyncedFolder{Folder: f.Folder, Permissions: f.Permissions}); err != nil {
 				return err

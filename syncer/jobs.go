@@ -11,12 +11,11 @@ import (
 	"github.com/foldermirror/foldermirror/config"
 )
 
-// directoryJob prefixes the job names of directory syncs (library IDs
-// cannot contain ':').
-const directoryJob = "directory:"
+// directoryJob prefixes the job names of directory syncs.
+var directoryJob = fm.DirectoryLease("")
 
-// DirectoryJob is the name a domain's directory sync goes by.
-func DirectoryJob(domain string) string { return directoryJob + domain }
+// DirectoryJob is the name a domain's directory sync goes by: its lease's.
+func DirectoryJob(domain string) string { return fm.DirectoryLease(domain) }
 
 // Jobs names what a sync of library brings: that library alone or, for "",
 // every domain's directory (of the domains with an adminEmail) and then
@@ -47,8 +46,8 @@ func directoryJobs(cfg *config.Config) []string {
 }
 
 // RunOptions say how Run shares a job with the other processes of a shared
-// index (they take turns, holding the job's lease); an index one process
-// holds alone ignores them.
+// index (they take turns, holding the job's lease); with an index one
+// process holds alone, the lease is always free.
 type RunOptions struct {
 	// LeaseWait is how long to wait while another process holds the job's
 	// lease (0: give up at once).
@@ -68,23 +67,21 @@ var ErrSkipped = errors.New("skipped: another process ran it or runs it")
 const leaseRetryEvery = time.Second
 
 // Run runs the job named: a domain's directory sync (always whole), or a
-// library's sync in mode. With a shared index, it holds the job's lease
-// meanwhile, and stops without committing if the lease is lost.
+// library's sync in mode. It holds the job's lease meanwhile, and writes
+// under the lease's fence: it stops without committing if the lease is
+// lost, and the index refuses its writes if the lease lapsed unnoticed.
 func (s *Syncer) Run(ctx context.Context, job string, mode Mode, progress ProgressFunc, opts RunOptions) (Event, error) {
-	if s.leases == nil {
-		return s.run(ctx, job, mode, progress)
-	}
 	lease, err := s.acquire(ctx, job, opts)
 	if err != nil {
 		return Event{Job: job}, err
 	}
 	defer lease.Release()
-	ctx, cancel := context.WithCancelCause(ctx)
+	ctx, cancel := context.WithCancelCause(withFence(ctx, lease.Fence()))
 	defer cancel(nil)
 	go func() {
 		select {
 		case <-lease.Lost():
-			cancel(fmt.Errorf("%s: the sync lease was lost (the index database did not answer in time, or another process took it)", job))
+			cancel(fmt.Errorf("%s: %w (the index database did not answer in time, or another process took it)", job, fm.ErrLeaseLost))
 		case <-ctx.Done():
 		}
 	}()
@@ -95,12 +92,28 @@ func (s *Syncer) Run(ctx context.Context, job string, mode Mode, progress Progre
 	return ev, err
 }
 
+// fenceKey keys the fence of the lease a job runs under in its context.
+type fenceKey struct{}
+
+// withFence returns ctx carrying the fence the job's writes are made with.
+func withFence(ctx context.Context, fence fm.Fence) context.Context {
+	return context.WithValue(ctx, fenceKey{}, fence)
+}
+
+// fenceOf returns the fence of the lease the job of ctx runs under; the
+// zero Fence (a write without a lease) for a sync run by Sync or
+// SyncDirectory directly.
+func fenceOf(ctx context.Context) fm.Fence {
+	fence, _ := ctx.Value(fenceKey{}).(fm.Fence)
+	return fence
+}
+
 // acquire takes a job's lease, waiting for it up to opts.LeaseWait, and
 // claims the scheduled run opts names.
 func (s *Syncer) acquire(ctx context.Context, job string, opts RunOptions) (fm.Lease, error) {
 	deadline := time.Now().Add(opts.LeaseWait)
 	for {
-		lease, err := s.leases.Acquire(ctx, job)
+		lease, err := s.index.Acquire(ctx, job)
 		switch {
 		case errors.Is(err, fm.ErrLeaseHeld) && opts.Schedule != "":
 			return nil, ErrSkipped
@@ -117,7 +130,7 @@ func (s *Syncer) acquire(ctx context.Context, job string, opts RunOptions) (fm.L
 		if opts.Schedule == "" {
 			return lease, nil
 		}
-		claimed, err := s.leases.ClaimScheduledRun(ctx, job, opts.Schedule, opts.ScheduleWithin)
+		claimed, err := s.index.ClaimScheduledRun(ctx, job, opts.Schedule, opts.ScheduleWithin)
 		if err == nil && !claimed {
 			err = ErrSkipped
 		}

@@ -22,15 +22,17 @@ import (
 	"google.golang.org/api/option"
 )
 
-// Index is what the syncer needs of an index.
+// Index is what the syncer needs of an index: its leases too, under which
+// the syncer writes each job (see Run).
 type Index interface {
 	fm.IndexReader
 	fm.IndexWriter
+	fm.Leases
 	// Folder returns one folder of a library; ENOTFOUND if none such.
 	Folder(ctx context.Context, libraryID, folderID string) (*fm.Folder, error)
 	// Permissions returns a folder's permissions in Drive's order.
 	Permissions(ctx context.Context, libraryID, folderID string) ([]fm.Permission, error)
-	ReplaceDirectory(ctx context.Context, snap *fm.DirectorySnapshot) error
+	ReplaceDirectory(ctx context.Context, snap *fm.DirectorySnapshot, fence fm.Fence) error
 }
 
 // Options tune a Syncer; the zero value is usable.
@@ -54,9 +56,6 @@ type Syncer struct {
 	opts   Options
 	logger *slog.Logger
 	base   http.RoundTripper
-
-	// leases are the index's, nil for an index one process holds alone.
-	leases fm.Leases
 
 	mu          sync.Mutex
 	limiters    map[string]*rate.Limiter  // by acting user
@@ -83,7 +82,6 @@ func New(cfg *config.Config, idx Index, opts Options) (*Syncer, error) {
 	}
 	s := &Syncer{cfg: cfg, index: idx, opts: opts, logger: opts.Logger,
 		limiters: map[string]*rate.Limiter{}, drives: map[string]*drive.Service{}, directories: map[string]*admin.Service{}}
-	s.leases, _ = idx.(fm.Leases)
 	s.base = &timeoutTransport{base: http.DefaultTransport, timeout: opts.TryTimeout}
 	if cfg.Storage.CredentialsFile != "" {
 		tokenClient := &http.Client{Transport: s.newTransport(rate.NewLimiter(rate.Inf, 1))}

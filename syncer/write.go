@@ -20,7 +20,7 @@ const (
 // then the links from parents to children in order of parent and child ID.
 // Readers switch to the new tree at Commit.
 func (s *Syncer) writeTree(ctx context.Context, libraryID string, st *stage, placed []uint32, state fm.LibraryState, progress ProgressFunc) (fm.Drift, error) {
-	w, err := s.index.BeginFullSync(ctx, libraryID)
+	w, err := s.index.BeginFullSync(ctx, libraryID, fenceOf(ctx))
 	if err != nil {
 		return fm.Drift{}, err
 	}

@@ -169,7 +169,7 @@ func (w *world) step() {
 		indextest.FullSync(w.t, w.db, "lib", fm.LibraryState{RootID: "root"}, 50, all...)
 		return
 	}
-	err := w.db.UpdateLibrary(context.Background(), "lib", func(tx fm.LibraryTx) error {
+	err := w.db.UpdateLibrary(context.Background(), "lib", fm.Fence{}, func(tx fm.LibraryTx) error {
 		for range 1 + w.rng.IntN(4) {
 			w.change(tx)
 		}

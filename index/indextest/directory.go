@@ -21,12 +21,12 @@ func testDirectory(t *testing.T, b Backend) {
 			"alice@example.com": {"eng@example.com", "all@example.com"}, "pat@partner.org": {"eng@example.com"},
 		},
 		SyncedAt: time.Unix(1700000000, 0).UTC(),
-	})
+	}, fm.Fence{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = db.ReplaceDirectory(ctx, &fm.DirectorySnapshot{Domain: "partner.org",
-		Users: map[string]fm.DirectoryUser{"pat@partner.org": {ID: "201"}}, DirectGroups: map[string][]string{"pat@partner.org": {"staff@partner.org"}}})
+		Users: map[string]fm.DirectoryUser{"pat@partner.org": {ID: "201"}}, DirectGroups: map[string][]string{"pat@partner.org": {"staff@partner.org"}}}, fm.Fence{})
 
 	check := func(when string) {
 		t.Helper()
@@ -50,7 +50,7 @@ func testDirectory(t *testing.T, b Backend) {
 	check("after reopening")
 
 	// A new snapshot replaces the old one whole.
-	_ = db.ReplaceDirectory(ctx, &fm.DirectorySnapshot{Domain: "example.com", Users: map[string]fm.DirectoryUser{"sid@example.com": {ID: "102"}}})
+	_ = db.ReplaceDirectory(ctx, &fm.DirectorySnapshot{Domain: "example.com", Users: map[string]fm.DirectoryUser{"sid@example.com": {ID: "102"}}}, fm.Fence{})
 	if got, _ := db.Lookup(ctx, "alice@example.com"); !equalEntries(got, fm.DirectoryEntry{}) {
 		t.Errorf("alice after she left: %+v", got)
 	}
@@ -90,7 +90,7 @@ func testDirectoryGroupsAcrossDomains(t *testing.T, b Backend) {
 			b.parallel(t)
 			db := b.Open(t)
 			for _, snap := range order {
-				if err := db.ReplaceDirectory(ctx, snap); err != nil {
+				if err := db.ReplaceDirectory(ctx, snap, fm.Fence{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -101,7 +101,7 @@ func testDirectoryGroupsAcrossDomains(t *testing.T, b Backend) {
 
 			// leads@alpha leaves eng@beta: alpha's ann leaves it too.
 			_ = db.ReplaceDirectory(ctx, &fm.DirectorySnapshot{Domain: "beta.example",
-				Users: beta.Users, DirectGroups: map[string][]string{"bob@beta.example": {"eng@beta.example"}}})
+				Users: beta.Users, DirectGroups: map[string][]string{"bob@beta.example": {"eng@beta.example"}}}, fm.Fence{})
 			wantGroups(t, db, "ann@alpha.example", []string{"leads@alpha.example", "ring@alpha.example"})
 		})
 	}

@@ -12,11 +12,12 @@ import (
 )
 
 // Index is what the suite tests: what the syncer and the API use of an
-// index, and the reads tests and checks use.
+// index (its leases too), and the reads tests and checks use.
 type Index interface {
 	fm.IndexReader
 	fm.IndexWriter
 	fm.DirectoryStore
+	fm.Leases
 	// Folder returns one folder of a library; ENOTFOUND if none such.
 	Folder(ctx context.Context, libraryID, folderID string) (*fm.Folder, error)
 	// Permissions returns a folder's permissions in Drive's order.
@@ -92,7 +93,13 @@ func Folder(id, parent, name string, readers ...string) fm.SyncedFolder {
 // batches of batch), and returns the drift.
 func FullSync(t testing.TB, idx fm.IndexWriter, lib string, state fm.LibraryState, batch int, folders ...fm.SyncedFolder) fm.Drift {
 	t.Helper()
-	w, err := idx.BeginFullSync(context.Background(), lib)
+	return FencedFullSync(t, idx, lib, fm.Fence{}, state, batch, folders...)
+}
+
+// FencedFullSync is FullSync under fence.
+func FencedFullSync(t testing.TB, idx fm.IndexWriter, lib string, fence fm.Fence, state fm.LibraryState, batch int, folders ...fm.SyncedFolder) fm.Drift {
+	t.Helper()
+	w, err := idx.BeginFullSync(context.Background(), lib, fence)
 	if err != nil {
 		t.Fatal(err)
 	}

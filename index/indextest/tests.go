@@ -123,7 +123,7 @@ func testReadersSeeOldTreeUntilCommit(t *testing.T, b Backend) {
 	idx := b.Open(t)
 	FullSync(t, idx, "lib", rootState, 10, Folder("root", "", "Root"), Folder("old", "root", "old", "alice@example.com"))
 
-	w, err := idx.BeginFullSync(ctx, "lib")
+	w, err := idx.BeginFullSync(ctx, "lib", fm.Fence{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func testAbortLeavesTheOldTree(t *testing.T, b Backend) {
 	ctx := context.Background()
 	idx := b.Open(t)
 	FullSync(t, idx, "lib", rootState, 10, Folder("root", "", "Root"), Folder("old", "root", "old"))
-	w, err := idx.BeginFullSync(ctx, "lib")
+	w, err := idx.BeginFullSync(ctx, "lib", fm.Fence{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func testAbortLeavesTheOldTree(t *testing.T, b Backend) {
 		t.Errorf("after abort, the aborted tree shows: %v", err)
 	}
 	// A first sync that is aborted leaves no library behind.
-	first, err := idx.BeginFullSync(ctx, "fresh")
+	first, err := idx.BeginFullSync(ctx, "fresh", fm.Fence{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func testAbortLeavesTheOldTree(t *testing.T, b Backend) {
 func testWriterChecksOrder(t *testing.T, b Backend) {
 	ctx := context.Background()
 	idx := b.Open(t)
-	w, err := idx.BeginFullSync(ctx, "lib")
+	w, err := idx.BeginFullSync(ctx, "lib", fm.Fence{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func testWriterChecksOrder(t *testing.T, b Backend) {
 
 func testFinishedWriterRefusesMore(t *testing.T, b Backend) {
 	idx := b.Open(t)
-	w, err := idx.BeginFullSync(context.Background(), "lib")
+	w, err := idx.BeginFullSync(context.Background(), "lib", fm.Fence{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func testRevision(t *testing.T, b Backend) {
 	}
 	update := func(fn func(fm.LibraryTx) error) func(*testing.T, Index) {
 		return func(t *testing.T, idx Index) {
-			if err := idx.UpdateLibrary(context.Background(), "lib", fn); err != nil {
+			if err := idx.UpdateLibrary(context.Background(), "lib", fm.Fence{}, fn); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -358,7 +358,7 @@ func testUpdateLibrary(t *testing.T, b Backend) {
 		Folder("b", "root", "b"),
 	)
 	own := []fm.Permission{{ID: "d", Type: "user", Role: "writer", EmailAddress: "dan@e.com"}}
-	err := idx.UpdateLibrary(ctx, "lib", func(tx fm.LibraryTx) error {
+	err := idx.UpdateLibrary(ctx, "lib", fm.Fence{}, func(tx fm.LibraryTx) error {
 		// a1 moves under b and is renamed; a goes; c arrives, shared with carol and dan.
 		if err := tx.Put(Folder("a1", "b", "Z", "bob@e.com")); err != nil {
 			return err
@@ -411,7 +411,7 @@ func testUpdateLibrary(t *testing.T, b Backend) {
 	if perms, _ := idx.Permissions(ctx, "lib", "c"); len(perms) != 2 {
 		t.Errorf("c's permissions %v", perms)
 	}
-	_ = idx.UpdateLibrary(ctx, "lib", func(tx fm.LibraryTx) error { return tx.Delete("a1") })
+	_ = idx.UpdateLibrary(ctx, "lib", fm.Fence{}, func(tx fm.LibraryTx) error { return tx.Delete("a1") })
 	if st, _ := idx.Library(ctx, "lib"); st.Folders != 3 || st.Permissions != 2 {
 		t.Errorf("counts after a delete: %+v", st)
 	}
@@ -422,7 +422,7 @@ func testFailedUpdateChangesNothing(t *testing.T, b Backend) {
 	idx := b.Open(t)
 	FullSync(t, idx, "lib", rootState, 10, Folder("root", "", "Root"), Folder("a", "root", "a"))
 	boom := errors.New("boom")
-	err := idx.UpdateLibrary(ctx, "lib", func(tx fm.LibraryTx) error {
+	err := idx.UpdateLibrary(ctx, "lib", fm.Fence{}, func(tx fm.LibraryTx) error {
 		_ = tx.Delete("a")
 		st := tx.State()
 		st.StartPageToken = "99"
@@ -438,7 +438,7 @@ func testFailedUpdateChangesNothing(t *testing.T, b Backend) {
 	if st, _ := idx.Library(ctx, "lib"); st.StartPageToken == "99" || st.Folders != 2 || st.Revision != 1 {
 		t.Errorf("state after a failed update: %+v", st)
 	}
-	if err := idx.UpdateLibrary(ctx, "never", func(fm.LibraryTx) error { return nil }); fm.ErrorCode(err) != fm.ENOTFOUND {
+	if err := idx.UpdateLibrary(ctx, "never", fm.Fence{}, func(fm.LibraryTx) error { return nil }); fm.ErrorCode(err) != fm.ENOTFOUND {
 		t.Errorf("update of a library never synced: %v", err)
 	}
 }
@@ -454,7 +454,7 @@ func testPermissionSetsAreShared(t *testing.T, b Backend) {
 		Folder("z", "root", "z", "a@e.com", "b@e.com"),
 	)
 	wKey := fm.NewPermissionSet(Folder("w", "root", "w", "c@e.com").Permissions).Key
-	err := idx.UpdateLibrary(ctx, "lib", func(tx fm.LibraryTx) error {
+	err := idx.UpdateLibrary(ctx, "lib", fm.Fence{}, func(tx fm.LibraryTx) error {
 		if err := tx.Put(Folder("x", "root", "x", "a@e.com", "b@e.com")); err != nil { // x takes z's set
 			return err
 		}
@@ -469,7 +469,7 @@ func testPermissionSetsAreShared(t *testing.T, b Backend) {
 	if perms, err := idx.PermissionSet(ctx, "lib", wKey); err != nil || len(perms) != 1 {
 		t.Errorf("w's set: %v %v", perms, err)
 	}
-	_ = idx.UpdateLibrary(ctx, "lib", func(tx fm.LibraryTx) error { return tx.Delete("w") })
+	_ = idx.UpdateLibrary(ctx, "lib", fm.Fence{}, func(tx fm.LibraryTx) error { return tx.Delete("w") })
 	if _, err := idx.PermissionSet(ctx, "lib", wKey); fm.ErrorCode(err) != fm.ENOTFOUND {
 		t.Errorf("w's set after w went: %v", err)
 	}
@@ -524,7 +524,7 @@ func testChanges(t *testing.T, b Backend) {
 	}
 	update := func(fn func(tx fm.LibraryTx) error) {
 		t.Helper()
-		if err := idx.UpdateLibrary(ctx, "lib", fn); err != nil {
+		if err := idx.UpdateLibrary(ctx, "lib", fm.Fence{}, fn); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -14,22 +14,27 @@ import (
 var _ fm.Leases = (*DB)(nil)
 
 // Acquire takes the lease named name for this process, unless another
-// process holds it; the lease is renewed every third of LeaseTTL until it
-// is released.
+// process holds it, with a new epoch: the fencing token of the writes made
+// under it. The lease is renewed every third of LeaseTTL, on connections
+// of its own, until it is released.
 func (db *DB) Acquire(ctx context.Context, name string) (fm.Lease, error) {
-	var holder string
-	err := db.pool.QueryRow(ctx, `INSERT INTO leases (name, holder, acquired_at, expires_at)
-		VALUES ($1, $2, now(), now() + make_interval(secs => $3))
-		ON CONFLICT (name) DO UPDATE SET holder = $2, acquired_at = now(), expires_at = now() + make_interval(secs => $3)
-			WHERE leases.expires_at < now() OR leases.holder = $2
-		RETURNING holder`, name, db.opts.Holder, db.opts.LeaseTTL.Seconds()).Scan(&holder)
+	if err := db.Refused(); err != nil {
+		return nil, err
+	}
+	var epoch int64
+	err := db.pool.QueryRow(ctx, `INSERT INTO leases (name, holder, acquired_at, expires_at, epoch)
+		VALUES ($1, $2, now(), now() + make_interval(secs => $3), nextval('lease_epochs'))
+		ON CONFLICT (name) DO UPDATE SET holder = $2, acquired_at = now(), expires_at = now() + make_interval(secs => $3),
+			epoch = nextval('lease_epochs')
+			WHERE leases.expires_at < now()
+		RETURNING epoch`, name, db.opts.Holder, db.opts.LeaseTTL.Seconds()).Scan(&epoch)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, db.heldBy(ctx, name)
 	}
 	if err != nil {
 		return nil, db.wrap("take the lease of "+name, err)
 	}
-	l := &lease{db: db, name: name, lost: make(chan struct{}), stop: make(chan struct{})}
+	l := &lease{db: db, fence: fm.Fence{Lease: name, Epoch: epoch}, lost: make(chan struct{}), stop: make(chan struct{})}
 	l.wg.Go(l.renew)
 	return l, nil
 }
@@ -44,20 +49,55 @@ func (db *DB) heldBy(ctx context.Context, name string) error {
 	return fmt.Errorf("%s: %w (%s holds its lease)", name, fm.ErrLeaseHeld, holder)
 }
 
-// fence refuses, within tx, a write to a library whose lease another
-// process holds; the lease's row stays locked until tx ends, so that no
-// process takes the lease meanwhile.
-func (db *DB) fence(ctx context.Context, tx pgx.Tx, libraryID string) error {
+// fenced runs fn in a transaction of the main pool that commits only if
+// fence may write under the lease named name: it is checked first, so
+// that a process that lost its lease learns so before anything else, and
+// again last, locking the lease's row until the transaction ends, so that
+// no process takes the lease between the check and the commit. Errors
+// name what was being done.
+func (db *DB) fenced(ctx context.Context, what, name string, fence fm.Fence, fn func(pgx.Tx) error) error {
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if err := checkFence(ctx, tx, name, fence, ""); err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return checkFence(ctx, tx, name, fence, " FOR SHARE")
+	})
+	return db.wrap(what, err)
+}
+
+// checkFence checks, in tx, that fence may write under the lease named name
+// now: a fence must be the lease's live holding (else the error wraps
+// fm.ErrLeaseLost); the zero fence, that no process holds the lease (else
+// fm.ErrLeaseHeld). lock, if set, is the row lock the check takes.
+func checkFence(ctx context.Context, tx pgx.Tx, name string, fence fm.Fence, lock string) error {
+	if fence != (fm.Fence{}) && fence.Lease != name {
+		return fmt.Errorf("a write to %s under the lease of %s", name, fence.Lease)
+	}
 	var holder string
-	err := tx.QueryRow(ctx, "SELECT holder FROM leases WHERE name = $1 AND expires_at > now() AND holder <> $2 FOR SHARE",
-		libraryID, db.opts.Holder).Scan(&holder)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return nil
-	case err != nil:
+	var epoch int64
+	var live bool
+	err := tx.QueryRow(ctx, "SELECT holder, epoch, expires_at > clock_timestamp() FROM leases WHERE name = $1"+lock, name).
+		Scan(&holder, &epoch, &live)
+	found := err == nil
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return err
 	}
-	return fmt.Errorf("%s: %w (%s holds its lease)", libraryID, fm.ErrLeaseHeld, holder)
+	switch {
+	case fence == (fm.Fence{}) && found && live:
+		return fmt.Errorf("%s: %w (%s holds its lease)", name, fm.ErrLeaseHeld, holder)
+	case fence == (fm.Fence{}):
+		return nil
+	case !found:
+		return fmt.Errorf("%s: %w: it was given back since, by another process", name, fm.ErrLeaseLost)
+	case epoch != fence.Epoch:
+		return fmt.Errorf("%s: %w: %s took it since", name, fm.ErrLeaseLost, holder)
+	case !live:
+		return fmt.Errorf("%s: %w: it lapsed, not renewed in time", name, fm.ErrLeaseLost)
+	}
+	return nil
 }
 
 // Holders returns the holder of each lease held now.
@@ -95,13 +135,15 @@ func (db *DB) ClaimScheduledRun(ctx context.Context, name, kind string, within t
 // lease is a lease this process holds.
 type lease struct {
 	db         *DB
-	name       string
+	fence      fm.Fence
 	lost, stop chan struct{}
 	once       sync.Once
 	wg         sync.WaitGroup
 }
 
 func (l *lease) Lost() <-chan struct{} { return l.lost }
+
+func (l *lease) Fence() fm.Fence { return l.fence }
 
 // renew extends the lease every third of its TTL; when it cannot before the
 // lease lapses, the lease is lost.
@@ -117,34 +159,46 @@ func (l *lease) renew() {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), ttl/3)
-		tag, err := l.db.pool.Exec(ctx, `UPDATE leases SET expires_at = now() + make_interval(secs => $3)
-			WHERE name = $1 AND holder = $2`, l.name, l.db.opts.Holder, ttl.Seconds())
+		err := l.renewOnce(ctx)
 		cancel()
 		switch {
-		case err == nil && tag.RowsAffected() == 1:
+		case err == nil:
 			renewed = time.Now()
 			continue
-		case err == nil:
-			l.db.logger.Warn("a sync lease was taken by another process", "lease", l.name)
+		case errors.Is(err, fm.ErrLeaseLost):
+			l.db.logger.Warn("a sync lease was lost: it lapsed, or another process took it", "lease", l.fence.Lease)
 		case time.Since(renewed) < ttl:
 			continue // try again before it lapses
 		default:
-			l.db.logger.Warn("a sync lease lapsed: the index database did not answer", "lease", l.name, "err", err)
+			l.db.logger.Warn("a sync lease lapsed: the index database did not answer", "lease", l.fence.Lease, "err", err)
 		}
 		close(l.lost)
 		return
 	}
 }
 
-// Release stops renewing the lease and gives it back.
+// renewOnce extends the lease by its TTL, on the renewals' own connections,
+// so that syncs busy with every connection of the pool do not starve it;
+// a lease that lapsed is not renewed (ErrLeaseLost).
+func (l *lease) renewOnce(ctx context.Context) error {
+	tag, err := l.db.renewals.Exec(ctx, `UPDATE leases SET expires_at = now() + make_interval(secs => $3)
+		WHERE name = $1 AND epoch = $2 AND expires_at > now()`, l.fence.Lease, l.fence.Epoch, l.db.opts.LeaseTTL.Seconds())
+	if err == nil && tag.RowsAffected() == 0 {
+		err = fm.ErrLeaseLost
+	}
+	return err
+}
+
+// Release stops renewing the lease and gives it back, unless another
+// process holds it by now.
 func (l *lease) Release() {
 	l.once.Do(func() {
 		close(l.stop)
 		l.wg.Wait()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if _, err := l.db.pool.Exec(ctx, "DELETE FROM leases WHERE name = $1 AND holder = $2", l.name, l.db.opts.Holder); err != nil {
-			l.db.logger.Warn("could not give a sync lease back; it lapses by itself", "lease", l.name, "err", err)
+		if _, err := l.db.renewals.Exec(ctx, "DELETE FROM leases WHERE name = $1 AND epoch = $2", l.fence.Lease, l.fence.Epoch); err != nil {
+			l.db.logger.Warn("could not give a sync lease back; it lapses by itself", "lease", l.fence.Lease, "err", err)
 		}
 	})
 }

@@ -2,12 +2,24 @@
 // keeps, in a database that several replicas of one service share. Each
 // replica keeps the libraries' states and the directories in memory, and
 // reads what other replicas committed every Poll; syncs hold leases in the
-// database, so that one process at a time syncs a library.
+// database, so that one process at a time syncs a library, and every write
+// made under a lease is fenced: it commits only while the lease is still
+// its writer's (see fm.Fence).
 //
 // The schema is created and migrated at start (tern, with the migrations
 // embedded in the binary); a database whose schema is newer than the
 // binary's, or that holds another service's tables, is refused before
-// anything is written.
+// anything is written, and so is, while it runs, a schema a newer binary
+// migrated.
+//
+// Connections: the index reads and writes through a pool of MaxConns
+// connections (10 by default); lease renewals have two connections of
+// their own, so that syncs busy with the whole pool do not starve them. On
+// the pool's connections a statement may run for at most 10 minutes
+// (statement_timeout; a full sync's commit of a million folders takes
+// seconds) and wait for a lock for at most 30 s (lock_timeout; writers
+// under leases do not wait for each other); on the renewals', both are a
+// third of LeaseTTL, the time a renewal has.
 package postgres
 
 import (
@@ -25,6 +37,7 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/tern/v2/migrate"
 )
@@ -38,10 +51,15 @@ const versionTable = "foldermirror_schema_version"
 // ownTables are the tables foldermirror's schema makes.
 var ownTables = []string{versionTable, "libraries", "folders", "permission_sets", "changes", "directories", "leases", "scheduled_runs"}
 
-// Defaults of Options.
+// Defaults of Options, and the connections' limits (see the package's
+// documentation).
 const (
-	defaultLeaseTTL = 30 * time.Second
-	defaultPoll     = 500 * time.Millisecond
+	defaultLeaseTTL  = 30 * time.Second
+	defaultPoll      = 500 * time.Millisecond
+	defaultMaxConns  = 10
+	renewalConns     = 2
+	statementTimeout = 10 * time.Minute
+	lockTimeout      = 30 * time.Second
 )
 
 // Options configure a PostgreSQL index.
@@ -53,9 +71,14 @@ type Options struct {
 	// Poll is how often the index reads what other processes committed
 	// (500 ms by default).
 	Poll time.Duration
-	// Holder names this process in the leases it takes; "host pid" by
-	// default.
+	// Holder names this process in the leases it takes: by default its
+	// host name, its pid and a random part, "host pid 1 #a1b2c3d4", unique
+	// even where processes share a host name and a pid (containers).
 	Holder string
+	// MaxConns is the most connections the index reads and writes through:
+	// the URL's pool_max_conns if it has one, else 10. Lease renewals have
+	// two more of their own.
+	MaxConns int32
 	// OnChange, if set, is told of each library another process changed,
 	// once this process has read its new state.
 	OnChange func(libraryID string)
@@ -63,16 +86,21 @@ type Options struct {
 
 // DB is a PostgreSQL index. It is safe for concurrent use.
 type DB struct {
-	pool   *pgxpool.Pool
-	where  string // host:port/database, for messages
-	logger *slog.Logger
-	opts   Options
+	pool *pgxpool.Pool
+	// renewals are the connections lease renewals and releases use.
+	renewals *pgxpool.Pool
+	where    string // host:port/database, for messages
+	logger   *slog.Logger
+	opts     Options
 
 	mu        sync.RWMutex
 	ready     bool
 	libraries map[string]*record
 	dirs      map[string]int64 // each domain's directory version
 	health    error            // the last failure to reach the database, nil when it answers
+	// refused is why the database may no longer be used (a newer
+	// foldermirror migrated its schema), nil while it may.
+	refused error
 	// directories holds every domain's directory, for lookups.
 	directories fm.Directories
 }
@@ -84,6 +112,34 @@ func Open(url string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("index.url: %w", err)
 	}
+	opts = withDefaults(opts)
+	cfg.ConnConfig.ConnectTimeout = 10 * time.Second
+	renewalsCfg := cfg.Copy()
+	switch {
+	case opts.MaxConns > 0:
+		cfg.MaxConns = opts.MaxConns
+	case !strings.Contains(url, "pool_max_conns"):
+		cfg.MaxConns = defaultMaxConns
+	}
+	setTimeouts(cfg, statementTimeout, lockTimeout)
+	renewalsCfg.MaxConns = renewalConns
+	setTimeouts(renewalsCfg, opts.LeaseTTL/3, opts.LeaseTTL/3)
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("index.url: %w", err)
+	}
+	renewals, err := pgxpool.NewWithConfig(context.Background(), renewalsCfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("index.url: %w", err)
+	}
+	where := fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
+	return &DB{pool: pool, renewals: renewals, where: where, logger: opts.Logger, opts: opts,
+		libraries: map[string]*record{}, dirs: map[string]int64{}}, nil
+}
+
+// withDefaults fills in the options left unset.
+func withDefaults(opts Options) Options {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -94,16 +150,22 @@ func Open(url string, opts Options) (*DB, error) {
 		opts.Poll = defaultPoll
 	}
 	if opts.Holder == "" {
-		host, _ := os.Hostname()
-		opts.Holder = fmt.Sprintf("%s pid %d", host, os.Getpid())
+		opts.Holder = processIdentity()
 	}
-	cfg.ConnConfig.ConnectTimeout = 10 * time.Second
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		return nil, fmt.Errorf("index.url: %w", err)
-	}
-	where := fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
-	return &DB{pool: pool, where: where, logger: opts.Logger, opts: opts, libraries: map[string]*record{}, dirs: map[string]int64{}}, nil
+	return opts
+}
+
+// processIdentity names this process: its host, its pid and a random part.
+func processIdentity() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s pid %d #%08x", host, os.Getpid(), rand.Uint32())
+}
+
+// setTimeouts sets the statement and lock timeouts of a pool's
+// connections.
+func setTimeouts(cfg *pgxpool.Config, statement, lock time.Duration) {
+	cfg.ConnConfig.RuntimeParams["statement_timeout"] = fmt.Sprint(max(statement.Milliseconds(), 1))
+	cfg.ConnConfig.RuntimeParams["lock_timeout"] = fmt.Sprint(max(lock.Milliseconds(), 1))
 }
 
 // Where names the database: host:port/database (never the password).
@@ -112,6 +174,7 @@ func (db *DB) Where() string { return db.where }
 // Close closes the connections.
 func (db *DB) Close() error {
 	db.pool.Close()
+	db.renewals.Close()
 	return nil
 }
 
@@ -132,14 +195,21 @@ func (db *DB) Connect(ctx context.Context) error {
 
 // ConnectRetrying connects, trying again with backoff after failures it
 // logs, until it succeeds or ctx ends (then it returns the last failure).
-// A database foldermirror must not use (ErrRefused) fails it at once.
+// A database foldermirror must not use (ErrRefused) fails it at once; one
+// whose schema another foldermirror process is migrating is waited for, and
+// refused at once if that process was a newer foldermirror.
 func (db *DB) ConnectRetrying(ctx context.Context) error {
 	for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
 		err := db.Connect(ctx)
-		if err == nil || errors.Is(err, ErrRefused) {
+		switch {
+		case err == nil || errors.Is(err, ErrRefused):
 			return err
+		case errors.Is(err, errMigrating):
+			db.logger.Warn("another foldermirror process still creates or migrates the index's schema; waiting for it",
+				"database", db.where, "in", wait)
+		default:
+			db.logger.Error("the index database cannot be reached; trying again", "database", db.where, "in", wait, "err", err)
 		}
-		db.logger.Error("the index database cannot be reached; trying again", "database", db.where, "in", wait, "err", err)
 		t := time.NewTimer(wait/2 + rand.N(wait/2))
 		select {
 		case <-ctx.Done():
@@ -152,16 +222,18 @@ func (db *DB) ConnectRetrying(ctx context.Context) error {
 
 // Run connects (ConnectRetrying), then reads what other processes commit
 // (Watch). A database that refuses foldermirror (another service's, a newer
-// schema) ends it with that error.
+// schema, at start or later) ends it with that error.
 func (db *DB) Run(ctx context.Context) error {
 	if err := db.ConnectRetrying(ctx); err != nil {
 		return err
 	}
 	db.Watch(ctx)
-	return nil
+	return db.Refused()
 }
 
-// Watch reads what other processes commit, every Poll, until ctx ends.
+// Watch reads what other processes commit, every Poll, until ctx ends, or
+// until it finds the schema migrated by a newer foldermirror: then the
+// index is refused (Refused, Health), for good.
 func (db *DB) Watch(ctx context.Context) {
 	t := time.NewTicker(db.opts.Poll)
 	defer t.Stop()
@@ -171,10 +243,38 @@ func (db *DB) Watch(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if err := db.refresh(ctx); err != nil && ctx.Err() == nil {
+		err := db.checkVersion(ctx)
+		if err == nil {
+			err = db.refresh(ctx)
+		}
+		switch {
+		case err == nil || ctx.Err() != nil:
+		case errors.Is(err, ErrRefused):
+			db.refuse(err)
+			return
+		default:
 			_ = db.fail(err) // recorded as the index's health
 		}
 	}
+}
+
+// refuse records that the database may no longer be used.
+func (db *DB) refuse(err error) {
+	err = fmt.Errorf("index database %s: %w", db.where, err)
+	db.logger.Error("the index database may no longer be used: its schema was migrated by a newer foldermirror; "+
+		"no more syncs, and what was read is served until this process is replaced by the newer foldermirror", "err", err)
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.refused, db.health = err, err
+}
+
+// Refused returns why the database may no longer be used (its schema was
+// migrated by a newer foldermirror while this process ran), nil while it
+// may.
+func (db *DB) Refused() error {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	return db.refused
 }
 
 // fail records that the database did not answer as it should.
@@ -208,8 +308,25 @@ func (db *DB) Health() error {
 // or one whose schema a newer foldermirror wrote.
 var ErrRefused = errors.New("not a database foldermirror may use")
 
-// migrate checks that the database is foldermirror's (or empty) and its
-// schema not newer than the binary's, then creates or migrates it.
+// errMigrating: another process held the lock under which foldermirror
+// creates or migrates the schema for longer than the connections' lock
+// timeout.
+var errMigrating = errors.New("another foldermirror process is creating or migrating its schema, and holds the migration lock for long")
+
+// migrationLock is the advisory lock under which the schema is checked and
+// migrated: tern's own, which its migrator takes again (advisory locks
+// nest within a session), so that foldermirror processes of every version
+// exclude each other.
+const migrationLock = int64(9628173550095224)
+
+// lockNotAvailable is PostgreSQL's code of a lock not had within
+// lock_timeout.
+const lockNotAvailable = "55P03"
+
+// migrate, holding the migration lock, checks that the database is
+// foldermirror's (or empty) and its schema not newer than the binary's,
+// then creates or migrates it. While another process holds the lock, it
+// says so and waits, up to the lock timeout (errMigrating).
 func (db *DB) migrate(ctx context.Context) error {
 	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
@@ -220,11 +337,11 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	names, err := migrate.FindMigrations(migrations)
-	if err != nil {
+	if err := db.lockMigrations(ctx, conn.Conn()); err != nil {
 		return err
 	}
-	if err := checkDatabase(ctx, conn.Conn(), int32(len(names))); err != nil {
+	defer unlockMigrations(conn.Conn())
+	if err := checkDatabase(ctx, conn.Conn()); err != nil {
 		return err
 	}
 	m, err := migrate.NewMigrator(ctx, conn.Conn(), versionTable)
@@ -237,10 +354,65 @@ func (db *DB) migrate(ctx context.Context) error {
 	return m.Migrate(ctx)
 }
 
+// lockMigrations takes the migration lock; while another process holds
+// it, it says so and waits, up to the lock timeout (errMigrating).
+func (db *DB) lockMigrations(ctx context.Context, conn *pgx.Conn) error {
+	var locked bool
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", migrationLock).Scan(&locked); err != nil || locked {
+		return err
+	}
+	db.logger.Info("another foldermirror process is creating or migrating the index's schema; waiting for it", "database", db.where)
+	_, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrationLock)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == lockNotAvailable {
+		return errMigrating
+	}
+	return err
+}
+
+// unlockMigrations gives the migration lock back; if it cannot, it closes
+// the connection, which gives it back too.
+func unlockMigrations(conn *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_unlock($1)", migrationLock); err != nil {
+		_ = conn.Close(ctx) // the pool drops a closed connection
+	}
+}
+
+// schemaVersion is the version of the schema the embedded migrations make:
+// their number.
+var schemaVersion = func() int32 {
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		panic(err)
+	}
+	return int32(len(names))
+}()
+
+// checkVersion refuses a database whose schema a newer foldermirror
+// migrated.
+func (db *DB) checkVersion(ctx context.Context) error {
+	var version int32
+	if err := db.pool.QueryRow(ctx, "SELECT version FROM "+versionTable).Scan(&version); err != nil {
+		return err
+	}
+	return newerSchema(version)
+}
+
+// newerSchema refuses a schema of a version newer than the binary's.
+func newerSchema(version int32) error {
+	if version > schemaVersion {
+		return fmt.Errorf("%w: its schema is version %d, newer than this foldermirror's (%d): it was written by a newer foldermirror",
+			ErrRefused, version, schemaVersion)
+	}
+	return nil
+}
+
 // checkDatabase refuses, without writing anything, a database whose
-// foldermirror schema is newer than latest, or that holds tables but no
-// foldermirror schema.
-func checkDatabase(ctx context.Context, conn *pgx.Conn, latest int32) error {
+// foldermirror schema is newer than the binary's, or that holds tables but
+// no foldermirror schema.
+func checkDatabase(ctx context.Context, conn *pgx.Conn) error {
 	var exists bool
 	if err := conn.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", versionTable).Scan(&exists); err != nil {
 		return err
@@ -250,10 +422,7 @@ func checkDatabase(ctx context.Context, conn *pgx.Conn, latest int32) error {
 		if err := conn.QueryRow(ctx, "SELECT version FROM "+versionTable).Scan(&version); err != nil {
 			return err
 		}
-		if version > latest {
-			return fmt.Errorf("%w: its schema is version %d, newer than this foldermirror's (%d): it was written by a newer foldermirror", ErrRefused, version, latest)
-		}
-		return nil
+		return newerSchema(version)
 	}
 	// foldermirror's own tables do not count: another replica may be
 	// creating them right now.

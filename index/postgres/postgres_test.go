@@ -155,7 +155,7 @@ func TestReplicasSeeEachOthersCommits(t *testing.T) {
 	if st, err := b.Library(ctx, "lib"); err != nil || st.Revision != 1 {
 		t.Errorf("the other replica's state: %+v %v", st, err)
 	}
-	_ = a.ReplaceDirectory(ctx, &fm.DirectorySnapshot{Domain: "example.com", Users: map[string]fm.DirectoryUser{"ann@example.com": {ID: "1"}}})
+	_ = a.ReplaceDirectory(ctx, &fm.DirectorySnapshot{Domain: "example.com", Users: map[string]fm.DirectoryUser{"ann@example.com": {ID: "1"}}}, fm.Fence{})
 	deadline := time.Now().Add(2 * time.Second)
 	for got, _ := b.Lookup(ctx, "ann@example.com"); !got.Known; got, _ = b.Lookup(ctx, "ann@example.com") {
 		if time.Now().After(deadline) {
@@ -184,7 +184,7 @@ func TestLeases(t *testing.T) {
 	if h, _ := b.Holders(ctx); h["lib"] != "replica-a" {
 		t.Errorf("holders %v", h)
 	}
-	err = b.UpdateLibrary(ctx, "lib", func(tx fm.LibraryTx) error { return tx.Put(indextest.Folder("x", "root", "x")) })
+	err = b.UpdateLibrary(ctx, "lib", fm.Fence{}, func(tx fm.LibraryTx) error { return tx.Put(indextest.Folder("x", "root", "x")) })
 	if !errors.Is(err, fm.ErrLeaseHeld) {
 		t.Errorf("b's write while a holds the lease: %v", err)
 	}
@@ -244,7 +244,7 @@ func TestConnectionLostMidCommit(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	db := fmtest.OpenPostgres(t, url, postgres.Options{})
 	indextest.FullSync(t, db, "lib", fm.LibraryState{RootID: "root"}, 10, indextest.Folder("root", "", "Root"), indextest.Folder("a", "root", "a"))
-	err := db.UpdateLibrary(ctx, "lib", func(tx fm.LibraryTx) error {
+	err := db.UpdateLibrary(ctx, "lib", fm.Fence{}, func(tx fm.LibraryTx) error {
 		if err := tx.Delete("a"); err != nil {
 			return err
 		}
@@ -292,7 +292,7 @@ func TestDatabaseLostWhileServing(t *testing.T) {
 	if st, err := db.Library(ctx, "lib"); err != nil || st.Revision != 1 {
 		t.Errorf("state while the database is lost: %+v %v", st, err)
 	}
-	if err := db.UpdateLibrary(ctx, "lib", func(tx fm.LibraryTx) error { return nil }); err == nil {
+	if err := db.UpdateLibrary(ctx, "lib", fm.Fence{}, func(tx fm.LibraryTx) error { return nil }); err == nil {
 		t.Error("a write while the database is lost succeeded")
 	}
 	proxy.Restore()
@@ -302,7 +302,7 @@ func TestDatabaseLostWhileServing(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := db.UpdateLibrary(ctx, "lib", func(tx fm.LibraryTx) error { return tx.Put(indextest.Folder("a", "root", "a")) }); err != nil {
+	if err := db.UpdateLibrary(ctx, "lib", fm.Fence{}, func(tx fm.LibraryTx) error { return tx.Put(indextest.Folder("a", "root", "a")) }); err != nil {
 		t.Errorf("a write once the database returned: %v", err)
 	}
 }

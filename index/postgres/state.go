@@ -180,18 +180,21 @@ func (db *DB) readDirectories(ctx context.Context, domains []string) ([]*fm.Dire
 	})
 }
 
-// ReplaceDirectory makes snap its domain's directory, for every replica.
-func (db *DB) ReplaceDirectory(ctx context.Context, snap *fm.DirectorySnapshot) error {
+// ReplaceDirectory makes snap its domain's directory, for every replica, in
+// a transaction fenced by fence.
+func (db *DB) ReplaceDirectory(ctx context.Context, snap *fm.DirectorySnapshot, fence fm.Fence) error {
 	data, err := encodeDirectory(snap)
 	if err != nil {
 		return err
 	}
 	var version int64
-	err = db.pool.QueryRow(ctx, `INSERT INTO directories (domain, snapshot, version) VALUES ($1, $2, 1)
-		ON CONFLICT (domain) DO UPDATE SET snapshot = $2, version = directories.version + 1
-		RETURNING version`, snap.Domain, data).Scan(&version)
+	err = db.fenced(ctx, "write the directory of "+snap.Domain, fm.DirectoryLease(snap.Domain), fence, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `INSERT INTO directories (domain, snapshot, version) VALUES ($1, $2, 1)
+			ON CONFLICT (domain) DO UPDATE SET snapshot = $2, version = directories.version + 1
+			RETURNING version`, snap.Domain, data).Scan(&version)
+	})
 	if err != nil {
-		return db.wrap("write the directory of "+snap.Domain, err)
+		return err
 	}
 	db.directories.Replace(snap)
 	db.mu.Lock()

@@ -9,27 +9,23 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// UpdateLibrary runs fn on the library's current tree in one transaction:
-// all of fn's changes, its new state and the log of the folders it touched
-// are written together, or, when fn fails, none. The library's row is
-// locked meanwhile, and the update refused while another process holds the
-// library's lease. The revision grows by one if fn wrote to the tree or
-// changed a field of the state readers see.
-func (db *DB) UpdateLibrary(ctx context.Context, libraryID string, fn func(fm.LibraryTx) error) error {
+// UpdateLibrary runs fn on the library's current tree in one transaction,
+// fenced by fence: all of fn's changes, its new state and the log of the
+// folders it touched are written together, or, when fn fails, none. The
+// library's row is locked meanwhile. The revision grows by one if fn wrote
+// to the tree or changed a field of the state readers see.
+func (db *DB) UpdateLibrary(ctx context.Context, libraryID string, fence fm.Fence, fn func(fm.LibraryTx) error) error {
 	if _, err := db.library(libraryID); err != nil {
 		return err
 	}
 	var rec *record
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+	err := db.fenced(ctx, "update library "+libraryID, libraryID, fence, func(tx pgx.Tx) error {
 		old, err := lockLibrary(ctx, tx, libraryID)
 		if err != nil {
 			return err
 		}
 		if old == nil {
 			return notSynced(libraryID)
-		}
-		if err := db.fence(ctx, tx, libraryID); err != nil {
-			return err
 		}
 		ltx := &libraryTx{ctx: ctx, tx: tx, rec: *old, touched: map[string]bool{}}
 		if err := fn(ltx); err != nil {
@@ -53,7 +49,7 @@ func (db *DB) UpdateLibrary(ctx context.Context, libraryID string, fn func(fm.Li
 		return saveRecord(ctx, tx, rec)
 	})
 	if err != nil {
-		return db.wrap("update library "+libraryID, err)
+		return err
 	}
 	db.setLibrary(rec)
 	return nil

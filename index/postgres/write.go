@@ -12,41 +12,50 @@ import (
 var _ fm.IndexWriter = (*DB)(nil)
 
 // fullSync writes a library's new tree into a generation readers do not see
-// until Commit.
+// until Commit. Each of its writes is a transaction fenced by its fence.
 type fullSync struct {
 	db         *DB
 	ctx        context.Context
 	libraryID  string
+	fence      fm.Fence
 	generation uint64
-	lastID     string
-	folders    int
-	perms      int
-	sizes      map[fm.PermissionSetKey]int
-	refs       map[fm.PermissionSetKey]int64
-	done       bool
+	// base is the library's row when the sync began (nil if none): Commit
+	// fails if another sync committed since.
+	base    *record
+	lastID  string
+	folders int
+	perms   int
+	sizes   map[fm.PermissionSetKey]int
+	refs    map[fm.PermissionSetKey]int64
+	done    bool
 }
 
 // BeginFullSync drops what a sync of the library that never committed left
-// (a generation no row points to), and starts a new generation.
-func (db *DB) BeginFullSync(ctx context.Context, libraryID string) (fm.FullSyncWriter, error) {
+// (a generation no row points to: under the library's lease, no other sync
+// writes one), and starts a new generation, numbered from a sequence.
+func (db *DB) BeginFullSync(ctx context.Context, libraryID string, fence fm.Fence) (fm.FullSyncWriter, error) {
 	if _, err := db.library(libraryID); err != nil {
 		return nil, err
 	}
-	fs := &fullSync{db: db, ctx: ctx, libraryID: libraryID, sizes: map[fm.PermissionSetKey]int{}, refs: map[fm.PermissionSetKey]int64{}}
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		var current uint64
-		err := tx.QueryRow(ctx, "SELECT generation FROM libraries WHERE id = $1", libraryID).Scan(&current)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+	fs := &fullSync{db: db, ctx: ctx, libraryID: libraryID, fence: fence,
+		sizes: map[fm.PermissionSetKey]int{}, refs: map[fm.PermissionSetKey]int64{}}
+	err := db.fenced(ctx, "begin a full sync of "+libraryID, libraryID, fence, func(tx pgx.Tx) error {
+		base, err := lockLibrary(ctx, tx, libraryID)
+		if err != nil {
 			return err
+		}
+		var current uint64
+		if base != nil {
+			current = base.Generation
 		}
 		if err := dropGenerations(ctx, tx, libraryID, "generation <> $2", current); err != nil {
 			return err
 		}
-		fs.generation = current + 1
-		return nil
+		fs.base = base
+		return tx.QueryRow(ctx, "SELECT nextval('generations')").Scan(&fs.generation)
 	})
 	if err != nil {
-		return nil, db.wrap("begin a full sync of "+libraryID, err)
+		return nil, err
 	}
 	return fs, nil
 }
@@ -83,9 +92,16 @@ func (fs *fullSync) PutPermissionSets(sets []fm.PermissionSet) error {
 		fs.sizes[s.Key] = len(s.Permissions)
 		rows = append(rows, []any{fs.libraryID, fs.generation, s.Key[:], len(s.Permissions), fm.AppendPermissions(nil, s.Permissions), 0})
 	}
-	_, err := fs.db.pool.CopyFrom(fs.ctx, pgx.Identifier{"permission_sets"},
-		[]string{"library", "generation", "key", "size", "list", "refs"}, pgx.CopyFromRows(rows))
-	return fs.db.wrap("write permissions of "+fs.libraryID, err)
+	return fs.write("write permissions of "+fs.libraryID, func(tx pgx.Tx) error {
+		_, err := tx.CopyFrom(fs.ctx, pgx.Identifier{"permission_sets"},
+			[]string{"library", "generation", "key", "size", "list", "refs"}, pgx.CopyFromRows(rows))
+		return err
+	})
+}
+
+// write runs fn in a transaction fenced by the sync's fence.
+func (fs *fullSync) write(what string, fn func(pgx.Tx) error) error {
+	return fs.db.fenced(fs.ctx, what, fs.libraryID, fs.fence, fn)
 }
 
 // PutFolders copies folders into the new generation.
@@ -108,11 +124,14 @@ func (fs *fullSync) PutFolders(folders []fm.Folder) error {
 		rows = append(rows, []any{fs.libraryID, fs.generation, f.ID, f.ParentID, []byte(f.Name), []byte(f.ResourceKey),
 			[]byte(f.DefinitionID), folderFlags(f), f.PermissionSet[:], f.OwnSet[:]})
 	}
-	_, err := fs.db.pool.CopyFrom(fs.ctx, pgx.Identifier{"folders"},
-		[]string{"library", "generation", "id", "parent_id", "name", "resource_key", "definition_id", "flags", "permission_set", "own_set"},
-		pgx.CopyFromRows(rows))
+	err := fs.write("write folders of "+fs.libraryID, func(tx pgx.Tx) error {
+		_, err := tx.CopyFrom(fs.ctx, pgx.Identifier{"folders"},
+			[]string{"library", "generation", "id", "parent_id", "name", "resource_key", "definition_id", "flags", "permission_set", "own_set"},
+			pgx.CopyFromRows(rows))
+		return err
+	})
 	if err != nil {
-		return fs.db.wrap("write folders of "+fs.libraryID, err)
+		return err
 	}
 	for i := range folders {
 		fs.refs[folders[i].PermissionSet]++
@@ -125,10 +144,11 @@ func (fs *fullSync) PutFolders(folders []fm.Folder) error {
 // PutChildren does nothing: folders are indexed by parent.
 func (fs *fullSync) PutChildren([]fm.ChildLink) error { return fs.check() }
 
-// Commit, in one transaction: checks that no other process holds the
-// library's lease, writes the sets' references, measures the drift from
-// the tree being replaced and logs it, and switches the library's row to the
-// new generation. The old generation is deleted afterwards.
+// Commit, in one fenced transaction: checks that no other sync committed
+// the library since BeginFullSync, writes the sets' references, measures
+// the drift from the tree being replaced and logs it, and switches the
+// library's row to the new generation. The old generation is deleted
+// afterwards.
 func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
 	if err := fs.check(); err != nil {
 		return fm.Drift{}, err
@@ -136,12 +156,12 @@ func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
 	ctx := fs.ctx
 	var drift fm.Drift
 	var rec *record
-	err := pgx.BeginFunc(ctx, fs.db.pool, func(tx pgx.Tx) error {
+	err := fs.write("commit the full sync of "+fs.libraryID, func(tx pgx.Tx) error {
 		prev, err := lockLibrary(ctx, tx, fs.libraryID)
 		if err != nil {
 			return err
 		}
-		if err := fs.db.fence(ctx, tx, fs.libraryID); err != nil {
+		if err := fs.unchangedSince(prev); err != nil {
 			return err
 		}
 		if err := fs.writeRefs(ctx, tx); err != nil {
@@ -155,11 +175,11 @@ func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
 		return saveRecord(ctx, tx, rec)
 	})
 	if err != nil {
-		return fm.Drift{}, fs.db.wrap("commit the full sync of "+fs.libraryID, err)
+		return fm.Drift{}, err
 	}
 	fs.done = true
 	fs.db.setLibrary(rec)
-	err = pgx.BeginFunc(ctx, fs.db.pool, func(tx pgx.Tx) error {
+	err = fs.write("drop an old tree of "+fs.libraryID, func(tx pgx.Tx) error {
 		return dropGenerations(ctx, tx, fs.libraryID, "generation < $2", fs.generation)
 	})
 	if err != nil {
@@ -172,6 +192,19 @@ func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
 		fs.db.logger.Warn("could not update the index tables' statistics", "library", fs.libraryID, "err", err)
 	}
 	return drift, nil
+}
+
+// unchangedSince refuses to commit over prev, the library's row now, if it
+// is not the one the sync began from: another sync committed since (a
+// compare-and-swap, the fence's second line).
+func (fs *fullSync) unchangedSince(prev *record) error {
+	switch {
+	case prev == nil && fs.base == nil:
+		return nil
+	case prev != nil && fs.base != nil && prev.Generation == fs.base.Generation && prev.Revision == fs.base.Revision:
+		return nil
+	}
+	return fmt.Errorf("%s: another sync committed the library since this full sync began: nothing written", fs.libraryID)
 }
 
 // lockLibrary reads a library's row and locks it until tx ends; nil if the
@@ -267,9 +300,12 @@ func (fs *fullSync) Abort() error {
 		return nil
 	}
 	fs.done = true
+	// Unfenced: the generation is this sync's own, which no other writes.
+	// It is kept if a commit whose answer was lost made it the library's.
 	ctx := context.WithoutCancel(fs.ctx) // an abort after a cancellation still cleans up
 	err := pgx.BeginFunc(ctx, fs.db.pool, func(tx pgx.Tx) error {
-		return dropGenerations(ctx, tx, fs.libraryID, "generation = $2", fs.generation)
+		return dropGenerations(ctx, tx, fs.libraryID,
+			"generation = $2 AND NOT EXISTS (SELECT FROM libraries WHERE id = $1 AND generation = $2)", fs.generation)
 	})
 	return fs.db.wrap("drop the unfinished tree of "+fs.libraryID, err)
 }
