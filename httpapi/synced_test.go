@@ -214,3 +214,68 @@ func pick(root string, made []string, i int) string {
 	}
 	return made[i/2]
 }
+
+// A library holds only the folders under its own root: when a My Drive
+// library's storage account is added to another domain's shared drive (or
+// that drive changes, or the account leaves it), the "drive" change in the
+// account's feed concerns no library of the account's. The drive's root is
+// not a folder of the library, and operation 5 of its ID is 404 to the
+// domain's admin, on every index backend.
+func TestAnotherDomainsDriveStaysOut(t *testing.T) {
+	for _, backend := range fmtest.Backends(t) {
+		t.Run(backend, func(t *testing.T) {
+			fake := fmtest.StartGoogle(t)
+			fake.AddUser(syncedStorage)
+			root := fake.CreateFolder(syncedStorage, "", "Library")
+			fake.CreateFolder(syncedStorage, root, "Inside")
+			partner := fake.CreateSharedDrive("Partner", "olga@other.org")
+			fake.Share(partner, googlefake.Permission{Type: "domain", Role: "reader", Domain: "other.org"})
+			s := newSynced(t, backend, fake, fm.Library{ID: "mydrive", Domain: "example.com", RootFolderID: root})
+			s.sync("mydrive", syncer.Full)
+
+			var member string
+			for _, step := range []struct {
+				name string
+				do   func()
+			}{
+				{"the storage account added to the drive", func() {
+					member = fake.Share(partner, googlefake.Permission{Type: "user", Role: "writer", EmailAddress: syncedStorage})
+				}},
+				{"the drive renamed", func() { fake.Rename(partner, "Partner 2") }},
+				{"the storage account removed from the drive", func() { fake.Unshare(partner, member) }},
+			} {
+				step.do()
+				s.sync("mydrive", syncer.Auto)
+				if f, err := s.db.Folder(context.Background(), "mydrive", partner); fm.ErrorCode(err) != fm.ENOTFOUND {
+					t.Errorf("%s: the drive's root is a folder of the My Drive library: %+v %v", step.name, f, err)
+				}
+				for _, code := range []string{exampleAdminCode, otherAdminCode} {
+					if status, body := s.get("/folder/v1/files/"+partner, code); status != http.StatusNotFound {
+						t.Errorf("%s: operation 5 of the drive: %d %s", step.name, status, body)
+					}
+				}
+				if status, body := s.get("/folder/v1/libraries/mydrive/folders", exampleAdminCode); status != http.StatusOK || !slices.Equal(folderNames(t, body), []string{"Library", "Inside"}) {
+					t.Errorf("%s: operation 3: %d %s", step.name, status, body)
+				}
+			}
+		})
+	}
+}
+
+// folderNames returns the names of the items of a folder list, in order.
+func folderNames(t *testing.T, body []byte) []string {
+	t.Helper()
+	var list struct {
+		Items []struct {
+			Name string `json:"name"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, it := range list.Items {
+		names = append(names, it.Name)
+	}
+	return names
+}

@@ -214,6 +214,9 @@ func (p *plan) make(ctx context.Context, changes []*drive.Change) error {
 	for _, c := range latestPerFile(changes) {
 		switch {
 		case c.ChangeType == "drive":
+			if !p.ownDrive(c) {
+				continue // another drive's: no folder of this library
+			}
 			if err := p.stageDriveRoot(ctx, c.Drive); err != nil {
 				return err
 			}
@@ -388,6 +391,19 @@ func (p *plan) stageRoot(c *drive.Change) error {
 	n.inherits = false
 	p.stage(n)
 	return nil
+}
+
+// ownDrive tells whether a "drive" change is of the library's own shared
+// drive. A library holds only the folders under its own root: the changes
+// of a storage account's other drives (Drive's feed of a user carries those
+// of every drive the user is a member of, joined or left) concern another
+// library, or none, and never a My Drive library.
+func (p *plan) ownDrive(c *drive.Change) bool {
+	id := c.DriveId
+	if id == "" && c.Drive != nil {
+		id = c.Drive.Id
+	}
+	return p.lib.IsSharedDrive() && id == p.lib.SharedDriveID
 }
 
 // stageDriveRoot stages a shared drive's root after a change to the drive

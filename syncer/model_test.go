@@ -192,14 +192,17 @@ type mutator struct {
 	t       *testing.T
 	rng     *rand.Rand
 	fake    *googlefake.Server
-	root    string   // a My Drive library
-	outside string   // My Drive folders outside it
-	drive   string   // a shared-drive library
-	mine    []string // My Drive folders ever made
-	shared  []string // shared-drive folders ever made
-	perms   map[string][]string
-	gone    map[string]bool // leavers whose account was deleted
-	log     string
+	root    string // a My Drive library
+	outside string // My Drive folders outside it
+	drive   string // a shared-drive library
+	// foreign is another domain's shared drive the storage account joins
+	// and leaves (member: its permission there, "" when not a member).
+	foreign, member string
+	mine            []string // My Drive folders ever made
+	shared          []string // shared-drive folders ever made
+	perms           map[string][]string
+	gone            map[string]bool // leavers whose account was deleted
+	log             string
 }
 
 // users are shared with; the leavers among them may have their accounts
@@ -220,6 +223,7 @@ func newMutator(t *testing.T, seed uint64) *mutator {
 	m.root = fake.CreateFolder(storage, "", "Library")
 	m.outside = fake.CreateFolder(storage, "", "Outside")
 	m.drive = fake.CreateSharedDrive("Team", storage)
+	m.foreign = fake.CreateSharedDrive("Partner", "olga@other.org")
 	m.mine = []string{m.root, m.outside}
 	m.shared = []string{m.drive}
 	for range 60 {
@@ -273,7 +277,7 @@ func (m *mutator) mutate() {
 	}
 	id := m.pick(pool)
 	movable := !slices.Contains([]string{m.root, m.outside, m.drive}, id) // roots stay
-	switch op := m.rng.IntN(13); op {
+	switch op := m.rng.IntN(15); op {
 	case 0, 1:
 		m.create()
 		m.log += "create\n"
@@ -319,7 +323,27 @@ func (m *mutator) mutate() {
 			m.gone[u] = true
 			m.fake.RemoveUser(u)
 		}
+	case 13:
+		m.joinOrLeave()
+	case 14:
+		d := m.pick([]string{m.drive, m.foreign})
+		m.log += "rename the drive " + d + "\n"
+		m.fake.Rename(d, m.name())
 	}
+}
+
+// joinOrLeave adds the storage account to another domain's shared drive, or
+// removes it: Drive's feed of the account says so, in a "drive" change,
+// which concerns no library of the account's.
+func (m *mutator) joinOrLeave() {
+	if m.member != "" {
+		m.log += "the storage account leaves " + m.foreign + "\n"
+		m.fake.Unshare(m.foreign, m.member)
+		m.member = ""
+		return
+	}
+	m.log += "the storage account joins " + m.foreign + "\n"
+	m.member = m.fake.Share(m.foreign, googlefake.Permission{Type: "user", Role: "writer", EmailAddress: storage})
 }
 
 func (m *mutator) modify(id string) {
