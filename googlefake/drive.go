@@ -217,7 +217,8 @@ func (s *Server) permissionsList(c *call) (any, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	def := len(st.grants)
+	grants := s.listed(st.grants)
+	def := len(grants)
 	if f.DriveID != "" {
 		def = maxInlinePermissions
 	}
@@ -232,11 +233,11 @@ func (s *Server) permissionsList(c *call) (any, *apiError) {
 		if !ok || err != nil || n < 0 {
 			return nil, invalidParam("pageToken")
 		}
-		start = min(n, len(st.grants))
+		start = min(n, len(grants))
 	}
-	end := min(start+size, len(st.grants))
-	out := &drive.PermissionList{Kind: "drive#permissionList", Permissions: s.permissionsJSON(f, st.grants[start:end])}
-	if end < len(st.grants) {
+	end := min(start+size, len(grants))
+	out := &drive.PermissionList{Kind: "drive#permissionList", Permissions: s.permissionsJSON(f, grants[start:end])}
+	if end < len(grants) {
 		out.NextPageToken = encodePageToken("permissions", strconv.Itoa(end))
 	}
 	return out, nil

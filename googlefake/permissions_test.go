@@ -246,3 +246,36 @@ func TestPermissionsInDriveOrder(t *testing.T) {
 		})
 	}
 }
+
+// ListNoPermissions makes the fake answer as a Drive emulator that keeps no
+// permissions may: files carry none, permissions.list lists none (Drive
+// itself always lists an owner); who may see what is unchanged.
+func TestListNoPermissions(t *testing.T) {
+	s := newFake(t)
+	mine := s.CreateFolder(alice, "", "mine")
+	s.Share(mine, googlefake.Permission{Type: "user", Role: "reader", EmailAddress: bob})
+	d := s.CreateSharedDrive("Team", alice)
+	item := s.CreateFolder(alice, d, "item")
+	s.ListNoPermissions(true)
+	svc := driveAs(t, s, alice)
+	for _, id := range []string{mine, d, item} {
+		l, err := svc.Permissions.List(id).SupportsAllDrives(true).Do()
+		if err != nil || len(l.Permissions) != 0 {
+			t.Errorf("permissions.list of %s: %d permissions, %v", id, len(l.Permissions), err)
+		}
+	}
+	f, err := svc.Files.Get(mine).Fields("id,permissions(id),permissionIds").Do()
+	if err != nil || len(f.Permissions) != 0 || len(f.PermissionIds) != 0 {
+		t.Errorf("files.get: %+v %v", f, err)
+	}
+	if _, err := driveAs(t, s, bob).Files.Get(mine).Do(); err != nil {
+		t.Errorf("bob lost his access: %v", err)
+	}
+	if _, err := driveAs(t, s, carol).Files.Get(mine).Do(); err == nil {
+		t.Error("carol gained access")
+	}
+	s.ListNoPermissions(false)
+	if l, err := svc.Permissions.List(mine).Do(); err != nil || len(l.Permissions) != 2 {
+		t.Errorf("permissions listed again: %v %v", l, err)
+	}
+}

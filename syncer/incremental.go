@@ -17,10 +17,6 @@ import (
 // errTokenRefused: Drive no longer accepts the saved changes token.
 var errTokenRefused = errors.New("changes token refused")
 
-// errOwnUnknown: the index was written by a foldermirror that did not keep
-// each folder's own permissions, from which lists are made again.
-var errOwnUnknown = errors.New("the index does not hold the folders' own permissions")
-
 const (
 	changesPageSize = 1000
 	changeFields    = "nextPageToken,newStartPageToken,changes(changeType,removed,fileId,driveId,file(" + fileFields + "),drive(" + driveFields + "))"
@@ -34,9 +30,6 @@ const (
 // incrementalSync reads the changes since the library's token and applies
 // them, with the new token, in one transaction.
 func (s *Syncer) incrementalSync(ctx context.Context, lib *fm.Library, prev *fm.LibraryState, progress ProgressFunc) (*Result, error) {
-	if err := s.checkOwnPermissions(ctx, lib.ID, prev.RootID); err != nil {
-		return nil, err
-	}
 	r, err := s.newReader(lib, progress)
 	if err != nil {
 		return nil, err
@@ -92,21 +85,6 @@ func (s *Syncer) applyPlan(ctx context.Context, lib *fm.Library, p *plan, token 
 			return s.describe(err, lib)
 		}
 	}
-}
-
-// checkOwnPermissions returns errOwnUnknown if the index does not hold the
-// folders' own permissions: a library synced by a foldermirror that did not
-// keep them, whose root has none (a sync that keeps them gives any root
-// some: its owner, or the shared drive's members).
-func (s *Syncer) checkOwnPermissions(ctx context.Context, libraryID, rootID string) error {
-	root, err := s.index.Folder(ctx, libraryID, rootID)
-	if err != nil {
-		return err
-	}
-	if root.OwnSet == fm.NewPermissionSet(nil).Key {
-		return errOwnUnknown
-	}
-	return nil
 }
 
 // readChanges reads every change since token, and the token to read from
