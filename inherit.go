@@ -28,7 +28,12 @@ import (
 //     "anyoneWithLink");
 //   - the display name and photo are the folder's own permission's, or,
 //     when it has none, the inherited one's;
-//   - the list is sorted by permission ID, as Drive lists it.
+//   - the list is in Drive's order: the folder's own permissions first, in
+//     the order its own set keeps them (Drive's, for the own set is taken
+//     from Drive's list), then its parent's list, in that list's order; a
+//     principal merged from several sources stands where it first came.
+//     A folder with no permission of its own has its parent's list in the
+//     parent's order. Nothing here sorts a list.
 //
 // What Drive's answers do not tell, and what is done about it:
 //
@@ -52,14 +57,18 @@ import (
 //     principal (they are the account's), so a merged permission keeps what
 //     was listed. Documented limitation: a source that named a principal
 //     differently from the others would not be told apart.
-//   - Drive's own order of a list is not documented: googlefake sorts by
-//     permission ID, and so do the lists made here. Should Drive order
-//     otherwise, the lists it gives would not follow (ListFollows compares
-//     in order), and those folders would be read rather than made, a call
+//   - Drive's order of a list is not documented. It is not by permission
+//     ID (the owner usually comes first); googlefake lists the file's own
+//     permissions first (its owner, then the others in the order they were
+//     granted), then what it inherits in the parent's order, and the lists
+//     made here follow the same rule. Should Drive order a list otherwise,
+//     the list would not follow (ListFollows compares in order), and that
+//     folder would be read from Drive rather than made: right, at a call
 //     each. Limitation: a shared-drive folder with no permission of its own
 //     is never read (hasAugmentedPermissions says it only inherits), so its
-//     list, made, would then differ from Drive's in order only, never in
-//     what it grants.
+//     list, made, is its parent's in the parent's order: should Drive order
+//     such a list otherwise, it would differ from Drive's in order only,
+//     never in what it grants.
 
 // InheritPermissions makes a folder's list, as Drive would list it, from the
 // folder's own permissions (as its own set keeps them) and its parent's
@@ -143,7 +152,8 @@ func inheritedRole(role string) string {
 // mergesDiscovery tells whether permissions of a type have allowFileDiscovery.
 func mergesDiscovery(typ string) bool { return typ == "domain" || typ == "anyone" }
 
-// merge merges permissions per principal, the folder's own first.
+// merge merges permissions per principal, the folder's own first, each
+// principal where it first came.
 type merge struct {
 	at      map[string]int // principal → index in list
 	list    []Permission
@@ -206,22 +216,16 @@ func merged(into, p Permission) Permission {
 	return into
 }
 
-// result returns the merged list sorted by ID, and the folder's own
-// permissions as listed, in the same order.
+// result returns the merged list in the order merged (Drive's: the own
+// first, then the parent's), and the folder's own permissions as listed, in
+// the same order.
 func (m *merge) result() (list, own []Permission) {
-	order := make([]int, len(m.list))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(m.list[a].ID, m.list[b].ID) })
-	list = make([]Permission, 0, len(order))
-	for _, i := range order {
-		list = append(list, m.list[i])
+	for i, p := range m.list {
 		if s := m.sources[i]; s.own {
-			own = append(own, OwnPermission(m.list[i], s.ownRole, s.inherited))
+			own = append(own, OwnPermission(p, s.ownRole, s.inherited))
 		}
 	}
-	return list, own
+	return m.list, own
 }
 
 // principal names who a permission is for: the permission ID of a user,

@@ -46,12 +46,16 @@ func TestInheritPermissions(t *testing.T) {
 		wantList, wantOwn []fm.Permission
 		unknown           bool
 	}{
-		{"nothing of its own: the parent's list, the owner a writer, by ID",
+		{"nothing of its own: the parent's list in the parent's order (not by ID), the owner a writer",
 			nil, []fm.Permission{teamReader, ownerAnn, readerBen},
-			[]fm.Permission{role(ownerAnn, "writer"), readerBen, teamReader}, nil, false},
-		{"its own owner, the parent's another: both",
+			[]fm.Permission{teamReader, role(ownerAnn, "writer"), readerBen}, nil, false},
+		{"its own owner, the parent's another: both, its own first",
 			[]fm.Permission{ownerBen}, []fm.Permission{ownerAnn},
-			[]fm.Permission{role(ownerAnn, "writer"), ownerBen}, []fm.Permission{ownerBen}, false},
+			[]fm.Permission{ownerBen, role(ownerAnn, "writer")}, []fm.Permission{ownerBen}, false},
+		{"its own in their order, then the parent's in its order, a principal merged where it first came",
+			[]fm.Permission{anyoneLink, ownerAnn, teamReader}, []fm.Permission{domainFound, readerBen, ownerAnn, teamReader, anyoneFound},
+			[]fm.Permission{role(anyoneFound, "commenter"), ownerAnn, teamReader, domainFound, readerBen},
+			[]fm.Permission{also(role(anyoneFound, "commenter")), ownerAnn, teamReader}, false},
 		{"the same owner as the parent's: the owner, once",
 			[]fm.Permission{ownerAnn}, []fm.Permission{ownerAnn, readerBen},
 			[]fm.Permission{ownerAnn, readerBen}, []fm.Permission{ownerAnn}, false},

@@ -96,7 +96,7 @@ func describePhases(r *syncRun) string {
 
 // The lines `foldermirror sync` prints per library.
 var (
-	fullSummary        = regexp.MustCompile(`: full sync: (\d+) folders, (\d+) permissions`)
+	fullSummary        = regexp.MustCompile(`: full sync(?: \([^)]*\))?: (\d+) folders, (\d+) permissions`)
 	incrementalSummary = regexp.MustCompile(`: incremental sync: .*, (\d+) folders, \d+ Drive calls`)
 )
 

@@ -17,7 +17,7 @@ var roleRank = map[string]int{
 // it inherits through every parent. Values are immutable once built, so a
 // change log entry can keep one as the state before a change.
 type computed struct {
-	grants  []grant // by permission ID
+	grants  []grant // in Drive's order (see merger)
 	trashed bool
 }
 
@@ -135,7 +135,12 @@ func inheritedRole(p Permission, role string, f *File) string {
 	return "writer"
 }
 
-// merger merges permissions by principal.
+// merger merges permissions by principal, in Drive's order: a grant takes
+// the place of its first source. A file's own sources come first (its
+// owner, then its permissions in the order they were granted), then what
+// it inherits, in each parent's order. Drive does not document its order;
+// it is not by ID (the owner usually comes first), and foldermirror keeps
+// whatever order Drive gives.
 type merger struct {
 	s      *Server
 	grants []grant
@@ -217,9 +222,9 @@ func (m *merger) find(key string) int {
 	return -1
 }
 
-// result returns the grants with their IDs, by ID. A grant copied from a
-// parent has its ID already, unless it is anyone's, whose ID depends on
-// its discoverability, which another source may have changed.
+// result returns the grants with their IDs, in the order merged. A grant
+// copied from a parent has its ID already, unless it is anyone's, whose ID
+// depends on its discoverability, which another source may have changed.
 func (m *merger) result() []grant {
 	out := m.grants
 	for i := range out {
@@ -227,7 +232,6 @@ func (m *merger) result() []grant {
 			out[i].id = m.s.permissionID(out[i].key, out[i].perm)
 		}
 	}
-	slices.SortFunc(out, func(a, b grant) int { return strings.Compare(a.id, b.id) })
 	return slices.Clip(out)
 }
 

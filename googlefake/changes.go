@@ -73,7 +73,7 @@ func (s *Server) startPageToken(c *call) (any, *apiError) {
 type changesRequest struct {
 	v              *viewer
 	from           int64
-	inScope        func(driveID string) bool
+	inScope        func(e *changeEntry) bool
 	includeRemoved bool
 	fileMask       mask
 }
@@ -82,9 +82,12 @@ type changesRequest struct {
 // scope from the token on, in log order: with the file when the viewer can
 // list it now (trashed or not), as removed when the viewer could list it
 // before one of those entries but cannot now (or it is gone), else not at
-// all. Without driveId it covers My Drive items (and, with
-// includeItemsFromAllDrives and not restrictToMyDrive, shared drive items);
-// with driveId that drive's items and "drive" changes.
+// all. Without driveId it is the user's change log: My Drive items (and,
+// with includeItemsFromAllDrives and not restrictToMyDrive, shared drive
+// items), and the "drive" changes of the shared drives the user is (or was,
+// before the change: then as removed) a member of, as Drive documents: the
+// user added to or removed from a drive, the drive renamed, its members
+// changed. With driveId, that drive's items and "drive" changes.
 func (s *Server) changesList(c *call) (any, *apiError) {
 	req, aerr := s.parseChanges(c)
 	if aerr != nil {
@@ -102,7 +105,7 @@ func (s *Server) changesList(c *call) (any, *apiError) {
 	start := sort.Search(len(s.log.entries), func(i int) bool { return s.log.entries[i].seq >= req.from })
 	for i := start; inDrive && i < len(s.log.entries); i++ {
 		e := &s.log.entries[i]
-		if !req.inScope(e.driveID) || s.log.laterInScope(i, req.inScope) {
+		if !req.inScope(e) || s.log.laterInScope(i, req.inScope) {
 			continue
 		}
 		ch := s.change(req, e)
@@ -153,20 +156,23 @@ func (s *Server) parseChanges(c *call) (*changesRequest, *apiError) {
 	fileMask, _ = fileMask.child("file")
 	return &changesRequest{
 		v: c.v, from: from, includeRemoved: includeRemoved, fileMask: fileMask,
-		inScope: func(d string) bool {
-			if driveID != "" {
-				return d == driveID
+		inScope: func(e *changeEntry) bool {
+			switch {
+			case driveID != "":
+				return e.driveID == driveID
+			case e.drive:
+				return true // the user's: change tells members apart
 			}
-			return d == "" || includeAll && !myDriveOnly
+			return e.driveID == "" || includeAll && !myDriveOnly
 		},
 	}, nil
 }
 
 // laterInScope reports whether the item of entry i has a later entry in scope.
-func (l *changeLog) laterInScope(i int, inScope func(string) bool) bool {
+func (l *changeLog) laterInScope(i int, inScope func(*changeEntry) bool) bool {
 	h := l.history[l.entries[i].id]
 	for j := len(h) - 1; j >= 0 && h[j] > i; j-- {
-		if inScope(l.entries[h[j]].driveID) {
+		if inScope(&l.entries[h[j]]) {
 			return true
 		}
 	}
@@ -186,7 +192,7 @@ func (s *Server) change(req *changesRequest, e *changeEntry) *drive.Change {
 		}
 	} else {
 		ch.FileId = e.id
-		if f := s.files[e.id]; f != nil && req.inScope(f.DriveID) && req.v.canList(s.state(f)) {
+		if f := s.files[e.id]; f != nil && req.inScope(&changeEntry{driveID: f.DriveID}) && req.v.canList(s.state(f)) {
 			ch.DriveId = f.DriveID
 			ch.File = s.fileJSON(req.v, f, s.state(f), req.fileMask)
 			return ch
@@ -205,7 +211,7 @@ func (l *changeLog) everVisible(id string, req *changesRequest, visible func(*co
 	h := l.history[id]
 	for j := len(h) - 1; j >= 0 && l.entries[h[j]].seq >= req.from; j-- {
 		e := &l.entries[h[j]]
-		if req.inScope(e.driveID) && e.before != nil && visible(e.before) {
+		if req.inScope(e) && e.before != nil && visible(e.before) {
 			return true
 		}
 	}

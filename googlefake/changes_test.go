@@ -187,8 +187,8 @@ func TestChangesInSharedDrives(t *testing.T) {
 	if got := inDrive.read(); got != "T1,drive:Team2" {
 		t.Errorf("drive changes %q", got)
 	}
-	if got := myDrive.read(); got != "" {
-		t.Errorf("My Drive changes %q", got)
+	if got := myDrive.read(); got != "drive:Team2" {
+		t.Errorf("My Drive changes %q: a user's feed has the drive's own changes, not its items'", got)
 	}
 	if got := everywhere.read(); got != "T1,drive:Team2" {
 		t.Errorf("all drives changes %q", got)
@@ -204,6 +204,53 @@ func TestChangesInSharedDrives(t *testing.T) {
 	wantAPIError(t, err, 403, "teamDriveIncludeItemsRequired")
 	_, err = driveAs(t, s, carol).Changes.GetStartPageToken().DriveId(d).SupportsAllDrives(true).Do()
 	wantAPIError(t, err, 404, "notFound")
+}
+
+// A user's change feed (without driveId, with or without
+// includeItemsFromAllDrives) carries a "drive" change when the user becomes
+// a member of a shared drive, when a drive it is a member of changes (its
+// name, its members), and a removed one when it stops being a member, as
+// Drive documents ("What is included in a user's change log"); never the
+// changes of a drive it is not a member of, nor the drive's items.
+func TestUserFeedCarriesDriveChanges(t *testing.T) {
+	s := newFake(t)
+	other := s.CreateSharedDrive("Other", carol)
+	mine := s.CreateSharedDrive("Mine", bob)
+	names := map[string]string{other: "Other", mine: "Mine"}
+	feed := newChangeReader(t, s, alice, names)
+	everywhere := newChangeReader(t, s, alice, names)
+	everywhere.tweak = func(c *drive.ChangesListCall) { c.IncludeItemsFromAllDrives(true).SupportsAllDrives(true) }
+	member := googlefake.Permission{Type: "user", Role: "reader", EmailAddress: alice}
+
+	rename := func(id, name string) func() {
+		return func() {
+			s.Rename(id, name)
+			names[id] = name
+		}
+	}
+	steps := []struct {
+		name, want, wantAll string
+		do                  func()
+	}{
+		{"a drive it is not a member of changes", "", "", rename(other, "Other2")},
+		{"added to another domain's drive", "drive:Other2", "drive:Other2", func() { s.Share(other, member) }},
+		{"the drive renamed", "drive:Other3", "drive:Other3", rename(other, "Other3")},
+		{"another member added", "drive:Other3", "drive:Other3", func() {
+			s.Share(other, googlefake.Permission{Type: "user", Role: "writer", EmailAddress: bob})
+		}},
+		{"an item of the drive made", "", "item", func() { names[s.CreateFolder(carol, other, "item")] = "item" }},
+		{"removed from the drive", "-drive:Other3", "-drive:Other3,-item", func() { s.Unshare(other, s.Share(other, member)) }},
+		{"a drive it never was a member of changes", "", "", rename(mine, "Mine2")},
+	}
+	for _, step := range steps {
+		step.do()
+		if got := feed.read(); got != step.want {
+			t.Errorf("%s: user feed %q, want %q", step.name, got, step.want)
+		}
+		if got := everywhere.read(); got != step.wantAll {
+			t.Errorf("%s: feed with every drive's items %q, want %q", step.name, got, step.wantAll)
+		}
+	}
 }
 
 func TestExpireChangeTokens(t *testing.T) {

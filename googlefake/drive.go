@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -207,14 +208,17 @@ func (s *Server) filesGet(c *call) (any, *apiError) {
 }
 
 // permissionsList is permissions.list: the effective permissions of a file
-// (for a shared drive ID, its members) by ID. Without pageSize, shared drive
-// items get pages of 100, My Drive items all at once; pageSize is capped at 100.
+// (for a shared drive ID, its members) in Drive's order (see merger).
+// Without pageSize, shared drive items get pages of 100, My Drive items all
+// at once; pageSize is capped at 100. A page token is the place of the
+// page's first permission in the list.
 func (s *Server) permissionsList(c *call) (any, *apiError) {
 	f, st, aerr := s.lookup(c)
 	if aerr != nil {
 		return nil, aerr
 	}
-	def := len(st.grants)
+	grants := s.listed(st.grants)
+	def := len(grants)
 	if f.DriveID != "" {
 		def = maxInlinePermissions
 	}
@@ -224,18 +228,17 @@ func (s *Server) permissionsList(c *call) (any, *apiError) {
 	}
 	start := 0
 	if tok := c.q.Get("pageToken"); tok != "" {
-		after, ok := decodePageToken("permissions", tok)
-		if !ok {
+		at, ok := decodePageToken("permissions", tok)
+		n, err := strconv.Atoi(at)
+		if !ok || err != nil || n < 0 {
 			return nil, invalidParam("pageToken")
 		}
-		for start < len(st.grants) && st.grants[start].id <= after {
-			start++
-		}
+		start = min(n, len(grants))
 	}
-	end := min(start+size, len(st.grants))
-	out := &drive.PermissionList{Kind: "drive#permissionList", Permissions: s.permissionsJSON(f, st.grants[start:end])}
-	if end < len(st.grants) {
-		out.NextPageToken = encodePageToken("permissions", st.grants[end-1].id)
+	end := min(start+size, len(grants))
+	out := &drive.PermissionList{Kind: "drive#permissionList", Permissions: s.permissionsJSON(f, grants[start:end])}
+	if end < len(grants) {
+		out.NextPageToken = encodePageToken("permissions", strconv.Itoa(end))
 	}
 	return out, nil
 }

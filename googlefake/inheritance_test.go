@@ -95,9 +95,11 @@ func TestLogItemAlone(t *testing.T) {
 				// Other's owner is B's writer now, and so C's, besides its owner.
 				{"new owner", func() { s.Modify(b, func(f *googlefake.File) { f.Owner = bob }) }, either("B,C", "B"), "", c,
 					"alice@example.com owner+own+inherited, bob@example.com writer+inherited, carol@other.org commenter+inherited, example.com reader+inherited"},
+				// alice's own feed has the drive's change (she is a member),
+				// not its items'.
 				{"a drive member", func() {
 					s.Share(d, googlefake.Permission{Type: "user", Role: "reader", EmailAddress: carol})
-				}, "", either("E,F,drive:Team", "drive:Team"), e, "alice@example.com organizer+inherited, carol@other.org reader+inherited"},
+				}, "drive:Team", either("E,F,drive:Team", "drive:Team"), e, "alice@example.com organizer+inherited, carol@other.org reader+inherited"},
 				{"trash", func() { s.Trash(e) }, "", "E(trashed),F(trashed)", e, "alice@example.com organizer+inherited, carol@other.org reader+inherited"},
 			}
 			for _, step := range steps {

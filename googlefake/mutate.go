@@ -41,18 +41,26 @@ func (s *Server) LogItemAlone(on bool) {
 
 // Share adds a permission to a file and returns its ID; on a shared drive ID
 // it adds a drive member. Sharing again with the same principal replaces the
-// role (and, for domain/anyone, the discoverability).
+// role (and, for domain/anyone, the discoverability), where the permission
+// stands in the file's order.
 func (s *Server) Share(fileID string, p Permission) string {
 	p = normalize(p)
 	id := permissionID(p)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.mutate(fileID, inheritance, func(f *File) {
-		key := principalKey(p)
-		f.perms = slices.DeleteFunc(f.perms, func(d directPerm) bool { return principalKey(d.p) == key })
-		f.perms = append(f.perms, directPerm{id: id, p: p})
-	})
+	s.mutate(fileID, inheritance, func(f *File) { f.grant(directPerm{id: id, p: p}) })
 	return id
+}
+
+// grant sets a permission on the file: in place of the principal's, or
+// after the others.
+func (f *File) grant(d directPerm) {
+	key := principalKey(d.p)
+	if i := slices.IndexFunc(f.perms, func(o directPerm) bool { return principalKey(o.p) == key }); i >= 0 {
+		f.perms[i] = d
+		return
+	}
+	f.perms = append(f.perms, d)
 }
 
 // ShareAll is Share of each permission in turn, done as one mutation: the
@@ -61,23 +69,25 @@ func (s *Server) Share(fileID string, p Permission) string {
 func (s *Server) ShareAll(fileID string, ps []Permission) []string {
 	ps = slices.Clone(ps)
 	ids := make([]string, len(ps))
-	last := make(map[string]int, len(ps)) // principal → its last permission in ps
 	for i, p := range ps {
 		ps[i] = normalize(p)
 		ids[i] = permissionID(ps[i])
-		last[principalKey(ps[i])] = i
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.mutate(fileID, inheritance, func(f *File) {
-		f.perms = slices.DeleteFunc(f.perms, func(d directPerm) bool {
-			_, shared := last[principalKey(d.p)]
-			return shared
-		})
+		at := make(map[string]int, len(f.perms)+len(ps)) // principal → its place in f.perms
+		for i, d := range f.perms {
+			at[principalKey(d.p)] = i
+		}
 		for i, p := range ps {
-			if last[principalKey(p)] == i {
-				f.perms = append(f.perms, directPerm{id: ids[i], p: p})
+			key := principalKey(p)
+			if j, ok := at[key]; ok {
+				f.perms[j] = directPerm{id: ids[i], p: p}
+				continue
 			}
+			at[key] = len(f.perms)
+			f.perms = append(f.perms, directPerm{id: ids[i], p: p})
 		}
 	})
 	return ids

@@ -39,16 +39,22 @@ func TestPermissionsListPaging(t *testing.T) {
 		s.Share(mine, p)
 	}
 	svc := driveAs(t, s, alice)
+	whole := func(id string) []string {
+		_, ids := listPermissions(t, svc.Permissions.List(id).SupportsAllDrives(true).PageSize(100).Fields("nextPageToken,permissions(id)"))
+		return ids
+	}
+	order := map[string][]string{inDrive: whole(inDrive), mine: whole(mine)}
 	tests := []struct {
 		name      string
+		id        string
 		call      *drive.PermissionsListCall
 		wantSizes string
 	}{
-		{"shared drive item, default", svc.Permissions.List(inDrive).SupportsAllDrives(true), "[100 100 50]"},
-		{"shared drive item, capped", svc.Permissions.List(inDrive).SupportsAllDrives(true).PageSize(500), "[100 100 50]"},
-		{"shared drive item, 30", svc.Permissions.List(inDrive).SupportsAllDrives(true).PageSize(30), "[30 30 30 30 30 30 30 30 10]"},
-		{"My Drive item, default", svc.Permissions.List(mine), "[250]"},
-		{"My Drive item, 100", svc.Permissions.List(mine).PageSize(100), "[100 100 50]"},
+		{"shared drive item, default", inDrive, svc.Permissions.List(inDrive).SupportsAllDrives(true), "[100 100 50]"},
+		{"shared drive item, capped", inDrive, svc.Permissions.List(inDrive).SupportsAllDrives(true).PageSize(500), "[100 100 50]"},
+		{"shared drive item, 30", inDrive, svc.Permissions.List(inDrive).SupportsAllDrives(true).PageSize(30), "[30 30 30 30 30 30 30 30 10]"},
+		{"My Drive item, default", mine, svc.Permissions.List(mine), "[250]"},
+		{"My Drive item, 100", mine, svc.Permissions.List(mine).PageSize(100), "[100 100 50]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,8 +62,8 @@ func TestPermissionsListPaging(t *testing.T) {
 			if fmt.Sprint(sizes) != tt.wantSizes {
 				t.Errorf("page sizes %v, want %s", sizes, tt.wantSizes)
 			}
-			if !slices.IsSorted(ids) || len(slices.Compact(slices.Clone(ids))) != 250 {
-				t.Errorf("IDs not in a stable order without duplicates: %d", len(ids))
+			if !slices.Equal(ids, order[tt.id]) || len(slices.Compact(slices.Sorted(slices.Values(ids)))) != 250 {
+				t.Errorf("pages in another order than the whole list's, or not all of it once: %d", len(ids))
 			}
 		})
 	}
@@ -170,10 +176,106 @@ func TestShareAllIsShareInTurn(t *testing.T) {
 		for _, p := range l.Permissions {
 			out = append(out, fmt.Sprintf("%s %s %s %s%s %v", p.Id, p.Type, p.Role, p.EmailAddress, p.Domain, p.AllowFileDiscovery))
 		}
-		slices.Sort(out)
 		return strings.Join(out, "\n")
 	}
 	if got, want := perms(all), perms(one); got != want || strings.Count(got, "\n") != 4 {
 		t.Errorf("shared all at once:\n%s\none by one:\n%s", got, want)
+	}
+}
+
+// Drive lists a file's permissions in an order of its own, not by ID: the
+// file's own first (its owner, then the others in the order they were
+// granted), then those it inherits, in its parent's order. Sharing a
+// principal again changes its role where it is.
+func TestPermissionsInDriveOrder(t *testing.T) {
+	s := newFake(t)
+	user := func(email, role string) googlefake.Permission {
+		return googlefake.Permission{Type: "user", Role: role, EmailAddress: email}
+	}
+	top := s.CreateFolder(alice, "", "top")
+	s.Share(top, user("zed@example.com", "reader"))
+	s.Share(top, googlefake.Permission{Type: "domain", Role: "reader", Domain: "example.com", AllowFileDiscovery: true})
+	s.Share(top, user(bob, "reader"))
+	s.Share(top, user("zed@example.com", "writer"))
+	child := s.CreateFolder(alice, top, "child")
+	s.Share(child, user(carol, "commenter"))
+	s.Share(child, user(bob, "writer"))
+	d := s.CreateSharedDrive("Team", alice)
+	s.Share(d, user("zed@example.com", "writer"))
+	s.Share(d, googlefake.Permission{Type: "group", Role: "reader", EmailAddress: "team@example.com"})
+	item := s.CreateFolder(alice, d, "item")
+	s.Share(item, user(carol, "reader"))
+	s.Share(item, user(bob, "commenter"))
+	plain := s.CreateFolder(alice, d, "plain")
+
+	svc := driveAs(t, s, alice)
+	tests := []struct {
+		name, id string
+		want     []string
+	}{
+		{"My Drive: the owner, then in the order granted", top, []string{
+			"user alice@example.com owner", "user zed@example.com writer", "domain example.com reader", "user bob@example.com reader"}},
+		{"My Drive: its own, then the parent's in its order", child, []string{
+			"user alice@example.com owner", "user carol@other.org commenter", "user bob@example.com writer",
+			"user zed@example.com writer", "domain example.com reader"}},
+		{"shared drive: the members in the order added", d, []string{
+			"user alice@example.com organizer", "user zed@example.com writer", "group team@example.com reader"}},
+		{"shared drive item: its own, then the drive's", item, []string{
+			"user carol@other.org reader", "user bob@example.com commenter",
+			"user alice@example.com organizer", "user zed@example.com writer", "group team@example.com reader"}},
+		{"shared drive item with nothing of its own: the drive's", plain, []string{
+			"user alice@example.com organizer", "user zed@example.com writer", "group team@example.com reader"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := svc.Permissions.List(tt.id).SupportsAllDrives(true).Fields("permissions(id,type,role,emailAddress,domain)").Do()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, ids []string
+			for _, p := range l.Permissions {
+				got = append(got, strings.Join([]string{p.Type, p.EmailAddress + p.Domain, p.Role}, " "))
+				ids = append(ids, p.Id)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("listed\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(tt.want, "\n "))
+			}
+			if slices.IsSorted(ids) && len(ids) > 2 {
+				t.Errorf("listed by ID %v: this case's order must differ from the IDs'", ids)
+			}
+		})
+	}
+}
+
+// ListNoPermissions makes the fake answer as a Drive emulator that keeps no
+// permissions may: files carry none, permissions.list lists none (Drive
+// itself always lists an owner); who may see what is unchanged.
+func TestListNoPermissions(t *testing.T) {
+	s := newFake(t)
+	mine := s.CreateFolder(alice, "", "mine")
+	s.Share(mine, googlefake.Permission{Type: "user", Role: "reader", EmailAddress: bob})
+	d := s.CreateSharedDrive("Team", alice)
+	item := s.CreateFolder(alice, d, "item")
+	s.ListNoPermissions(true)
+	svc := driveAs(t, s, alice)
+	for _, id := range []string{mine, d, item} {
+		l, err := svc.Permissions.List(id).SupportsAllDrives(true).Do()
+		if err != nil || len(l.Permissions) != 0 {
+			t.Errorf("permissions.list of %s: %d permissions, %v", id, len(l.Permissions), err)
+		}
+	}
+	f, err := svc.Files.Get(mine).Fields("id,permissions(id),permissionIds").Do()
+	if err != nil || len(f.Permissions) != 0 || len(f.PermissionIds) != 0 {
+		t.Errorf("files.get: %+v %v", f, err)
+	}
+	if _, err := driveAs(t, s, bob).Files.Get(mine).Do(); err != nil {
+		t.Errorf("bob lost his access: %v", err)
+	}
+	if _, err := driveAs(t, s, carol).Files.Get(mine).Do(); err == nil {
+		t.Error("carol gained access")
+	}
+	s.ListNoPermissions(false)
+	if l, err := svc.Permissions.List(mine).Do(); err != nil || len(l.Permissions) != 2 {
+		t.Errorf("permissions listed again: %v %v", l, err)
 	}
 }

@@ -68,7 +68,7 @@ func (s *Server) fileJSON(v *viewer, f *File, c *computed, want mask) *drive.Fil
 		s.addOwnership(parts, v, f, c, want)
 	}
 	if want.selects("permissions") && inlinePermissions(f, c, role) {
-		out.Permissions = s.permissionsJSON(f, c.grants)
+		out.Permissions = s.permissionsJSON(f, s.listed(c.grants))
 	}
 	return out
 }
@@ -87,8 +87,9 @@ func (s *Server) addOwnership(parts *fileParts, v *viewer, f *File, c *computed,
 		out.Owners = parts.owners[:]
 	}
 	if want.selects("permissionIds") {
-		out.PermissionIds = s.arena.parentLists.take(len(c.grants))
-		for i, g := range c.grants {
+		listed := s.listed(c.grants)
+		out.PermissionIds = s.arena.parentLists.take(len(listed))
+		for i, g := range listed {
 			out.PermissionIds[i] = g.id
 		}
 	}
@@ -148,6 +149,26 @@ func (s *Server) OmitMyDriveDetails(on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.omitMyDriveDetails = on
+}
+
+// ListNoPermissions(true) lists no permission of any file, as a Drive
+// emulator that keeps none may: files carry none (nor permissionIds) and
+// permissions.list answers an empty list, where Drive always lists at
+// least an owner or a shared drive's members. Who may see what is
+// unchanged.
+func (s *Server) ListNoPermissions(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noPermissions = on
+}
+
+// listed returns the grants of a file that answers list: none under
+// ListNoPermissions.
+func (s *Server) listed(grants []grant) []grant {
+	if s.noPermissions {
+		return nil
+	}
+	return grants
 }
 
 // permissionJSON renders into p an effective permission of f with its details.

@@ -133,9 +133,10 @@ type Server struct {
 	computing   map[string]bool
 	repeatItems bool
 	itemAlone   bool // LogItemAlone
-	// omitMyDriveDetails: OmitMyDriveDetails
-	omitMyDriveDetails bool
-	log                changeLog
+	// omitMyDriveDetails: OmitMyDriveDetails; noPermissions:
+	// ListNoPermissions.
+	omitMyDriveDetails, noPermissions bool
+	log                               changeLog
 
 	// Made once, for speed: principal keys, permission IDs by principal
 	// key, and the structs answers are built from.

@@ -31,8 +31,8 @@ const (
 )
 
 // fullSync reads a library's whole tree and replaces the indexed one (prev's,
-// nil if none) with it.
-func (s *Syncer) fullSync(ctx context.Context, lib *fm.Library, prev *fm.LibraryState, progress ProgressFunc) (*Result, error) {
+// nil if none) with it; why says what made it a full sync.
+func (s *Syncer) fullSync(ctx context.Context, lib *fm.Library, prev *fm.LibraryState, why FullReason, progress ProgressFunc) (*Result, error) {
 	r, err := s.newReader(lib, progress)
 	if err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func (s *Syncer) fullSync(ctx context.Context, lib *fm.Library, prev *fm.Library
 	if drift.Total() > 0 && prev != nil {
 		s.logger.Warn("full sync corrected drift", "library", lib.ID, "added", drift.Added, "removed", drift.Removed, "changed", drift.Changed)
 	}
-	return &Result{Library: lib.ID, Full: true, Folders: now.Folders, Permissions: now.Permissions, Drift: drift}, nil
+	return &Result{Library: lib.ID, Full: true, FullReason: why, Folders: now.Folders, Permissions: now.Permissions, Drift: drift}, nil
 }
 
 func (s *Syncer) newReader(lib *fm.Library, progress ProgressFunc) (*reader, error) {

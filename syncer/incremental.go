@@ -17,10 +17,6 @@ import (
 // errTokenRefused: Drive no longer accepts the saved changes token.
 var errTokenRefused = errors.New("changes token refused")
 
-// errOwnUnknown: the index was written by a foldermirror that did not keep
-// each folder's own permissions, from which lists are made again.
-var errOwnUnknown = errors.New("the index does not hold the folders' own permissions")
-
 const (
 	changesPageSize = 1000
 	changeFields    = "nextPageToken,newStartPageToken,changes(changeType,removed,fileId,driveId,file(" + fileFields + "),drive(" + driveFields + "))"
@@ -34,9 +30,6 @@ const (
 // incrementalSync reads the changes since the library's token and applies
 // them, with the new token, in one transaction.
 func (s *Syncer) incrementalSync(ctx context.Context, lib *fm.Library, prev *fm.LibraryState, progress ProgressFunc) (*Result, error) {
-	if err := s.checkOwnPermissions(ctx, lib.ID, prev.RootID); err != nil {
-		return nil, err
-	}
 	r, err := s.newReader(lib, progress)
 	if err != nil {
 		return nil, err
@@ -92,21 +85,6 @@ func (s *Syncer) applyPlan(ctx context.Context, lib *fm.Library, p *plan, token 
 			return s.describe(err, lib)
 		}
 	}
-}
-
-// checkOwnPermissions returns errOwnUnknown if the index does not hold the
-// folders' own permissions: a library synced by a foldermirror that did not
-// keep them, whose root has none (a sync that keeps them gives any root
-// some: its owner, or the shared drive's members).
-func (s *Syncer) checkOwnPermissions(ctx context.Context, libraryID, rootID string) error {
-	root, err := s.index.Folder(ctx, libraryID, rootID)
-	if err != nil {
-		return err
-	}
-	if root.OwnSet == fm.NewPermissionSet(nil).Key {
-		return errOwnUnknown
-	}
-	return nil
 }
 
 // readChanges reads every change since token, and the token to read from
@@ -214,6 +192,9 @@ func (p *plan) make(ctx context.Context, changes []*drive.Change) error {
 	for _, c := range latestPerFile(changes) {
 		switch {
 		case c.ChangeType == "drive":
+			if !p.ownDrive(c) {
+				continue // another drive's: no folder of this library
+			}
 			if err := p.stageDriveRoot(ctx, c.Drive); err != nil {
 				return err
 			}
@@ -388,6 +369,19 @@ func (p *plan) stageRoot(c *drive.Change) error {
 	n.inherits = false
 	p.stage(n)
 	return nil
+}
+
+// ownDrive tells whether a "drive" change is of the library's own shared
+// drive. A library holds only the folders under its own root: the changes
+// of a storage account's other drives (Drive's feed of a user carries those
+// of every drive the user is a member of, joined or left) concern another
+// library, or none, and never a My Drive library.
+func (p *plan) ownDrive(c *drive.Change) bool {
+	id := c.DriveId
+	if id == "" && c.Drive != nil {
+		id = c.Drive.Id
+	}
+	return p.lib.IsSharedDrive() && id == p.lib.SharedDriveID
 }
 
 // stageDriveRoot stages a shared drive's root after a change to the drive

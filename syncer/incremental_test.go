@@ -101,6 +101,33 @@ func TestIncrementalSync(t *testing.T) {
 	}
 }
 
+// A sync that reads the whole library says why, in its result.
+func TestFullSyncSaysWhy(t *testing.T) {
+	fake := startFake(t)
+	root := fake.CreateFolder(storage, "", "Root")
+	e := newEnv(t, fake, "id: lib, rootFolderId: "+root)
+	for _, step := range []struct {
+		name   string
+		mode   syncer.Mode
+		before func()
+		want   syncer.FullReason
+	}{
+		{"never synced", syncer.Auto, func() {}, syncer.FullFirst},
+		{"incremental", syncer.Auto, func() {}, ""},
+		{"asked", syncer.Full, func() {}, syncer.FullAsked},
+		{"token refused", syncer.Auto, fake.ExpireChangeTokens, syncer.FullTokenRefused},
+	} {
+		step.before()
+		res, err := e.s.Sync(context.Background(), "lib", step.mode, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.FullReason != step.want || res.Full != (step.want != "") {
+			t.Errorf("%s: full %v, reason %q; want %q", step.name, res.Full, res.FullReason, step.want)
+		}
+	}
+}
+
 // A token Drive no longer accepts makes the sync read the whole library.
 func TestExpiredTokenFallsBackToFullSync(t *testing.T) {
 	fake := startFake(t)

@@ -9,7 +9,6 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/googlefake"
-	"github.com/foldermirror/foldermirror/syncer"
 )
 
 // world is a fake that logs changes for the item alone, with a My Drive
@@ -204,35 +203,49 @@ func ownDescribed(perms []fm.Permission) []string {
 	return out
 }
 
-// An index written before own permissions were kept (every folder's own
-// set empty) cannot make lists: the next sync reads the whole library.
-func TestIndexWithoutOwnPermissionsSyncsInFull(t *testing.T) {
-	w := newWorld(t)
-	snap, err := w.e.db.Snapshot(t.Context(), "mydrive")
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = w.e.db.UpdateLibrary(t.Context(), "mydrive", fm.Fence{}, func(tx fm.LibraryTx) error {
-		for _, f := range snap {
-			if err := tx.Put(fm.SyncedFolder{Folder: f.Folder, Permissions: f.Permissions}); err != nil {
-				return err
+// An index's format is told by its schema version, never by its data: a
+// library whose folders Drive lists with no permission at all (an emulator
+// of Drive that keeps none) has every own set empty, and its syncs stay
+// incremental (they once all went full, taken for an index written before
+// own permissions were kept).
+func TestNoPermissionsListedStaysIncremental(t *testing.T) {
+	fake := startFake(t)
+	root := fake.CreateFolder(storage, "", "Root")
+	a := fake.CreateFolder(storage, root, "A")
+	d := fake.CreateSharedDrive("Team", storage)
+	plans := fake.CreateFolder(storage, d, "Plans")
+	fake.ListNoPermissions(true)
+	e := newEnv(t, fake, "id: mydrive, rootFolderId: "+root, "id: team, sharedDriveId: "+d)
+	e.sync("mydrive")
+	e.sync("team")
+	for _, step := range []struct {
+		name   string
+		change func()
+	}{
+		{"no change", func() {}},
+		{"a folder made and one renamed", func() {
+			fake.CreateFolder(storage, a, "A1")
+			fake.CreateFolder(storage, plans, "Q1")
+			fake.Rename(a, "A renamed")
+			fake.Rename(plans, "Plans renamed")
+		}},
+		{"a share Drive does not list", func() {
+			fake.Share(a, googlefake.Permission{Type: "user", Role: "reader", EmailAddress: "zed@example.com"})
+		}},
+	} {
+		step.change()
+		for _, lib := range []string{"mydrive", "team"} {
+			res := e.incremental(lib) // fails the test if the sync went full
+			if calls := fake.Calls(); calls["drive.changes.getStartPageToken"] != 0 || res.FullReason != "" {
+				t.Errorf("%s, %s: calls %v, reason %q, as a full sync", step.name, lib, calls, res.FullReason)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
-	w.fake.Share(w.a, googlefake.Permission{Type: "user", Role: "writer", EmailAddress: "zed@example.com"})
-	res, err := w.e.s.Sync(t.Context(), "mydrive", syncer.Auto, nil)
-	if err != nil || !res.Full {
-		t.Fatalf("sync: %+v, %v; want a full one", res, err)
+	if got, want := e.tree("mydrive"), []string{"Root", "A renamed<Root", "A1<A renamed"}; !slices.Equal(got, want) {
+		t.Errorf("tree %v, want %v", got, want)
 	}
-	if got := w.role("mydrive", w.d, "user:zed@example.com"); got != "writer" {
-		t.Errorf("D grants zed %q", got)
-	}
-	if res := w.e.incremental("mydrive"); res.Full {
-		t.Error("the sync after it was a full one too")
+	if got, want := e.tree("team"), []string{"Team", "Plans renamed<Team", "Q1<Plans renamed"}; !slices.Equal(got, want) {
+		t.Errorf("tree %v, want %v", got, want)
 	}
 }
 

@@ -21,7 +21,9 @@ var modelSeeds = flag.Int("model-seeds", defaultModelSeeds, "random mutation seq
 // TestIncrementalMatchesFullSync: seeded random sequences of hundreds of
 // mutations in the fake; after each batch an incremental sync, and then the
 // index must equal a fresh full sync of the same state, folder by folder and
-// permission by permission (lists and own permissions). It runs with the
+// permission by permission (lists and own permissions), and each folder's
+// list must be, in order, what Drive lists for it (a full sync could make
+// the same mistake as the incremental one). It runs with the
 // fake logging a change for every descendant a permission change or a move
 // affects, as Drive does for My Drive, and with it logging the item alone,
 // as Drive may: then descendants' lists are the sync's to make. The
@@ -55,6 +57,7 @@ func runModel(t *testing.T, backend string, seed uint64, alone bool) {
 	inc := newEnvOn(t, backend, m.fake, libs...)
 	inc.sync("mydrive")
 	inc.sync("shared")
+	svc := driveService(t, m.fake)
 	var inherited, reread int
 	for batch := range 15 {
 		for range 20 {
@@ -72,6 +75,7 @@ func runModel(t *testing.T, backend string, seed uint64, alone bool) {
 			fresh := newEnv(t, m.fake, libs...)
 			fresh.sync(lib)
 			compareIndexes(t, fmt.Sprintf("batch %d, %s", batch, lib), inc, fresh, lib)
+			compareWithDrive(t, fmt.Sprintf("batch %d, %s", batch, lib), inc, svc, lib)
 		}
 		if t.Failed() {
 			t.Fatalf("after batch %d; mutations so far:\n%s", batch, m.log)
@@ -120,6 +124,58 @@ func compareIndexes(t *testing.T, when string, got, want *env, lib string) {
 	}
 }
 
+// compareWithDrive checks that each folder of a library lists, in order,
+// the permissions Drive lists for it (deleted accounts' left out), asked of
+// Drive through svc.
+func compareWithDrive(t *testing.T, when string, e *env, svc *drive.Service, lib string) {
+	t.Helper()
+	snap, err := e.db.Snapshot(context.Background(), lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diffs := 0
+	for _, f := range snap {
+		want := drivePermissions(t, svc, f.ID)
+		if !slices.Equal(f.Permissions, want) {
+			t.Errorf("%s: permissions of %s (%q), in order:\n index %s\n Drive %s", when, f.ID, f.Name, permissionIDs(f.Permissions), permissionIDs(want))
+			if diffs++; diffs > 5 {
+				return
+			}
+		}
+	}
+}
+
+// drivePermissions returns the permissions Drive lists for a folder, in
+// Drive's order, as the index keeps them (deleted accounts' left out).
+func drivePermissions(t *testing.T, svc *drive.Service, id string) []fm.Permission {
+	t.Helper()
+	var out []fm.Permission
+	err := svc.Permissions.List(id).SupportsAllDrives(true).PageSize(100).
+		Fields("nextPageToken,permissions(id,type,role,emailAddress,domain,displayName,photoLink,allowFileDiscovery,deleted)").
+		Pages(context.Background(), func(l *drive.PermissionList) error {
+			for _, p := range l.Permissions {
+				if !p.Deleted {
+					out = append(out, fm.Permission{ID: p.Id, Type: p.Type, Role: p.Role, EmailAddress: p.EmailAddress, Domain: p.Domain,
+						DisplayName: p.DisplayName, PhotoLink: p.PhotoLink, AllowFileDiscovery: p.AllowFileDiscovery})
+				}
+			}
+			return nil
+		})
+	if err != nil {
+		t.Fatalf("permissions.list of %s: %v", id, err)
+	}
+	return out
+}
+
+// permissionIDs shows a list as its permission IDs and roles, in order.
+func permissionIDs(perms []fm.Permission) string {
+	out := make([]string, len(perms))
+	for i, p := range perms {
+		out[i] = p.ID + "/" + p.Role
+	}
+	return fmt.Sprint(out)
+}
+
 func byID(folders []fm.SyncedFolder) map[string]fm.SyncedFolder {
 	out := map[string]fm.SyncedFolder{}
 	for _, f := range folders {
@@ -136,14 +192,17 @@ type mutator struct {
 	t       *testing.T
 	rng     *rand.Rand
 	fake    *googlefake.Server
-	root    string   // a My Drive library
-	outside string   // My Drive folders outside it
-	drive   string   // a shared-drive library
-	mine    []string // My Drive folders ever made
-	shared  []string // shared-drive folders ever made
-	perms   map[string][]string
-	gone    map[string]bool // leavers whose account was deleted
-	log     string
+	root    string // a My Drive library
+	outside string // My Drive folders outside it
+	drive   string // a shared-drive library
+	// foreign is another domain's shared drive the storage account joins
+	// and leaves (member: its permission there, "" when not a member).
+	foreign, member string
+	mine            []string // My Drive folders ever made
+	shared          []string // shared-drive folders ever made
+	perms           map[string][]string
+	gone            map[string]bool // leavers whose account was deleted
+	log             string
 }
 
 // users are shared with; the leavers among them may have their accounts
@@ -164,6 +223,7 @@ func newMutator(t *testing.T, seed uint64) *mutator {
 	m.root = fake.CreateFolder(storage, "", "Library")
 	m.outside = fake.CreateFolder(storage, "", "Outside")
 	m.drive = fake.CreateSharedDrive("Team", storage)
+	m.foreign = fake.CreateSharedDrive("Partner", "olga@other.org")
 	m.mine = []string{m.root, m.outside}
 	m.shared = []string{m.drive}
 	for range 60 {
@@ -217,7 +277,7 @@ func (m *mutator) mutate() {
 	}
 	id := m.pick(pool)
 	movable := !slices.Contains([]string{m.root, m.outside, m.drive}, id) // roots stay
-	switch op := m.rng.IntN(13); op {
+	switch op := m.rng.IntN(15); op {
 	case 0, 1:
 		m.create()
 		m.log += "create\n"
@@ -263,7 +323,27 @@ func (m *mutator) mutate() {
 			m.gone[u] = true
 			m.fake.RemoveUser(u)
 		}
+	case 13:
+		m.joinOrLeave()
+	case 14:
+		d := m.pick([]string{m.drive, m.foreign})
+		m.log += "rename the drive " + d + "\n"
+		m.fake.Rename(d, m.name())
 	}
+}
+
+// joinOrLeave adds the storage account to another domain's shared drive, or
+// removes it: Drive's feed of the account says so, in a "drive" change,
+// which concerns no library of the account's.
+func (m *mutator) joinOrLeave() {
+	if m.member != "" {
+		m.log += "the storage account leaves " + m.foreign + "\n"
+		m.fake.Unshare(m.foreign, m.member)
+		m.member = ""
+		return
+	}
+	m.log += "the storage account joins " + m.foreign + "\n"
+	m.member = m.fake.Share(m.foreign, googlefake.Permission{Type: "user", Role: "writer", EmailAddress: storage})
 }
 
 func (m *mutator) modify(id string) {

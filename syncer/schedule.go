@@ -270,7 +270,11 @@ func (sc *Scheduler) inSlot(j *job) (Event, error) {
 		return Event{}, sc.ctx.Err()
 	}
 	started := time.Now()
-	ev, err := sc.syncer.Run(sc.ctx, j.name, j.mode, func(p Progress) { sc.broadcast(j, p) }, j.opts)
+	ctx := sc.ctx
+	if j.opts.Schedule == "full" {
+		ctx = withScheduledFull(ctx)
+	}
+	ev, err := sc.syncer.Run(ctx, j.name, j.mode, func(p Progress) { sc.broadcast(j, p) }, j.opts)
 	sc.observe(j, ev, err, started)
 	return ev, err
 }

@@ -191,6 +191,9 @@ type ProgressFunc func(Progress)
 type Result struct {
 	Library string
 	Full    bool
+	// FullReason says why a full sync read the whole library ("" for an
+	// incremental one).
+	FullReason FullReason
 	// Folders and Permissions are the library's, after the sync.
 	Folders     int
 	Permissions int
@@ -213,6 +216,25 @@ type Result struct {
 	Calls    int64
 	Duration time.Duration
 }
+
+// FullReason says why a sync read the whole library rather than the
+// changes since the last one.
+type FullReason string
+
+// Why a sync is a full one.
+const (
+	// FullFirst: the library was never synced.
+	FullFirst FullReason = "first sync"
+	// FullAsked: a full sync was asked (foldermirror sync --full, the
+	// admin listener's sync?full=true).
+	FullAsked FullReason = "asked"
+	// FullScheduled: the full schedule (schedule.full) ran it.
+	FullScheduled FullReason = "scheduled"
+	// FullTokenRefused: Drive no longer accepts the saved changes token.
+	FullTokenRefused FullReason = "Drive refused the saved changes token"
+	// FullNoToken: the index holds no changes token for the library.
+	FullNoToken FullReason = "no changes token saved"
+)
 
 // Mode says how a sync reads Drive.
 type Mode int
@@ -243,19 +265,14 @@ func (s *Syncer) Sync(ctx context.Context, libraryID string, mode Mode, progress
 		return nil, err
 	}
 	var res *Result
-	if mode == Auto && prev != nil && prev.StartPageToken != "" {
-		res, err = s.incrementalSync(ctx, lib, prev, progress)
-		switch {
-		case errors.Is(err, errTokenRefused):
-			s.logger.Warn("Drive refused the saved changes token; syncing the whole library", "library", lib.ID, "err", err)
-			res, err = s.fullSync(ctx, lib, prev, progress)
-		case errors.Is(err, errOwnUnknown):
-			s.logger.Warn("the index was written by a foldermirror that did not keep each folder's own permissions; syncing the whole library",
-				"library", lib.ID)
-			res, err = s.fullSync(ctx, lib, prev, progress)
-		}
+	if why := fullReason(ctx, mode, prev); why != "" {
+		res, err = s.fullSync(ctx, lib, prev, why, progress)
 	} else {
-		res, err = s.fullSync(ctx, lib, prev, progress)
+		res, err = s.incrementalSync(ctx, lib, prev, progress)
+		if errors.Is(err, errTokenRefused) {
+			s.logger.Warn("Drive refused the saved changes token; syncing the whole library", "library", lib.ID, "err", err)
+			res, err = s.fullSync(ctx, lib, prev, FullTokenRefused, progress)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sync library %s: %w", libraryID, err)
@@ -263,11 +280,44 @@ func (s *Syncer) Sync(ctx context.Context, libraryID string, mode Mode, progress
 	res.Calls = calls.Load()
 	res.Duration = s.opts.Now().Sub(start)
 	progress(Progress{Library: libraryID, Phase: "done", Done: res.Folders, Total: res.Folders})
-	s.logger.Info("library synced", "library", libraryID, "full", res.Full, "folders", res.Folders,
+	s.logger.Info("library synced", "library", libraryID, "full", res.Full, "fullReason", res.FullReason, "folders", res.Folders,
 		"permissions", res.Permissions, "drift", res.Drift.Total(), "changes", res.Changes, "applied", res.Applied,
 		"inherited", res.Inherited, "reread", res.Reread,
 		"driveCalls", res.Calls, "duration", res.Duration)
 	return res, nil
+}
+
+// fullReason says why a sync of a library whose index state is prev (nil
+// if never synced) must read the whole library, "" if it reads changes.
+// The index's format is told by its schema version when it is opened,
+// never guessed from its data here.
+func fullReason(ctx context.Context, mode Mode, prev *fm.LibraryState) FullReason {
+	switch {
+	case prev == nil:
+		return FullFirst
+	case mode == Full && scheduledFull(ctx):
+		return FullScheduled
+	case mode == Full:
+		return FullAsked
+	case prev.StartPageToken == "":
+		return FullNoToken
+	}
+	return ""
+}
+
+// scheduleKey marks the context of a run of the full schedule.
+type scheduleKey struct{}
+
+// withScheduledFull marks ctx as that of a run of the full schedule, so
+// that a full sync says so.
+func withScheduledFull(ctx context.Context) context.Context {
+	return context.WithValue(ctx, scheduleKey{}, true)
+}
+
+// scheduledFull tells whether ctx is that of a run of the full schedule.
+func scheduledFull(ctx context.Context) bool {
+	on, _ := ctx.Value(scheduleKey{}).(bool)
+	return on
 }
 
 // timeoutTransport bounds each try, body included (the retrying transport

@@ -96,7 +96,7 @@ func checkDemoSyncLine(t *testing.T, runSync func(args []string) (stdout, stderr
 	if !strings.Contains(errOut, "a foldermirror daemon holds the index; asking it") {
 		t.Errorf("the sync did not ask the demo's daemon:\n%s", errOut)
 	}
-	for _, want := range []string{"directory:example.com: ", "lib-eng: full sync: ", "lib-sales: full sync: ", "lib-partners: full sync: "} {
+	for _, want := range []string{"directory:example.com: ", "lib-eng: full sync (asked): ", "lib-sales: full sync (asked): ", "lib-partners: full sync (asked): "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the sync said\n%s\nwant a line %q", out, want)
 		}

@@ -65,3 +65,24 @@ func TestProgressLine(t *testing.T) {
 		})
 	}
 }
+
+// A sync's summary line says why a full sync read the whole library.
+func TestSummarySaysWhyFull(t *testing.T) {
+	for _, tt := range []struct {
+		result syncer.Result
+		want   string
+	}{
+		{syncer.Result{Library: "eng", Full: true, FullReason: syncer.FullFirst, Folders: 3, Permissions: 4, Calls: 5},
+			"eng: full sync (first sync): 3 folders, 4 permissions, drift 0, 5 Drive calls, 0s"},
+		{syncer.Result{Library: "eng", Full: true, FullReason: syncer.FullTokenRefused, Folders: 3},
+			"eng: full sync (Drive refused the saved changes token): 3 folders, 0 permissions, drift 0, 0 Drive calls, 0s"},
+		{syncer.Result{Library: "eng", Full: true, FullReason: syncer.FullScheduled},
+			"eng: full sync (scheduled): 0 folders, 0 permissions, drift 0, 0 Drive calls, 0s"},
+		{syncer.Result{Library: "eng", Changes: 2, Applied: 1, Folders: 3, Calls: 1},
+			"eng: incremental sync: 2 changes, 1 folders written or removed, 3 folders, 1 Drive calls, 0s"},
+	} {
+		if got := summary(&tt.result); got != tt.want {
+			t.Errorf("summary:\n got %s\nwant %s", got, tt.want)
+		}
+	}
+}

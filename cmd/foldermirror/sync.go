@@ -212,10 +212,16 @@ type jobFailed string
 
 func (j jobFailed) Error() string { return string(j) }
 
+// summary is a library sync's outcome in a line; a full sync says why it
+// read the whole library.
 func summary(r *syncer.Result) string {
 	if r.Full {
-		return fmt.Sprintf("%s: full sync: %d folders, %d permissions, drift %d, %d Drive calls, %s",
-			r.Library, r.Folders, r.Permissions, r.Drift.Total(), r.Calls, r.Duration.Round(time.Millisecond))
+		why := ""
+		if r.FullReason != "" {
+			why = " (" + string(r.FullReason) + ")"
+		}
+		return fmt.Sprintf("%s: full sync%s: %d folders, %d permissions, drift %d, %d Drive calls, %s",
+			r.Library, why, r.Folders, r.Permissions, r.Drift.Total(), r.Calls, r.Duration.Round(time.Millisecond))
 	}
 	return fmt.Sprintf("%s: incremental sync: %d changes, %d folders written or removed, %d folders, %d Drive calls, %s",
 		r.Library, r.Changes, r.Applied, r.Folders, r.Calls, r.Duration.Round(time.Millisecond))

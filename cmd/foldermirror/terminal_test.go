@@ -88,8 +88,8 @@ func TestSyncProgressInATerminal(t *testing.T) {
 	}
 	// In the end: one summary line a job, nothing left of the bars.
 	for _, job := range jobs {
-		if n := strings.Count(final, job+": full sync: "); n != 1 {
-			t.Errorf("the final screen says %q %d times:\n%s", job+": full sync: ", n, final)
+		if n := strings.Count(final, job+": full sync ("); n != 1 {
+			t.Errorf("the final screen says %q %d times:\n%s", job+": full sync (", n, final)
 		}
 	}
 	for _, line := range strings.Split(final, "\n") {
@@ -124,7 +124,7 @@ func isProgressLine(line string, jobs []string) bool {
 // isSummaryLine tells whether a line is a job's outcome.
 func isSummaryLine(line string, jobs []string) bool {
 	for _, job := range jobs {
-		if strings.HasPrefix(line, job+": full sync: ") && strings.HasSuffix(line, "s") {
+		if strings.HasPrefix(line, job+": full sync (") && strings.HasSuffix(line, "s") {
 			return true
 		}
 	}

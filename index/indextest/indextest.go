@@ -65,6 +65,7 @@ func Run(t *testing.T, b Backend) {
 		{"UpdateLibrary", testUpdateLibrary},
 		{"FailedUpdateChangesNothing", testFailedUpdateChangesNothing},
 		{"PermissionSetsAreShared", testPermissionSetsAreShared},
+		{"PermissionsKeepDrivesOrder", testPermissionsKeepDrivesOrder},
 		{"Snapshot", testSnapshot},
 		{"Changes", testChanges},
 		{"ChangesAcrossFullSyncs", testChangesAcrossFullSyncs},

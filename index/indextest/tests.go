@@ -485,6 +485,44 @@ func testPermissionSetsAreShared(t *testing.T, b Backend) {
 	}
 }
 
+// A list is kept in the order it was written (Drive's), never sorted: the
+// same permissions in two orders are two sets, each read back in its own,
+// written by a full sync or an update.
+func testPermissionsKeepDrivesOrder(t *testing.T, b Backend) {
+	ctx := context.Background()
+	idx := b.Open(t)
+	owner := fm.Permission{ID: "9", Type: "user", Role: "owner", EmailAddress: "zed@e.com"}
+	reader := fm.Permission{ID: "1", Type: "user", Role: "reader", EmailAddress: "amy@e.com"}
+	domain := fm.Permission{ID: "5k", Type: "domain", Role: "reader", Domain: "e.com", AllowFileDiscovery: true}
+	folder := func(id string, perms ...fm.Permission) fm.SyncedFolder {
+		f := Folder(id, "root", id)
+		if id == "root" {
+			f.ParentID = ""
+		}
+		f.Permissions = perms
+		return f
+	}
+	FullSync(t, idx, "lib", rootState, 10, folder("root", owner, reader, domain), folder("a", domain, owner, reader))
+	err := idx.UpdateLibrary(ctx, "lib", fm.Fence{}, func(tx fm.LibraryTx) error { return tx.Put(folder("b", reader, domain, owner)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string][]fm.Permission{
+		"root": {owner, reader, domain}, "a": {domain, owner, reader}, "b": {reader, domain, owner},
+	} {
+		if got, err := idx.Permissions(ctx, "lib", id); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: permissions %v (%v), want %v", id, got, err, want)
+		}
+		f, err := idx.Folder(ctx, "lib", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := idx.PermissionSet(ctx, "lib", f.PermissionSet); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: its set %v (%v), want %v", id, got, err, want)
+		}
+	}
+}
+
 func testSnapshot(t *testing.T, b Backend) {
 	idx := b.Open(t)
 	root := Folder("root", "", "Root", "a@e.com")
