@@ -19,8 +19,8 @@ COPY --from=build --chown=65532:65532 /out/var/lib/foldermirror /var/lib/folderm
 ENV FOLDERMIRROR_CONFIG=/etc/foldermirror/config.yaml \
     FOLDERMIRROR_DATADIR=/var/lib/foldermirror
 USER nonroot:nonroot
-# The API and the admin listener (bind the admin one to a reachable address
-# with adminListen only if the network around the container is trusted).
+# The API. The admin listener stays on loopback unless adminListen says
+# otherwise, and then adminTokenFile is required.
 EXPOSE 8080
 VOLUME ["/var/lib/foldermirror"]
 # Ready once every library has a synced tree: the first full syncs of large

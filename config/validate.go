@@ -28,6 +28,7 @@ const maxClockSkew = 10 * time.Minute
 func validate(c *Config, ck *checker) {
 	ck.hostPort("listen", c.Listen)
 	ck.hostPort("adminListen", c.AdminListen)
+	validateAdminToken(c, ck)
 	if c.DataDir == "" {
 		ck.add("dataDir", "is empty; expected the directory of the index, such as ./data")
 	}
