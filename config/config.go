@@ -47,6 +47,10 @@ type Config struct {
 	// /readyz. It is required when AdminListen is not a loopback address. A
 	// relative path is resolved against the directory of the config file.
 	AdminTokenFile string `yaml:"adminTokenFile"`
+	// TrustedProxies are the reverse proxies, as CIDRs or single addresses,
+	// whose X-Forwarded-For header names the API's client (see
+	// TrustedProxyPrefixes).
+	TrustedProxies []string `yaml:"trustedProxies"`
 	// Path is the file the configuration was loaded from; it is not a key.
 	Path string `yaml:"-"`
 }

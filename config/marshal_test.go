@@ -74,6 +74,7 @@ func full(dir string) *Config {
 			SharedDriveID:  "0Drive",
 		}},
 		AdminTokenFile: filepath.Join(dir, "admin-token"),
+		TrustedProxies: []string{"10.0.0.0/8", "2001:db8::/32", "192.168.1.7"},
 		Path:           filepath.Join(dir, "config.yaml"),
 	}
 }

@@ -29,6 +29,9 @@ func validate(c *Config, ck *checker) {
 	ck.hostPort("listen", c.Listen)
 	ck.hostPort("adminListen", c.AdminListen)
 	validateAdminToken(c, ck)
+	for i, p := range c.TrustedProxies {
+		validateProxy(p, index("trustedProxies", i), ck)
+	}
 	if c.DataDir == "" {
 		ck.add("dataDir", "is empty; expected the directory of the index, such as ./data")
 	}
