@@ -1,5 +1,5 @@
 // Package config loads and validates the foldermirror configuration: a YAML
-// file (see testdata/example.yaml) whose scalar keys may be overridden by
+// file (see deploy/config.example.yaml) whose scalar keys may be overridden by
 // FOLDERMIRROR_* environment variables.
 //
 // Loading is strict. An unknown key is an error, reported with its line and a

@@ -50,8 +50,8 @@ func TestComposeFile(t *testing.T) {
 		t.Fatalf("deploy/compose.yaml: %v", err)
 	}
 	dbName, db := postgresService(t, cf)
-	examplePath := filepath.Join("..", "..", "config", "testdata", "example.yaml") // its key beside it
-	example, err := os.ReadFile(examplePath)
+	fullPath := filepath.Join("..", "..", "config", "testdata", "full.yaml") // its key beside it
+	full, err := os.ReadFile(fullPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestComposeFile(t *testing.T) {
 		if pw, _ := u.User.Password(); pw != db.Environment["POSTGRES_PASSWORD"] {
 			t.Errorf("%s: FOLDERMIRROR_INDEX_URL's password is not the server's POSTGRES_PASSWORD", name)
 		}
-		if _, err := config.Parse(example, examplePath, []string{"FOLDERMIRROR_INDEX_URL=" + indexURL}); err != nil {
+		if _, err := config.Parse(full, fullPath, []string{"FOLDERMIRROR_INDEX_URL=" + indexURL}); err != nil {
 			t.Errorf("%s: the configuration does not take its FOLDERMIRROR_INDEX_URL: %v", name, err)
 		}
 		if s.DependsOn[dbName].Condition != "service_healthy" {
