@@ -69,8 +69,8 @@ func readAdminToken(path string) (string, error) {
 	if err != nil {
 		return "", cannotRead(path, err)
 	}
-	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxAdminTokenBytes+1))
+	_ = f.Close() // read only: its close loses nothing
 	switch {
 	case err != nil:
 		return "", cannotRead(path, err)

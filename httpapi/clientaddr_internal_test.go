@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"testing"
@@ -50,7 +51,7 @@ func TestClientAddr(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := httptest.NewRequest("GET", "/", nil)
+			r := httptest.NewRequest(http.MethodGet, "/", nil)
 			r.RemoteAddr = tt.peer
 			for _, v := range tt.xff {
 				r.Header.Add("X-Forwarded-For", v)
@@ -61,7 +62,7 @@ func TestClientAddr(t *testing.T) {
 		})
 	}
 	// With no proxy trusted, the header is never read.
-	r := httptest.NewRequest("GET", "/", nil)
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
 	r.RemoteAddr = "10.0.0.1:4000"
 	r.Header.Set("X-Forwarded-For", "198.51.100.7")
 	if got := clientAddr(r, nil).String(); got != "10.0.0.1" {
