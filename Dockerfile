@@ -3,7 +3,18 @@ FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
-COPY . .
+# Only the sources of the binary's packages, never the whole tree (the
+# .dockerignore keeps the rest, deploy/'s secrets above all, out of the
+# build context too).
+COPY *.go ./
+COPY cmd/ cmd/
+COPY config/ config/
+COPY demo/ demo/
+COPY googlefake/ googlefake/
+COPY httpapi/ httpapi/
+COPY index/ index/
+COPY internal/intern/ internal/intern/
+COPY syncer/ syncer/
 RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/foldermirror ./cmd/foldermirror
 # The index's directory, made here: the final image has no shell to make it.
 RUN mkdir -p /out/var/lib/foldermirror
@@ -19,8 +30,8 @@ COPY --from=build --chown=65532:65532 /out/var/lib/foldermirror /var/lib/folderm
 ENV FOLDERMIRROR_CONFIG=/etc/foldermirror/config.yaml \
     FOLDERMIRROR_DATADIR=/var/lib/foldermirror
 USER nonroot:nonroot
-# The API and the admin listener (bind the admin one to a reachable address
-# with adminListen only if the network around the container is trusted).
+# The API. The admin listener stays on loopback unless adminListen says
+# otherwise, and then adminTokenFile is required.
 EXPOSE 8080
 VOLUME ["/var/lib/foldermirror"]
 # Ready once every library has a synced tree: the first full syncs of large

@@ -1,5 +1,5 @@
 // Package config loads and validates the foldermirror configuration: a YAML
-// file (see testdata/example.yaml) whose scalar keys may be overridden by
+// file (see deploy/config.example.yaml) whose scalar keys may be overridden by
 // FOLDERMIRROR_* environment variables.
 //
 // Loading is strict. An unknown key is an error, reported with its line and a
@@ -42,6 +42,15 @@ type Config struct {
 	Domains []Domain `yaml:"domains"`
 	// Libraries are the folder trees mirrored, each of a configured domain.
 	Libraries []Library `yaml:"libraries"`
+	// AdminTokenFile, when set, is a file whose content, trimmed, is the
+	// bearer token every admin request needs but GET /healthz and GET
+	// /readyz. It is required when AdminListen is not a loopback address. A
+	// relative path is resolved against the directory of the config file.
+	AdminTokenFile string `yaml:"adminTokenFile"`
+	// TrustedProxies are the reverse proxies, as CIDRs or single addresses,
+	// whose X-Forwarded-For header names the API's client (see
+	// TrustedProxyPrefixes).
+	TrustedProxies []string `yaml:"trustedProxies"`
 	// Path is the file the configuration was loaded from; it is not a key.
 	Path string `yaml:"-"`
 }
@@ -224,6 +233,7 @@ func (c *Config) finish() {
 	dir := filepath.Dir(c.Path)
 	c.DataDir = resolve(dir, c.DataDir)
 	c.Storage.CredentialsFile = resolve(dir, c.Storage.CredentialsFile)
+	c.AdminTokenFile = resolve(dir, c.AdminTokenFile)
 	for i := range c.Auth.Microsoft.Tenants {
 		t := &c.Auth.Microsoft.Tenants[i]
 		t.TenantID = strings.ToLower(t.TenantID)

@@ -99,7 +99,7 @@ func wantProblem(t *testing.T, err error, key string, parts ...string) {
 
 func TestLoadExample(t *testing.T) {
 	clearEnv(t)
-	c, err := Load("testdata/example.yaml")
+	c, err := Load("testdata/full.yaml")
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -140,7 +140,7 @@ func TestLoadExample(t *testing.T) {
 			AllowlistedDomains: []string{"partner.org"},
 			Users:              []string{"alice@example.com"},
 			SecurityCodes: []SecurityCode{{
-				SHA256:  "a3ee786b5707c27d42570785081ec17f5c7db9262a01366af362a1aa61a420b9",
+				SHA256:  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 				ActAs:   "admin",
 				Expires: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC),
 			}},
@@ -160,10 +160,10 @@ func TestLoadExample(t *testing.T) {
 			StorageAccount: "storage@example.com",
 			SharedDriveID:  "0ABcDeFgHiJkLmNoPqR",
 		}},
-		Path: "testdata/example.yaml",
+		Path: "testdata/full.yaml",
 	}
 	if !reflect.DeepEqual(c, want) {
-		t.Errorf("Load(testdata/example.yaml) =\n%+v\nwant\n%+v", c, want)
+		t.Errorf("Load(testdata/full.yaml) =\n%+v\nwant\n%+v", c, want)
 	}
 }
 
@@ -283,7 +283,7 @@ domains:
     allowlistedDomains: [Partner.ORG]
     users: [Alice@EXAMPLE.com]
     securityCodes:
-      - {sha256: A3EE786B5707C27D42570785081EC17F5C7DB9262A01366AF362A1AA61A420B9, actAs: user:Alice@Example.COM}
+      - {sha256: FEDCBA9876543210FEDCBA9876543210FEDCBA9876543210FEDCBA9876543210, actAs: user:Alice@Example.COM}
 libraries:
   - {id: Lib-Eng, domain: EXAMPLE.com, storageAccount: Storage@Example.com, rootFolderId: r}
 `)
@@ -291,7 +291,7 @@ libraries:
 	got := []string{c.Auth.Microsoft.Tenants[0].TenantID, d.Name, d.AdminEmail, d.AllowlistedDomains[0], d.Users[0],
 		d.SecurityCodes[0].SHA256, d.SecurityCodes[0].ActAs, l.ID, l.Domain, l.StorageAccount}
 	want := []string{"aaaaaaaa-0000-0000-0000-00000000000b", "example.com", "admin@example.com", "partner.org", "alice@example.com",
-		"a3ee786b5707c27d42570785081ec17f5c7db9262a01366af362a1aa61a420b9", "user:alice@example.com", "Lib-Eng", "example.com", "storage@example.com"}
+		"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210", "user:alice@example.com", "Lib-Eng", "example.com", "storage@example.com"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("normalised =\n%q\nwant\n%q", got, want)
 	}
@@ -299,7 +299,7 @@ libraries:
 
 func TestAccessors(t *testing.T) {
 	clearEnv(t)
-	c, err := Load("testdata/example.yaml")
+	c, err := Load("testdata/full.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

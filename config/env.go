@@ -51,6 +51,7 @@ func scalars(c *Config) []scalar {
 		{"limits.callerBurst", &c.Limits.CallerBurst},
 		{"index.url", &c.Index.URL},
 		{"index.leaseTtl", &c.Index.LeaseTTL},
+		{"adminTokenFile", &c.AdminTokenFile},
 	}
 }
 

@@ -161,7 +161,7 @@ func TestLoadReadsProcessEnvironment(t *testing.T) {
 	clearEnv(t)
 	t.Setenv("FOLDERMIRROR_ADMIN_LISTEN", "127.0.0.1:9999")
 	t.Setenv(EnvConfig, "ignored.yaml")
-	c, err := Load("testdata/example.yaml")
+	c, err := Load("testdata/full.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,9 @@ func full(dir string) *Config {
 			StorageAccount: "storage@example.com",
 			SharedDriveID:  "0Drive",
 		}},
-		Path: filepath.Join(dir, "config.yaml"),
+		AdminTokenFile: filepath.Join(dir, "admin-token"),
+		TrustedProxies: []string{"10.0.0.0/8", "2001:db8::/32", "192.168.1.7"},
+		Path:           filepath.Join(dir, "config.yaml"),
 	}
 }
 
@@ -82,6 +84,7 @@ func full(dir string) *Config {
 func TestMarshalRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "sa.json", fakeKey)
+	writeFile(t, dir, "admin-token", "s3cret")
 	want := full(dir)
 	data, err := yaml.Marshal(want)
 	if err != nil {

@@ -28,6 +28,10 @@ const maxClockSkew = 10 * time.Minute
 func validate(c *Config, ck *checker) {
 	ck.hostPort("listen", c.Listen)
 	ck.hostPort("adminListen", c.AdminListen)
+	validateAdminToken(c, ck)
+	for i, p := range c.TrustedProxies {
+		validateProxy(p, index("trustedProxies", i), ck)
+	}
 	if c.DataDir == "" {
 		ck.add("dataDir", "is empty; expected the directory of the index, such as ./data")
 	}
@@ -186,7 +190,8 @@ func validateDomains(ds []Domain, ck *checker) {
 // so far, in any domain, to its key.
 func validateCode(sc SecurityCode, key, domain string, codes map[string]string, ck *checker) {
 	if !sha256Pattern.MatchString(sc.SHA256) {
-		ck.add(key+".sha256", "%q is not a SHA-256 digest; expected exactly 64 hex digits, the hex SHA-256 of the code", sc.SHA256)
+		ck.add(key+".sha256", "%q is not a SHA-256 digest; expected exactly 64 hex digits, the hex SHA-256 of the code, "+
+			"such as printf %%s 'THE-CODE' | sha256sum prints (make a long random code: head -c 24 /dev/urandom | base64 | tr +/ -_)", sc.SHA256)
 	} else {
 		ck.once(codes, key+".sha256", sc.SHA256, "security code")
 	}

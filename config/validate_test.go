@@ -10,7 +10,7 @@ import (
 
 const (
 	// code and code2 are valid security-code digests.
-	code  = "a3ee786b5707c27d42570785081ec17f5c7db9262a01366af362a1aa61a420b9"
+	code  = "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
 	code2 = "b3ee786b5707c27d42570785081ec17f5c7db9262a01366af362a1aa61a420b9"
 	guid  = "00000000-0000-0000-0000-000000000000"
 )

@@ -30,9 +30,9 @@ libraries:
 		{"key of another section", "schedule: {clockSkew: 1s}\n",
 			Problem{"schedule.clockSkew", "unknown key (line 1); expected one of incremental, full"}},
 		{"nothing close", "frobnicate: 1\n", Problem{"frobnicate",
-			"unknown key (line 1); expected one of listen, adminListen, dataDir, storage, schedule, auth, limits, index, flagDefaults, domains, libraries"}},
+			"unknown key (line 1); expected one of listen, adminListen, dataDir, storage, schedule, auth, limits, index, flagDefaults, domains, libraries, adminTokenFile, trustedProxies"}},
 		{"Path is not a key", "path: x\n", Problem{"path",
-			"unknown key (line 1); expected one of listen, adminListen, dataDir, storage, schedule, auth, limits, index, flagDefaults, domains, libraries"}},
+			"unknown key (line 1); expected one of listen, adminListen, dataDir, storage, schedule, auth, limits, index, flagDefaults, domains, libraries, adminTokenFile, trustedProxies"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -63,6 +63,8 @@ type fixtureOptions struct {
 	// backend keeps the index: fmtest.Bolt (by default) or
 	// fmtest.Postgres.
 	backend string
+	// logger is the server's; one that discards by default.
+	logger *slog.Logger
 }
 
 // fixtureConfig is the configuration of a fixture in dir: two domains with
@@ -110,7 +112,7 @@ func newFixtureWith(t testing.TB, opts fixtureOptions) *fixture {
 		opts.configure(c)
 	}
 	cfg := fmtest.LoadConfig(t, c)
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logger := cmp.Or(opts.logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	db := fmtest.OpenIndex(t, cmp.Or(opts.backend, fmtest.Bolt), cfg.DataDir)
 	writeTree(t, db, "lib-eng", fm.LibraryState{RootID: "root", LastFullSync: syncedAt}, engineeringTree())
 	writeTree(t, db, "lib-drive", fm.LibraryState{RootID: "drive1", DriveID: "drive1", SharingRequiresOrganizer: true}, driveTree())

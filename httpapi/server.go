@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -40,8 +41,10 @@ type Server struct {
 	// configuration its answers show, by library ID.
 	libJSON    map[string]*libraryJSON
 	configTags map[string][]byte
-	engine     *gin.Engine
-	http       *http.Server
+	// trustedProxies are the peers whose X-Forwarded-For names the client.
+	trustedProxies []netip.Prefix
+	engine         *gin.Engine
+	http           *http.Server
 }
 
 // Options tune a Server; the zero value is usable.
@@ -93,7 +96,7 @@ func New(cfg *config.Config, idx fm.IndexReader, authn Authenticator, opts Optio
 		streams: &streamSlots{perCaller: opts.StreamsPerCaller, chunkTimeout: opts.StreamChunkTimeout, deadline: opts.StreamDeadline,
 			active: opts.Metrics.streams, cut: opts.Metrics.streamsCut},
 		answers: newAnswerCache(answerCacheBytes),
-		libJSON: map[string]*libraryJSON{}, configTags: map[string][]byte{}}
+		libJSON: map[string]*libraryJSON{}, configTags: map[string][]byte{}, trustedProxies: cfg.TrustedProxyPrefixes()}
 	for i := range cfg.Libraries {
 		lib := &cfg.Libraries[i]
 		s.libJSON[lib.ID], s.configTags[lib.ID] = newLibraryJSON(lib), configTag(cfg, lib)
@@ -113,13 +116,13 @@ func New(cfg *config.Config, idx fm.IndexReader, authn Authenticator, opts Optio
 
 func (s *Server) routes() *gin.Engine {
 	r := gin.New()
-	_ = r.SetTrustedProxies(nil) // the client address is the peer's
+	_ = r.SetTrustedProxies(nil) // gin's ClientIP unused: findClient finds the client
 	// Unknown paths answer 404 in the API's shape, not a redirect.
 	r.RedirectTrailingSlash, r.RedirectFixedPath = false, false
 	// observe and logRequests wrap recoverPanics, so that they see the 500
 	// it answers for a panicking handler; a response cut short reaches them
 	// as the http.ErrAbortHandler panic going by.
-	r.Use(s.metrics.observe(), s.logRequests(), s.recoverPanics(), s.boundQuery())
+	r.Use(s.findClient(), s.metrics.observe(), s.logRequests(), s.recoverPanics(), s.boundQuery())
 	r.NoRoute(func(c *gin.Context) { s.writeError(c, fm.Errorf(fm.ENOTFOUND, "Not found.")) })
 	// Another method on an API path: 405 with Allow (set by gin), in the
 	// API's shape (Google's reason for it).
@@ -204,8 +207,8 @@ func (s *Server) recoverPanics() gin.HandlerFunc {
 	}
 }
 
-// logRequests logs each request, also one cut short (aborted), with the way
-// its caller came in.
+// logRequests logs each request, also one cut short (aborted), with its
+// client's address and the way its caller came in.
 func (s *Server) logRequests() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if !s.logger.Enabled(c.Request.Context(), slog.LevelDebug) {
@@ -218,7 +221,8 @@ func (s *Server) logRequests() gin.HandlerFunc {
 			if v, ok := c.Get(callerKey); ok {
 				method = v.(*caller).Method
 			}
-			s.logger.Debug("request", "method", c.Request.Method, "route", c.FullPath(), "auth", method,
+			client, _ := c.Get(clientKey)
+			s.logger.Debug("request", "client", client, "method", c.Request.Method, "route", c.FullPath(), "auth", method,
 				"status", c.Writer.Status(), "bytes", c.Writer.Size(), "duration", time.Since(start), "aborted", !completed)
 		}()
 		c.Next()

@@ -42,6 +42,12 @@ func (c *demoCommand) ParseFlags(args []string) error {
 	f.logLevel(&c.logLevel, "warn")
 	f.address(&c.listen, "listen", "127.0.0.1:8080", "host:port `ADDR` of the API")
 	f.address(&c.adminListen, "admin-listen", "127.0.0.1:8081", "host:port `ADDR` of the admin listener, which foldermirror sync asks")
+	f.check(func() error {
+		if !config.IsLoopback(c.adminListen) {
+			return fmt.Errorf("--admin-listen %q: the demo's admin listener has no token (adminTokenFile), so it stays on loopback; expected one such as 127.0.0.1:8081", c.adminListen)
+		}
+		return nil
+	})
 	f.fs.IntVar(&c.folders, "folders", demo.DefaultSpec.FoldersPerLibrary, "about how many folders (`N`) each library gets")
 	f.check(func() error {
 		if c.folders < 1 || c.folders > maxDemoFolders {

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"go/build"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -203,4 +205,105 @@ func last(t *testing.T, s stage, keyword string) string {
 		t.Fatalf("the image has no %s", keyword)
 	}
 	return all[len(all)-1]
+}
+
+// The build stage copies only what the binary is built from: the module
+// files and the sources of the packages it imports (with the files they
+// embed), never the whole tree; and the .dockerignore leaves all of that
+// in the build context. (What it keeps out, the deploy directory's secrets
+// above all, TestComposeFile checks.)
+func TestDockerfileCopiesOnlyTheSources(t *testing.T) {
+	data, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := parseDockerfile(string(data))[0]
+	var sources []string
+	for _, args := range build.all("COPY") {
+		if strings.HasPrefix(args, "--from=") {
+			continue
+		}
+		fields := strings.Fields(args)
+		for _, src := range fields[:len(fields)-1] {
+			if !strings.HasPrefix(src, "--") {
+				sources = append(sources, path.Clean(src))
+			}
+		}
+	}
+	needed := neededFiles(t)
+	dockerignore := readIgnore(t, filepath.Join("..", "..", ".dockerignore"))
+	for _, f := range needed {
+		if dockerignore.ignores(f, false) {
+			t.Errorf(".dockerignore leaves %s out of the build context; the build needs it", f)
+		}
+		if !slices.ContainsFunc(sources, func(src string) bool { return copies(src, f) }) {
+			t.Errorf("no COPY of the build stage copies %s (sources %q)", f, sources)
+		}
+	}
+	for _, src := range sources {
+		switch {
+		case src == ".":
+			t.Errorf("COPY . copies the whole tree, whatever lies in it; copy the module files and the packages' directories only")
+		case !slices.ContainsFunc(needed, func(f string) bool { return copies(src, f) }):
+			t.Errorf("COPY %s: the build needs none of it", src)
+		}
+	}
+}
+
+// copies tells whether a COPY source (a file, a glob or a directory)
+// copies the file at rel.
+func copies(src, rel string) bool {
+	if ok, _ := path.Match(src, rel); ok || src == "." {
+		return true
+	}
+	return strings.HasPrefix(rel, src+"/")
+}
+
+// neededFiles returns the files, relative to the repository's root, that
+// building ./cmd/foldermirror reads: go.mod, go.sum, and the Go files and
+// embedded files of every package of the module it imports.
+func neededFiles(t *testing.T) []string {
+	t.Helper()
+	root := filepath.Join("..", "..")
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	module := strings.TrimSpace(strings.TrimPrefix(strings.SplitN(string(mod), "\n", 2)[0], "module"))
+	files := []string{"go.mod", "go.sum"}
+	seen := map[string]bool{}
+	queue := []string{"cmd/foldermirror"}
+	for len(queue) > 0 {
+		dir := queue[0]
+		queue = queue[1:]
+		if seen[dir] {
+			continue
+		}
+		seen[dir] = true
+		pkg, err := build.ImportDir(filepath.Join(root, dir), 0)
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		for _, f := range pkg.GoFiles {
+			files = append(files, path.Join(dir, f))
+		}
+		for _, pattern := range pkg.EmbedPatterns {
+			matches, _ := filepath.Glob(filepath.Join(root, dir, pattern))
+			for _, m := range matches {
+				rel, _ := filepath.Rel(root, m)
+				files = append(files, filepath.ToSlash(rel))
+			}
+		}
+		for _, imp := range pkg.Imports {
+			if imp == module {
+				queue = append(queue, ".")
+			} else if rel, ok := strings.CutPrefix(imp, module+"/"); ok {
+				queue = append(queue, rel)
+			}
+		}
+	}
+	for i, f := range files {
+		files[i] = path.Clean(f)
+	}
+	return files
 }

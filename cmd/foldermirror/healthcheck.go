@@ -58,13 +58,13 @@ func (c *healthcheckCommand) ParseFlags(args []string) error {
 }
 
 func (c *healthcheckCommand) Run(ctx context.Context) error {
-	target, err := c.readyzURL()
+	target, token, err := c.readyzURL()
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	status, err := readiness(ctx, target)
+	status, err := readiness(ctx, target, token)
 	if err != nil {
 		return err
 	}
@@ -74,33 +74,38 @@ func (c *healthcheckCommand) Run(ctx context.Context) error {
 
 func (c *healthcheckCommand) Close() error { return nil }
 
-// readyzURL returns the URL of /readyz: from --url, or from adminListen.
-func (c *healthcheckCommand) readyzURL() (string, error) {
+// readyzURL returns the URL of /readyz: from --url, or from adminListen;
+// and, from the configuration, the admin listener's token ("" for none:
+// /readyz needs none, but a token is sent where one is configured).
+func (c *healthcheckCommand) readyzURL() (target, token string, err error) {
 	if c.url != "" {
 		u, _ := url.Parse(c.url) // checked by ParseFlags
 		if u.Path == "" || u.Path == "/" {
 			u.Path = "/readyz"
 		}
-		return u.String(), nil
+		return u.String(), "", nil
 	}
 	cfg, err := config.Load(c.configPath)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	base, err := adminBaseURL(cfg.AdminListen)
 	if err != nil {
-		return "", fmt.Errorf("adminListen in %s: %w", cfg.Path, err)
+		return "", "", fmt.Errorf("adminListen in %s: %w", cfg.Path, err)
 	}
-	return base + "/readyz", nil
+	token, err = cfg.AdminToken()
+	return base + "/readyz", token, err
 }
 
-// readiness asks target (a /readyz URL) and returns the status it
-// answered, or an error saying why the daemon is not ready.
-func readiness(ctx context.Context, target string) (string, error) {
+// readiness asks target (a /readyz URL), with the admin token unless it is
+// "", and returns the status it answered, or an error saying why the daemon
+// is not ready.
+func readiness(ctx context.Context, target, token string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", target, err)
 	}
+	setAdminToken(req, token)
 	direct := &http.Client{Transport: &http.Transport{Proxy: nil}} // the admin listener is reached directly
 	resp, err := direct.Do(req)
 	if err != nil {

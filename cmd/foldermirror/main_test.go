@@ -84,6 +84,7 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"serve", "--config", "x", "--log-level", "loud"}, 2, `foldermirror serve: --log-level "loud": want debug, info, warn or error`},
 		{[]string{"demo", "--listen", "8080"}, 2, `foldermirror demo: --listen "8080" is not host:port`},
 		{[]string{"demo", "--admin-listen", "localhost"}, 2, `foldermirror demo: --admin-listen "localhost" is not host:port`},
+		{[]string{"demo", "--admin-listen", ":8081"}, 2, `foldermirror demo: --admin-listen ":8081": the demo's admin listener has no token (adminTokenFile), so it stays on loopback`},
 		{[]string{"demo", "--folders", "0"}, 2, "foldermirror demo: --folders 0 is out of range"},
 		{[]string{"healthcheck"}, 2, "foldermirror healthcheck: --config FILE or --url URL is required"},
 		{[]string{"healthcheck", "--url", "x", "--timeout", "0s"}, 2, "foldermirror healthcheck: --timeout 0s"},

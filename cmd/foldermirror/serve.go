@@ -198,8 +198,12 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 	if err != nil {
 		return d, err
 	}
+	token, err := cfg.AdminToken()
+	if err != nil {
+		return d, err
+	}
 	d.api = startServer(ls.api, api.Serve, api.Shutdown)
-	adm := admin.New(cfg, d.scheduler, d.db, api, reg, logger)
+	adm := admin.New(cfg, token, d.scheduler, d.db, api, reg, logger)
 	d.admin = startServer(ls.admin, adm.Serve, adm.Shutdown)
 	d.background.Go(func() {
 		if !ready() {

@@ -65,7 +65,11 @@ func (c *syncCommand) Run(ctx context.Context) error {
 	c.progress = newProgressDisplay(c.stderr, listingOf(cfg))
 	defer c.progress.close()
 	if daemonRuns {
-		return c.viaDaemon(ctx, base)
+		token, err := cfg.AdminToken()
+		if err != nil {
+			return err
+		}
+		return c.viaDaemon(ctx, base, token)
 	}
 	return c.locally(ctx, cfg)
 }
@@ -104,8 +108,16 @@ func adminBaseURL(adminListen string) (string, error) {
 	return "http://" + net.JoinHostPort(host, port), nil
 }
 
-// viaDaemon asks the daemon to sync and shows the progress it streams.
-func (c *syncCommand) viaDaemon(ctx context.Context, base string) error {
+// setAdminToken makes req carry the admin listener's token, unless it is "".
+func setAdminToken(req *http.Request, token string) {
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+}
+
+// viaDaemon asks the daemon to sync, with the admin token unless it is "",
+// and shows the progress it streams.
+func (c *syncCommand) viaDaemon(ctx context.Context, base, token string) error {
 	q := url.Values{"mode": {"incremental"}}
 	if c.full {
 		q.Set("mode", "full")
@@ -115,6 +127,7 @@ func (c *syncCommand) viaDaemon(ctx context.Context, base string) error {
 	}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/sync?"+q.Encode(), nil)
 	req.Header.Set(admin.RequestHeader, "foldermirror sync")
+	setAdminToken(req, token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("ask the daemon: %w", err)

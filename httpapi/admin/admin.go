@@ -1,8 +1,8 @@
 // Package admin serves the daemon's admin listener: resyncs with their
-// progress streamed, status, Prometheus metrics, health and readiness. It
-// has no authentication of its own: bind it to loopback (the default) or to
-// a network only operators reach. It refuses what a browser could be made
-// to send it from another site (see refuseCrossSite).
+// progress streamed, status, Prometheus metrics, health and readiness. With
+// a token (adminTokenFile, required off loopback), every request but the
+// probes must carry it (see requireToken). It refuses what a browser could
+// be made to send it from another site (see refuseCrossSite).
 package admin
 
 import (
@@ -52,8 +52,10 @@ type Server struct {
 // foldermirror daemon.
 const Service = "foldermirror"
 
-// New returns the admin listener of a daemon.
-func New(cfg *config.Config, sc Scheduler, idx Index, api API, gatherer prometheus.Gatherer, logger *slog.Logger) *Server {
+// New returns the admin listener of a daemon. When token is not "", every
+// request but GET /healthz and GET /readyz must carry it as a Bearer
+// credential.
+func New(cfg *config.Config, token string, sc Scheduler, idx Index, api API, gatherer prometheus.Gatherer, logger *slog.Logger) *Server {
 	s := &Server{cfg: cfg, scheduler: sc, index: idx, api: api}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /sync", s.sync)
@@ -62,7 +64,7 @@ func New(cfg *config.Config, sc Scheduler, idx Index, api API, gatherer promethe
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	s.http = &http.Server{
-		Handler:           refuseCrossSite(mux, cfg.AdminListen),
+		Handler:           requireToken(refuseCrossSite(mux, cfg.AdminListen), token),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,

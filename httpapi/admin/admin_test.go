@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -60,15 +61,15 @@ func (i *index) Warmed(_ context.Context, id string) bool { return i.synced[id] 
 
 func newServer(t *testing.T) (*httptest.Server, *scheduler, *index) {
 	t.Helper()
-	h, sc, idx := newHandler(t, "127.0.0.1:8081")
+	h, sc, idx := newHandler(t, "127.0.0.1:8081", "")
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv, sc, idx
 }
 
 // newHandler returns the handler of an admin listener configured to listen
-// on adminListen.
-func newHandler(t *testing.T, adminListen string) (http.Handler, *scheduler, *index) {
+// on adminListen, with adminTokenFile holding token unless it is "".
+func newHandler(t *testing.T, adminListen, token string) (http.Handler, *scheduler, *index) {
 	t.Helper()
 	key, err := filepath.Abs(filepath.Join("testdata", "key.json"))
 	if err != nil {
@@ -80,11 +81,21 @@ func newHandler(t *testing.T, adminListen string) (http.Handler, *scheduler, *in
 	c.Storage.CredentialsFile = key
 	c.Domains = []config.Domain{{Name: "example.com", AdminEmail: "admin@example.com"}}
 	c.Libraries = []fm.Library{{ID: "eng", Domain: "example.com", StorageAccount: "s@example.com", RootFolderID: "r"}}
+	if token != "" {
+		c.AdminTokenFile = filepath.Join(filepath.Dir(c.Path), "admin-token")
+		if err := os.WriteFile(c.AdminTokenFile, []byte(token+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cfg := fmtest.LoadConfig(t, c)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "foldermirror_test_total", Help: "a test counter"}))
 	sc, idx := &scheduler{}, &index{synced: map[string]bool{}}
-	return admin.New(cfg, sc, idx, idx, reg, slog.New(slog.NewTextHandler(io.Discard, nil))).Handler(), sc, idx
+	token, err = cfg.AdminToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return admin.New(cfg, token, sc, idx, idx, reg, slog.New(slog.NewTextHandler(io.Discard, nil))).Handler(), sc, idx
 }
 
 func get(t *testing.T, url string) (int, string) {
@@ -250,8 +261,9 @@ func TestHostMustNameTheListener(t *testing.T) {
 		}},
 		{"10.0.0.5:8081", map[string]int{"10.0.0.5:8081": 200, "127.0.0.1:8081": 200, "10.0.0.6:8081": 421, "evil.example:8081": 421}},
 	}
+	const token = "s3cret"
 	for _, tt := range tests {
-		h, _, _ := newHandler(t, tt.adminListen)
+		h, _, _ := newHandler(t, tt.adminListen, token)
 		for host, want := range tt.hosts {
 			for _, method := range []string{http.MethodGet, http.MethodPost} {
 				t.Run(tt.adminListen+" "+host+" "+method, func(t *testing.T) {
@@ -261,6 +273,7 @@ func TestHostMustNameTheListener(t *testing.T) {
 						req.Header.Set("Content-Type", "application/json")
 					}
 					req.Host = host
+					req.Header.Set("Authorization", "Bearer "+token)
 					rec := httptest.NewRecorder()
 					h.ServeHTTP(rec, req)
 					if rec.Code != want {
@@ -288,5 +301,89 @@ func wantErrorBody(t *testing.T, body, what string) {
 	var e struct{ Error string }
 	if err := json.Unmarshal([]byte(body), &e); err != nil || !strings.Contains(e.Error, what) {
 		t.Errorf("body %s; want {\"error\": ...} naming %q", body, what)
+	}
+}
+
+// With adminTokenFile set, every request but GET /healthz and GET /readyz
+// needs its token as a Bearer credential, else 401 in JSON; the probes stay
+// open.
+func TestAdminToken(t *testing.T) {
+	const token = "s3cret-Token/42="
+	h, sc, idx := newHandler(t, "127.0.0.1:8081", token)
+	idx.synced["eng"] = true
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	requests := []struct{ method, path string }{
+		{http.MethodGet, "/status"},
+		{http.MethodGet, "/metrics"},
+		{http.MethodPost, "/sync?library=eng"},
+		{http.MethodGet, "/nowhere"},
+		{http.MethodPost, "/healthz"},
+		{http.MethodGet, "/healthz/"},
+	}
+	credentials := []struct {
+		name, header string
+	}{
+		{"none", ""},
+		{"a wrong token", "Bearer s3cret-Token/43="},
+		{"a prefix of the token", "Bearer s3cret"},
+		{"the token and more", "Bearer " + token + "x"},
+		{"the token without a scheme", token},
+		{"another scheme", "Basic " + token},
+		{"an empty bearer", "Bearer "},
+	}
+	for _, r := range requests {
+		for _, c := range credentials {
+			t.Run(r.method+" "+r.path+" "+c.name, func(t *testing.T) {
+				sc.followed = nil
+				req, _ := http.NewRequest(r.method, srv.URL+r.path, nil)
+				req.Header.Set("Content-Type", "application/json")
+				if c.header != "" {
+					req.Header.Set("Authorization", c.header)
+				}
+				resp, body := fmtest.Do(t, req)
+				if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") ||
+					resp.Header.Get("WWW-Authenticate") == "" {
+					t.Fatalf("status %d, Content-Type %q, WWW-Authenticate %q: %s; want 401 JSON with a challenge",
+						resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("WWW-Authenticate"), body)
+				}
+				wantErrorBody(t, string(body), "adminTokenFile")
+				if strings.Contains(string(body), token) {
+					t.Errorf("the answer shows the token: %s", body)
+				}
+				if len(sc.followed) != 0 {
+					t.Errorf("a refused request started %v", sc.followed)
+				}
+			})
+		}
+	}
+	authorized := func(method, path string) *http.Request {
+		req, _ := http.NewRequest(method, srv.URL+path, nil)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		return req
+	}
+	for _, tt := range []struct {
+		req  *http.Request
+		want int
+	}{
+		{authorized(http.MethodGet, "/status"), 200},
+		{authorized(http.MethodGet, "/metrics"), 200},
+		{authorized(http.MethodPost, "/sync?library=eng"), 200},
+		{authorized(http.MethodGet, "/nowhere"), 404},
+	} {
+		if status, body := do(t, tt.req); status != tt.want {
+			t.Errorf("%s %s with the token: %d %s; want %d", tt.req.Method, tt.req.URL.Path, status, body, tt.want)
+		}
+	}
+	// The probes need no token.
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if status, body := get(t, srv.URL+path); status != 200 {
+			t.Errorf("GET %s without a token: %d %s", path, status, body)
+		}
+		req, _ := http.NewRequest(http.MethodHead, srv.URL+path, nil)
+		if status, _ := do(t, req); status != 200 {
+			t.Errorf("HEAD %s without a token: %d", path, status)
+		}
 	}
 }

@@ -622,7 +622,7 @@ func TestRandomTokenFlood(t *testing.T) {
 		bound int
 	}{
 		{"one client", func(int) string { return "203.0.113.9:5000" }, auth.MaxTokeninfoCallsPerClient},
-		{"many clients", func(i int) string { return fmt.Sprintf("[2001:db8::%x]:5000", i+1) }, auth.MaxTokeninfoCalls},
+		{"many clients", func(i int) string { return fmt.Sprintf("[2001:db8:0:%x::1]:5000", i+1) }, auth.MaxTokeninfoCalls}, // a /64 each
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -215,13 +216,19 @@ func (a *Authenticator) securityCode(r *http.Request, code string) (*Identity, e
 	return id, nil
 }
 
-// clientAddress is the peer's IP address (no proxy is trusted).
+// clientAddress names the client of r for its throttles: the address
+// httpapi found (WithClientAddress), else the TCP peer's; an IPv6 address
+// by its /64, which one host may pick addresses from.
 func clientAddress(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if addr, ok := r.Context().Value(clientAddressKey{}).(netip.Addr); ok && addr.IsValid() {
+		return throttleKey(addr)
+	}
+	host, _, _ := net.SplitHostPort(r.RemoteAddr) // "" if not host:port
+	addr, err := netip.ParseAddr(host)
 	if err != nil {
 		return r.RemoteAddr
 	}
-	return host
+	return throttleKey(addr)
 }
 
 // identify completes an identity from a verified e-mail: a caller of a
