@@ -3,7 +3,10 @@
 
 GOLANGCI_LINT = go tool -modfile=tools/go.mod golangci-lint
 
-.PHONY: test test-long lint fuzz bench
+# The toolchain go.mod names (toolchain line), whatever GOTOOLCHAIN says.
+export GOTOOLCHAIN := $(shell sed -n 's/^toolchain //p' go.mod)
+
+.PHONY: test test-long lint vuln fuzz bench
 
 # The everyday run: about a minute on two cores with a warm build cache.
 test:
@@ -21,6 +24,15 @@ test-long:
 lint:
 	$(GOLANGCI_LINT) run ./...
 	$(GOLANGCI_LINT) run --build-tags long ./...
+
+# govulncheck, pinned in tools/go.mod, against a database made from the
+# reports of golang.org/x/vulndb (pinned there too: update it with
+# `cd tools && go get golang.org/x/vulndb@latest && go mod tidy -e`), since
+# govulncheck's online database is not reachable from CI.
+vuln:
+	rm -rf .vulndb && go tool -modfile=tools/go.mod indexdb -out .vulndb \
+		-vulns "$$(go mod download -modfile=tools/go.mod -json golang.org/x/vulndb | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p')/data/osv"
+	go tool -modfile=tools/go.mod govulncheck -db "file://$(CURDIR)/.vulndb" ./...
 
 # Each fuzz target for 10 s.
 fuzz:
