@@ -644,10 +644,11 @@ func TestRandomTokenFlood(t *testing.T) {
 				slowest = max(slowest, r.took)
 			}
 			w.awaitTokeninfoCalls(t, tc.bound)
+			// Tokeninfo answers nothing until release: a request beyond the
+			// bound that was queued rather than refused would not be among
+			// these answers, so that they came shows that none was (a bound
+			// on their time said the same, and failed on a loaded machine).
 			t.Logf("%d requests beyond the bound of %d answered 503, the slowest in %v", n-tc.bound, tc.bound, slowest)
-			if slowest > time.Second {
-				t.Errorf("a request beyond the bound took %v to be refused, want it at once", slowest)
-			}
 
 			legit := "Bearer " + w.fake.GoogleAccessToken(googleClient, "alice@example.com", time.Hour, emailScope)
 			other := make(chan outcome, 1)
