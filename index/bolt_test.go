@@ -227,3 +227,33 @@ func TestOpenRefusesCorruptFiles(t *testing.T) {
 		})
 	}
 }
+
+// An index of schema 4 is kept and served, but each library's changes
+// token is dropped, so that its next sync is a full one: some versions of
+// schema 4 wrote permission lists out of Drive's order.
+func TestOpenUpgradesSchema4(t *testing.T) {
+	dir := t.TempDir()
+	db := fmtest.OpenBolt(t, dir)
+	fullSync(t, db, "lib", state, 10, folder("root", "", "Root"), folder("a", "root", "a"))
+	if st, err := db.Library(context.Background(), "lib"); err != nil || st.StartPageToken == "" {
+		t.Fatalf("before: %+v, %v; want a changes token", st, err)
+	}
+	db.Close()
+	rawBolt(t, dir, func(tx *bolt.Tx) error { return tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte("4")) })
+
+	db = fmtest.OpenBolt(t, dir)
+	st, err := db.Library(context.Background(), "lib")
+	if err != nil || st.StartPageToken != "" || st.Folders != 2 {
+		t.Errorf("after the upgrade: %+v, %v; want the library served, without a changes token", st, err)
+	}
+	if f, err := db.Folder(context.Background(), "lib", "a"); err != nil || f.Name != "a" {
+		t.Errorf("a folder after the upgrade: %+v, %v", f, err)
+	}
+	db.Close()
+	rawBolt(t, dir, func(tx *bolt.Tx) error {
+		if v := string(tx.Bucket([]byte("meta")).Get([]byte("schema"))); v != index.SchemaVersion {
+			t.Errorf("schema %q after the upgrade, want %q", v, index.SchemaVersion)
+		}
+		return nil
+	})
+}

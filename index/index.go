@@ -41,8 +41,9 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 )
 
-// SchemaVersion is the version of the layout above. Open refuses any other.
-const SchemaVersion = "4"
+// SchemaVersion is the version of the layout above. Open refuses a newer
+// one, empties one older than 4, and brings a 4 up to date (see upgrade).
+const SchemaVersion = "5"
 
 // FileName is the name of the index file inside the data directory.
 const FileName = "index.db"
@@ -149,12 +150,42 @@ func checkSchema(tx *bolt.Tx, logger *slog.Logger) error {
 	switch {
 	case v == SchemaVersion:
 		return nil
+	case v == "4":
+		return upgradeFrom4(tx, meta, logger)
 	case olderSchema(v):
 		logger.Warn("the index was written by an older foldermirror; it is emptied and filled again by the next syncs",
 			"schema", v, "now", SchemaVersion)
 		return emptyIndex(tx)
 	}
 	return fmt.Errorf("index schema version %q is not one this foldermirror reads (%q): it was written by a newer foldermirror", v, SchemaVersion)
+}
+
+// upgradeFrom4 brings an index of schema 4 up to date. Its layout is the
+// same, but what some of its versions wrote is not: the permission lists a
+// sync made from a parent's (of shared-drive folders that only inherit,
+// and those an incremental sync made again) were sorted by permission ID,
+// not in Drive's order, and the earliest left each folder's own
+// permissions out. Each library's changes token is dropped, so that its
+// next sync is a full one that writes them again; until it ends, the
+// index serves what it holds.
+func upgradeFrom4(tx *bolt.Tx, meta *bolt.Bucket, logger *slog.Logger) error {
+	if libs := tx.Bucket(bucketLibraries); libs != nil {
+		err := libs.ForEachBucket(func(name []byte) error {
+			lib := libs.Bucket(name)
+			rec, err := readLibraryRecord(lib)
+			if err != nil || rec == nil {
+				return err
+			}
+			rec.StartPageToken = ""
+			return lib.Put(keyState, encodeLibrary(rec))
+		})
+		if err != nil {
+			return err
+		}
+	}
+	logger.Info("the index was written by an earlier foldermirror: each library's next sync is a full one, which puts its permission lists in Drive's order",
+		"schema", "4", "now", SchemaVersion)
+	return meta.Put(keySchema, []byte(SchemaVersion))
 }
 
 // olderSchema tells whether v is the version of an older layout.

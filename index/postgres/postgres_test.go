@@ -306,3 +306,22 @@ func TestDatabaseLostWhileServing(t *testing.T) {
 		t.Errorf("a write once the database returned: %v", err)
 	}
 }
+
+// A database migrated from schema 2 keeps its libraries, served, but each
+// one's changes token is dropped, so that its next sync is a full one:
+// earlier versions made some permission lists out of Drive's order.
+func TestMigrationDropsChangesTokens(t *testing.T) {
+	t.Parallel()
+	url := pgtest.NewDatabase(t)
+	db := fmtest.OpenPostgres(t, url, postgres.Options{})
+	indextest.FullSync(t, db, "lib", fm.LibraryState{RootID: "root", StartPageToken: "42"}, 10,
+		indextest.Folder("root", "", "Root"), indextest.Folder("a", "root", "a"))
+	db.Close()
+	exec(t, url, "UPDATE libraries SET start_page_token = '42'", "UPDATE foldermirror_schema_version SET version = 2")
+
+	db = fmtest.OpenPostgres(t, url, postgres.Options{})
+	st, err := db.Library(context.Background(), "lib")
+	if err != nil || st.StartPageToken != "" || st.Folders != 2 {
+		t.Errorf("after the migration: %+v, %v; want the library served, without a changes token", st, err)
+	}
+}
