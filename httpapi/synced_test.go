@@ -20,9 +20,7 @@ import (
 	"github.com/foldermirror/foldermirror/index/indextest"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/syncer"
-	"golang.org/x/oauth2/google"
 	drive "google.golang.org/api/drive/v3"
-	"google.golang.org/api/option"
 )
 
 // The tests of this file answer from an index the syncer wrote, reading the
@@ -89,21 +87,6 @@ func (s *synced) get(path, code string) (int, []byte) {
 	w := httptest.NewRecorder()
 	s.handler.ServeHTTP(w, req)
 	return w.Code, w.Body.Bytes()
-}
-
-// storageService is a Drive client of the fake acting as syncedStorage.
-func storageService(t *testing.T, fake *googlefake.Server) *drive.Service {
-	t.Helper()
-	creds, err := google.CredentialsFromJSONWithTypeAndParams(context.Background(), fake.ServiceAccountKey(fmtest.ServiceAccount),
-		google.ServiceAccount, google.CredentialsParams{Scopes: []string{drive.DriveMetadataReadonlyScope}, Subject: syncedStorage})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := drive.NewService(context.Background(), option.WithEndpoint(fake.DriveEndpoint()), option.WithTokenSource(creds.TokenSource))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return svc
 }
 
 // drivePermissionIDs returns the IDs of the permissions Drive lists for a
@@ -187,7 +170,7 @@ func TestPermissionsInDriveOrder(t *testing.T) {
 			}
 			s := newSynced(t, backend, fake, fm.Library{ID: "mydrive", Domain: "example.com", RootFolderID: root},
 				fm.Library{ID: "team", Domain: "example.com", SharedDriveID: team})
-			svc := storageService(t, fake)
+			svc := fmtest.DriveAs(t, fake, syncedStorage)
 			for _, lib := range []string{"mydrive", "team"} {
 				s.sync(lib, syncer.Full)
 				s.checkDriveOrder("after a full sync", lib, svc)

@@ -13,7 +13,6 @@ import (
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/internal/pgtest"
 	"github.com/foldermirror/foldermirror/syncer"
-	"github.com/jackc/pgx/v5"
 )
 
 // A sync whose lease lapsed while it ran (its process paused past
@@ -53,7 +52,7 @@ func TestRunFencedOut(t *testing.T) {
 			other := fmtest.OpenPostgres(t, url, postgres.Options{Holder: "replica-b"})
 			var once sync.Once
 			pause := func() { // the lease lapses; another process takes it and gives it back
-				lapse(t, url, tc.job)
+				pgtest.LapseLease(t, url, tc.job)
 				l, err := other.Acquire(ctx, tc.job)
 				if err != nil {
 					t.Error(err)
@@ -95,18 +94,4 @@ type pauseBeforeDirectory struct {
 func (p *pauseBeforeDirectory) ReplaceDirectory(ctx context.Context, snap *fm.DirectorySnapshot, fence fm.Fence) error {
 	p.pause()
 	return p.Index.ReplaceDirectory(ctx, snap, fence)
-}
-
-// lapse makes a lease lapse now.
-func lapse(t *testing.T, url, name string) {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "UPDATE leases SET expires_at = now() - interval '1 second' WHERE name = $1", name); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -57,7 +57,7 @@ func runModel(t *testing.T, backend string, seed uint64, alone bool) {
 	inc := newEnvOn(t, backend, m.fake, libs...)
 	inc.sync("mydrive")
 	inc.sync("shared")
-	svc := driveService(t, m.fake)
+	svc := fmtest.DriveAs(t, m.fake, storage)
 	var inherited, reread int
 	for batch := range 15 {
 		for range 20 {

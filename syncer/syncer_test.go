@@ -20,9 +20,7 @@ import (
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/syncer"
 	"go.yaml.in/yaml/v3"
-	"golang.org/x/oauth2/google"
 	drive "google.golang.org/api/drive/v3"
-	"google.golang.org/api/option"
 )
 
 const (
@@ -236,21 +234,6 @@ func TestFullSyncMyDrive(t *testing.T) {
 	}
 }
 
-// driveService is a Drive client acting as the storage account.
-func driveService(t *testing.T, fake *googlefake.Server) *drive.Service {
-	t.Helper()
-	creds, err := google.CredentialsFromJSONWithTypeAndParams(context.Background(), fake.ServiceAccountKey(saEmail), google.ServiceAccount,
-		google.CredentialsParams{Scopes: []string{drive.DriveMetadataReadonlyScope}, Subject: storage})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := drive.NewService(context.Background(), option.WithEndpoint(fake.DriveEndpoint()), option.WithTokenSource(creds.TokenSource))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return svc
-}
-
 func principals(grants []fm.Grant) []string {
 	var out []string
 	for _, g := range grants {
@@ -327,7 +310,7 @@ func TestInheritedPermissionsMatchDrive(t *testing.T) {
 	if n := fake.CallCount("drive.permissions.list"); n >= 60 {
 		t.Errorf("%d permissions.list calls for 121 folders, few of them with permissions of their own", n)
 	}
-	svc := driveService(t, fake)
+	svc := fmtest.DriveAs(t, fake, storage)
 	for _, id := range ids {
 		want, err := svc.Permissions.List(id).SupportsAllDrives(true).Fields("permissions(id,type,role,emailAddress,domain,displayName,photoLink,allowFileDiscovery)").Do()
 		if err != nil {

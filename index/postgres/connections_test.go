@@ -126,7 +126,7 @@ func TestRunStopsAtNewerSchema(t *testing.T) {
 	defer cancel()
 	stopped := make(chan error, 1)
 	go func() { stopped <- db.Run(ctx) }()
-	exec(t, url, "UPDATE foldermirror_schema_version SET version = 99")
+	pgtest.Exec(t, url, "UPDATE foldermirror_schema_version SET version = 99")
 	if err := <-stopped; !errors.Is(err, postgres.ErrRefused) || ctx.Err() != nil {
 		t.Fatalf("run: %v; want it to stop, refused", err)
 	}

@@ -18,7 +18,7 @@ import (
 func TestDirectoryWithoutIDs(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	fmtest.OpenPostgres(t, url, postgres.Options{}).Close() // makes the schema
-	exec(t, url, `INSERT INTO directories (domain, snapshot, version) VALUES ('example.com', convert_to('{"Domain":"example.com",`+
+	pgtest.Exec(t, url, `INSERT INTO directories (domain, snapshot, version) VALUES ('example.com', convert_to('{"Domain":"example.com",`+
 		`"Users":{"ann@example.com":false,"sid@example.com":true},"DirectGroups":{"ann@example.com":["eng@example.com"]},`+
 		`"Unreadable":null,"SyncedAt":"2025-01-01T00:00:00Z"}', 'UTF8'), 1)`)
 	var logs fmtest.LogBuffer

@@ -17,13 +17,6 @@ import (
 	"github.com/foldermirror/foldermirror/internal/pgtest"
 )
 
-// lapse makes a lease lapse now, as it does when its holder is paused, or
-// cut off from the database, for longer than its TTL.
-func lapse(t *testing.T, url, name string) {
-	t.Helper()
-	exec(t, url, "UPDATE leases SET expires_at = now() - interval '1 second' WHERE name = '"+name+"'")
-}
-
 // replicas returns a database and two replicas of it, a and b, with long
 // leases: a lease lapses only when the test says so.
 func replicas(t *testing.T) (url string, a, b *postgres.DB) {
@@ -109,7 +102,7 @@ func TestFencedFullSync(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			lapse(t, url, "lib")
+			pgtest.LapseLease(t, url, "lib")
 			lb := acquire(t, b, "lib")
 			bTree := []fm.SyncedFolder{indextest.Folder("b", "root", "b", "bob@example.com"), indextest.Folder("root", "", "Root")}
 			indextest.FencedFullSync(t, b, "lib", lb.Fence(), fm.LibraryState{RootID: "root", StartPageToken: "b-token"}, 10, bTree...)
@@ -176,7 +169,7 @@ func TestFencedUpdateAndDirectory(t *testing.T) {
 				url, a, b := replicas(t)
 				indextest.FullSync(t, a, "lib", fm.LibraryState{RootID: "root", StartPageToken: "0"}, 10, indextest.Folder("root", "", "Root"))
 				la := acquire(t, a, tc.lease)
-				lapse(t, url, tc.lease)
+				pgtest.LapseLease(t, url, tc.lease)
 				lb := acquire(t, b, tc.lease)
 				if err := tc.write(b, "b", lb.Fence()); err != nil {
 					t.Fatal(err)
@@ -202,7 +195,7 @@ func TestLapsedLeaseFences(t *testing.T) {
 	if err := a.UpdateLibrary(ctx, "lib", la.Fence(), func(fm.LibraryTx) error { return nil }); err != nil {
 		t.Fatalf("a write under the lease: %v", err)
 	}
-	lapse(t, url, "lib")
+	pgtest.LapseLease(t, url, "lib")
 	err := a.UpdateLibrary(ctx, "lib", la.Fence(), func(tx fm.LibraryTx) error { return tx.Delete("root") })
 	wantLeaseLost(t, "a write after the lease lapsed", err)
 	if err := postgres.Renew(ctx, la); !errors.Is(err, fm.ErrLeaseLost) {

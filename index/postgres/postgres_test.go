@@ -16,7 +16,6 @@ import (
 	"github.com/foldermirror/foldermirror/index/postgres"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/internal/pgtest"
-	"github.com/jackc/pgx/v5"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -51,22 +50,6 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-// exec runs statements on a database directly.
-func exec(t *testing.T, url string, sqls ...string) {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	for _, sql := range sqls {
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
-}
-
 // A database of another service, or whose schema is newer, is refused
 // with an error that says which, and nothing in it changes.
 func TestRefusedDatabases(t *testing.T) {
@@ -81,7 +64,7 @@ func TestRefusedDatabases(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url := pgtest.NewDatabase(t)
-			exec(t, url, tc.setup...)
+			pgtest.Exec(t, url, tc.setup...)
 			before := pgtest.Tables(t, url)
 			db, err := postgres.Open(url, postgres.Options{Logger: quiet})
 			if err != nil {
@@ -251,7 +234,7 @@ func TestConnectionLostMidCommit(t *testing.T) {
 		if err := tx.Put(indextest.Folder("b", "root", "b")); err != nil {
 			return err
 		}
-		exec(t, url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+		pgtest.Exec(t, url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
 		return nil
 	})
 	if err == nil {
@@ -317,7 +300,7 @@ func TestMigrationDropsChangesTokens(t *testing.T) {
 	indextest.FullSync(t, db, "lib", fm.LibraryState{RootID: "root", StartPageToken: "42"}, 10,
 		indextest.Folder("root", "", "Root"), indextest.Folder("a", "root", "a"))
 	db.Close()
-	exec(t, url, "UPDATE libraries SET start_page_token = '42'", "UPDATE foldermirror_schema_version SET version = 2")
+	pgtest.Exec(t, url, "UPDATE libraries SET start_page_token = '42'", "UPDATE foldermirror_schema_version SET version = 2")
 
 	db = fmtest.OpenPostgres(t, url, postgres.Options{})
 	st, err := db.Library(context.Background(), "lib")

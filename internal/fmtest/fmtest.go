@@ -32,6 +32,9 @@ import (
 	"github.com/foldermirror/foldermirror/index/postgres"
 	"github.com/foldermirror/foldermirror/internal/pgtest"
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/oauth2/google"
+	"google.golang.org/api/drive/v3"
+	"google.golang.org/api/option"
 )
 
 // ServiceAccount is the e-mail of the service-account key WriteKey writes.
@@ -217,6 +220,22 @@ func Do(t testing.TB, req *http.Request) (*http.Response, []byte) {
 		t.Fatalf("%s %s: reading the body: %v", req.Method, req.URL, err)
 	}
 	return resp, body
+}
+
+// DriveAs returns a Drive client of the fake acting as subject, through
+// the service account's key (domain-wide delegation), as the syncer does.
+func DriveAs(t testing.TB, fake *googlefake.Server, subject string) *drive.Service {
+	t.Helper()
+	creds, err := google.CredentialsFromJSONWithTypeAndParams(context.Background(), fake.ServiceAccountKey(ServiceAccount),
+		google.ServiceAccount, google.CredentialsParams{Scopes: []string{drive.DriveMetadataReadonlyScope}, Subject: subject})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := drive.NewService(context.Background(), option.WithEndpoint(fake.DriveEndpoint()), option.WithTokenSource(creds.TokenSource))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
 }
 
 // CodeDigest returns the lower-case hex SHA-256 of a security code: what

@@ -83,6 +83,27 @@ func CreateDatabase(ctx context.Context, serverURL, prefix string) (dbURL string
 	return u.String(), drop, nil
 }
 
+// Exec runs statements, in order, each on its own connection to the
+// database at url, failing the test at the first that fails.
+func Exec(t testing.TB, url string, sqls ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, sql := range sqls {
+		if err := execOn(ctx, url, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+}
+
+// LapseLease makes the lease named name lapse now, in the database at url,
+// as it does when its holder is paused, or cut off from the database, for
+// longer than its TTL.
+func LapseLease(t testing.TB, url, name string) {
+	t.Helper()
+	Exec(t, url, "UPDATE leases SET expires_at = now() - interval '1 second' WHERE name = '"+name+"'")
+}
+
 // execOn runs one statement on its own connection to the server.
 func execOn(ctx context.Context, serverURL, sql string) error {
 	conn, err := pgx.Connect(ctx, serverURL)
