@@ -233,10 +233,16 @@ func TestListingAndPermissionsStopEachOther(t *testing.T) {
 					writeForbidden(w)
 					return
 				case strings.HasSuffix(r.URL.Path, "/permissions"):
+					hold := 5 * time.Millisecond
 					if failed.Load() {
+						// Held until the sync gives it up: each worker makes
+						// at most one call after the failure, however long
+						// the sync takes to see it (a loaded machine once
+						// let a worker make two).
 						after.Add(1)
+						hold = 2 * time.Second
 					}
-					if !wait(r, 5*time.Millisecond) {
+					if !wait(r, hold) {
 						return
 					}
 				}
