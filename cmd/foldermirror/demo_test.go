@@ -159,7 +159,7 @@ func TestAPIExamplesAreTheDemos(t *testing.T) {
 			folders = append(folders, id)
 		}
 	}
-	for _, id := range folders { // and the permissions of the README's folders
+	for _, id := range folders { // and the permissions of the examples' folders
 		var perms struct {
 			StoragePermissions []struct{ PermissionID string }
 		}
