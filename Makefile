@@ -40,6 +40,6 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzAuthenticate$$' -fuzztime 10s ./httpapi/auth/
 	go test -run '^$$' -fuzz '^FuzzQueryParameters$$' -fuzztime 10s ./httpapi/
 
-# The performance figures, each beside its limit (see the README).
+# The performance figures, each beside its limit (see bench/README.md).
 bench:
 	go run ./bench

@@ -7,7 +7,7 @@
 //	go run ./bench -quick              everything scaled down, a smoke test (about a minute)
 //	go run ./bench -sizes 50k,200k     other library sizes
 //	go run ./bench -only sync,serve    some groups of figures: sync, serve, drives, auth
-//	go run ./bench -grants uniform     the library of the bench before issue 10 (one permission list shared by all)
+//	go run ./bench -grants uniform     a handful of permission lists shared by all folders, the bench's earlier world
 //	go run ./bench -md FILE            also write the tables as Markdown
 //	go run ./bench -postgres URL       the postgres figures on that server (default $FOLDERMIRROR_TEST_POSTGRES)
 //

@@ -47,7 +47,7 @@ const (
 	grantsVaried = "varied"
 	// grantsUniform: every other folder of a level re-shares one of the
 	// root's principals with a higher role: a handful of distinct lists,
-	// the world of the bench before issue 10.
+	// the world the bench measured before the varied one.
 	grantsUniform = "uniform"
 )
 

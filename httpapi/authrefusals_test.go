@@ -42,7 +42,7 @@ func wantRefusal(t *testing.T, what string, resp *http.Response, body []byte, st
 	}
 }
 
-// The refusals of issue 9 on the wire, and counted by reason: a consumer
+// The trust refusals on the wire, and counted by reason: a consumer
 // Google account at a configured domain (401), a token whose key cannot be
 // fetched (503), and access tokens beyond the bound on tokeninfo calls
 // (503).

@@ -130,22 +130,14 @@ func TestDemoTakenPort(t *testing.T) {
 	}
 }
 
-// TestREADMEExamplesAreTheDemos checks that every Drive-like ID (of a
-// folder, a shared drive or a permission) in the README's API examples is
-// one the demo, at its default size, really serves.
-func TestREADMEExamplesAreTheDemos(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, api, ok := strings.Cut(string(readme), "\n## API\n")
-	if !ok {
-		t.Fatal("README.md has no API section")
-	}
-	api, _, _ = strings.Cut(api, "\n## ")
-	ids := driveLikeIDs(api)
+// TestAPIExamplesAreTheDemos checks that every Drive-like ID (of a folder,
+// a shared drive or a permission) in the API's examples, in docs/api.md and
+// in the README's API section, is one the demo, at its default size, really
+// serves.
+func TestAPIExamplesAreTheDemos(t *testing.T) {
+	ids := driveLikeIDs(apiExamples(t))
 	if len(ids) == 0 {
-		t.Fatal("no Drive-like IDs found in README.md's API section")
+		t.Fatal("no Drive-like IDs found in docs/api.md")
 	}
 
 	_, tokens, base := runDemo(t, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0")
@@ -167,7 +159,7 @@ func TestREADMEExamplesAreTheDemos(t *testing.T) {
 			folders = append(folders, id)
 		}
 	}
-	for _, id := range folders { // and the permissions of the README's folders
+	for _, id := range folders { // and the permissions of the examples' folders
 		var perms struct {
 			StoragePermissions []struct{ PermissionID string }
 		}
@@ -178,9 +170,29 @@ func TestREADMEExamplesAreTheDemos(t *testing.T) {
 	}
 	for _, id := range ids {
 		if !served[id] {
-			t.Errorf("README.md's API examples show %s, which the demo does not have (regenerate them with `go run ./cmd/foldermirror demo`)", id)
+			t.Errorf("the API examples show %s, which the demo does not have (regenerate them with `go run ./cmd/foldermirror demo`)", id)
 		}
 	}
+}
+
+// apiExamples returns the text of docs/api.md and of the README's section
+// "The API in brief", where the API's examples are.
+func apiExamples(t *testing.T) string {
+	t.Helper()
+	api, err := os.ReadFile("../../docs/api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, brief, ok := strings.Cut(string(readme), "\n## The API in brief\n")
+	if !ok {
+		t.Fatal("README.md has no section \"The API in brief\"")
+	}
+	brief, _, _ = strings.Cut(brief, "\n## ")
+	return string(api) + brief
 }
 
 // driveLikeIDs returns the words of text that look like Drive IDs: 18
