@@ -135,11 +135,16 @@ func (c *demoCommand) syncAll(ctx context.Context, cfg *config.Config) error {
 			fmt.Fprintf(c.stdout, "  synced the directory of %s: %s, %s\n", d.Domain, count(d.Users, "user"), count(d.Groups, "group"))
 			continue
 		}
-		res, lib := ev.Result, cfg.Library(job)
-		fmt.Fprintf(c.stdout, "  synced %-12s %-11s %5d folders %6d permissions  %4d Drive calls  %s\n",
-			lib.ID, lib.Name, res.Folders, res.Permissions, res.Calls, res.Duration.Round(time.Millisecond))
+		fmt.Fprintln(c.stdout, demoSyncLine(cfg.Library(job), ev.Result))
 	}
 	return nil
+}
+
+// demoSyncLine is a library sync's outcome in a line of the demo's table.
+func demoSyncLine(lib *config.Library, res *syncer.Result) string {
+	return fmt.Sprintf("  synced %-12s %-11s %5d %-7s %6d %-11s  %4d %-11s  %s", lib.ID, lib.Name,
+		res.Folders, noun(res.Folders, "folder"), res.Permissions, noun(res.Permissions, "permission"),
+		res.Calls, noun(res.Calls, "Drive call"), res.Duration.Round(time.Millisecond))
 }
 
 func (c *demoCommand) printTryThis(world *demo.World, cfg *config.Config) {

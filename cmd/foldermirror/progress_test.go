@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/syncer"
 )
 
@@ -79,10 +80,36 @@ func TestSummarySaysWhyFull(t *testing.T) {
 		{syncer.Result{Library: "eng", Full: true, FullReason: syncer.FullScheduled},
 			"eng: full sync (scheduled): 0 folders, 0 permissions, drift 0, 0 Drive calls, 0s"},
 		{syncer.Result{Library: "eng", Changes: 2, Applied: 1, Folders: 3, Calls: 1},
-			"eng: incremental sync: 2 changes, 1 folders written or removed, 3 folders, 1 Drive calls, 0s"},
+			"eng: incremental sync: 2 changes, 1 folder written or removed, 3 folders, 1 Drive call, 0s"},
+		{syncer.Result{Library: "eng", Full: true, FullReason: syncer.FullAsked, Folders: 1, Permissions: 1, Calls: 1},
+			"eng: full sync (asked): 1 folder, 1 permission, drift 0, 1 Drive call, 0s"},
+		{syncer.Result{Library: "eng", Changes: 1, Applied: 2, Folders: 1, Calls: 2},
+			"eng: incremental sync: 1 change, 2 folders written or removed, 1 folder, 2 Drive calls, 0s"},
 	} {
 		if got := summary(&tt.result); got != tt.want {
 			t.Errorf("summary:\n got %s\nwant %s", got, tt.want)
+		}
+	}
+}
+
+// Every count the sync and demo commands print agrees with its noun: "1
+// group", "2 groups".
+func TestCountsAgreeInNumber(t *testing.T) {
+	one := &syncer.DirectoryResult{Domain: "example.com", Users: 1, Groups: 1, Calls: 1}
+	two := &syncer.DirectoryResult{Domain: "example.com", Users: 2, Groups: 2, Calls: 2}
+	lib := &config.Library{ID: "lib-eng", Name: "Engineering"}
+	for _, tt := range []struct{ got, want string }{
+		{directoryLine("directory:example.com", one), "directory:example.com: 1 user, 1 group, 1 Directory call, 0s"},
+		{directoryLine("directory:example.com", two), "directory:example.com: 2 users, 2 groups, 2 Directory calls, 0s"},
+		{(&syncCommand{jobs: 1}).joinFailures([]error{jobFailed("eng")}).Error(), "1 of 1 sync failed (eng); the reasons are above"},
+		{(&syncCommand{jobs: 3}).joinFailures([]error{jobFailed("eng")}).Error(), "1 of 3 syncs failed (eng); the reasons are above"},
+		{demoSyncLine(lib, &syncer.Result{Folders: 1, Permissions: 1, Calls: 1}),
+			"  synced lib-eng      Engineering     1 folder       1 permission      1 Drive call   0s"},
+		{demoSyncLine(lib, &syncer.Result{Folders: 1200, Permissions: 3000, Calls: 40}),
+			"  synced lib-eng      Engineering  1200 folders   3000 permissions    40 Drive calls  0s"},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("\n got %q\nwant %q", tt.got, tt.want)
 		}
 	}
 }
