@@ -29,10 +29,30 @@ func TestPlainProgress(t *testing.T) {
 		"team: listing the shared drive of team: 10 folders",
 		"other: listing the shared drive of other: 1 folder",
 		"team: listing the shared drive of team: 10 folders, permissions: 1/6",
-		"team: writing: 0/50",
+		"team: writing: 50 folders",
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("lines\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A plain line says how many folders writing writes when it starts, and
+// how many of them it wrote on later lines: never a count that stays at 0.
+func TestPlainWritingLine(t *testing.T) {
+	for _, tt := range []struct {
+		done, total int
+		want        string
+	}{
+		{0, 1201, "writing: 1201 folders"},
+		{600, 1201, "writing: 600/1201 folders"},
+		{1, 1, "writing: 1/1 folder"},
+		{0, 1, "writing: 1 folder"},
+	} {
+		j := &jobProgress{name: "lib", counts: map[string]syncer.Progress{}}
+		j.record(syncer.Progress{Library: "lib", Phase: "writing", Done: tt.done, Total: tt.total})
+		if got := j.describe("writing", true); got != tt.want {
+			t.Errorf("%d/%d: %q, want %q", tt.done, tt.total, got, tt.want)
+		}
 	}
 }
 
@@ -50,9 +70,9 @@ func TestProgressLine(t *testing.T) {
 		{"listing My Drive", []syncer.Progress{p("listing", 300, 0)}, "listing the whole Drive of s@example.com: 300 folders", ""},
 		{"permissions while listing", []syncer.Progress{p("listing", 300, 0), p("permissions", 120, 500)},
 			"listing the whole Drive of s@example.com: 300 folders, permissions", "120/500"},
-		{"writing ends the reading", []syncer.Progress{p("listing", 300, 0), p("permissions", 500, 500), p("writing", 3, 10)}, "writing", "3/10"},
+		{"writing ends the reading", []syncer.Progress{p("listing", 300, 0), p("permissions", 500, 500), p("writing", 3, 10)}, "writing", "3/10 folders"},
 		{"changes", []syncer.Progress{p("changes", 12, 0)}, "reading changes: 12", ""},
-		{"nothing to write", []syncer.Progress{p("changes", 0, 0), p("writing", 0, 0)}, "writing: 0", ""},
+		{"nothing to write", []syncer.Progress{p("changes", 0, 0), p("writing", 0, 0)}, "writing: 0 folders", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
