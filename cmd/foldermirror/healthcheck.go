@@ -27,11 +27,11 @@ type healthcheckCommand struct {
 }
 
 func (c *healthcheckCommand) ParseFlags(args []string) error {
-	f := newFlags("healthcheck", "[--config FILE | --url URL] [--timeout D]",
+	f := newFlags("healthcheck", "[--config FILE | --url URL] [--timeout DURATION]",
 		"Exits 0 when the daemon's admin listener says it is ready (GET /readyz), 1 with the reason otherwise.")
 	f.config(&c.configPath)
 	f.fs.StringVar(&c.url, "url", "", "the admin listener's `URL`, such as http://127.0.0.1:8081 (default: from adminListen of --config)")
-	f.fs.DurationVar(&c.timeout, "timeout", 5*time.Second, "how long to wait for the answer")
+	f.fs.DurationVar(&c.timeout, "timeout", 5*time.Second, "how long (`DURATION`, such as 5s) to wait for the answer")
 	f.check(func() error {
 		if c.timeout <= 0 {
 			return fmt.Errorf("--timeout %v: expected a duration greater than 0, such as 5s", c.timeout)

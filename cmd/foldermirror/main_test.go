@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -200,6 +202,58 @@ func TestVersionLine(t *testing.T) {
 	for _, tt := range tests {
 		if got := versionLine(tt.info); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// Every command's usage line and flag list name the same flags, written
+// alike: "--wait DURATION" in both, not "-wait duration" in the list.
+func TestUsageAgreesWithFlagList(t *testing.T) {
+	inSynopsis := regexp.MustCompile(`--([a-z-]+)(?: ([A-Z]+))?`)
+	inList := regexp.MustCompile(`(?m)^  (-+)([a-z-]+)(?: (\S+))?$`)
+	for _, command := range [][]string{{"sync"}, {"serve"}, {"demo"}, {"healthcheck"}, {"config", "check"}, {"version"}} {
+		t.Run(strings.Join(command, " "), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			if status := run(context.Background(), append(command, "--help"), &out, &errOut); status != 0 {
+				t.Fatalf("status %d: %s", status, errOut.String())
+			}
+			synopsis, list, _ := strings.Cut(out.String(), "\n")
+			if strings.HasSuffix(synopsis, " ") {
+				t.Errorf("usage line %q ends in a space", synopsis)
+			}
+			want := map[string]string{}
+			for _, m := range inSynopsis.FindAllStringSubmatch(synopsis, -1) {
+				want[m[1]] = m[2]
+			}
+			got := map[string]string{}
+			for _, m := range inList.FindAllStringSubmatch(list, -1) {
+				if m[1] != "--" {
+					t.Errorf("the flag list writes %s%s; want --%s, as the usage line does", m[1], m[2], m[2])
+				}
+				got[m[2]] = m[3]
+			}
+			if !maps.Equal(got, want) {
+				t.Errorf("the flag list says %v; the usage line %v:\n%s", got, want, out.String())
+			}
+		})
+	}
+}
+
+// The README's table of commands shows each command as its --help does,
+// every flag included.
+func TestREADMECommandsAreTheUsage(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, command := range [][]string{{"sync"}, {"serve"}, {"demo"}, {"healthcheck"}, {"config", "check"}, {"version"}} {
+		var out, errOut bytes.Buffer
+		if status := run(context.Background(), append(command, "--help"), &out, &errOut); status != 0 {
+			t.Fatalf("%s: status %d: %s", command, status, errOut.String())
+		}
+		synopsis, _, _ := strings.Cut(strings.TrimPrefix(out.String(), "usage: "), "\n")
+		if row := "| `" + strings.ReplaceAll(synopsis, "|", `\|`) + "` |"; !strings.Contains(string(readme), row) {
+			t.Errorf("README.md's table of commands has no row %s", row)
 		}
 	}
 }

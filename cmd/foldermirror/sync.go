@@ -40,7 +40,7 @@ func (c *syncCommand) ParseFlags(args []string) error {
 	f.logLevel(&c.logLevel, "warn") // progress says what info logs would
 	f.fs.StringVar(&c.library, "library", "", "sync only this library `ID` (default: every directory and library)")
 	f.fs.BoolVar(&c.full, "full", false, "read whole trees even where a changes token is saved")
-	f.fs.DurationVar(&c.wait, "wait", time.Minute, "with a PostgreSQL index, how long to wait for a library another process is syncing")
+	f.fs.DurationVar(&c.wait, "wait", time.Minute, "with a PostgreSQL index, how long (`DURATION`, such as 30s or 5m) to wait for a library another process (a replica) is syncing")
 	return f.parse(args, &c.configPath)
 }
 
