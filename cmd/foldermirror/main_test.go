@@ -196,7 +196,7 @@ func TestVersionLine(t *testing.T) {
 		{"local changes", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"},
 			Settings: setting("vcs.revision", "abc", "vcs.modified", "true")},
 			"foldermirror (devel) (revision abc, with local changes) go1.26.8"},
-		{"no VCS", &debug.BuildInfo{GoVersion: "go1.26.8"}, "foldermirror (devel) (no VCS revision: built outside a git checkout) go1.26.8"},
+		{"no VCS", &debug.BuildInfo{GoVersion: "go1.26.8"}, "foldermirror (devel) (no VCS revision stamped: built by go run, with -buildvcs=false, or outside a git checkout) go1.26.8"},
 		{"no build information", nil, "foldermirror (no build information)"},
 	}
 	for _, tt := range tests {
