@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -31,7 +32,18 @@ type demoCommand struct {
 	daemon    *daemonParts
 }
 
-func (c *demoCommand) isDaemon() {}
+// stopping says, under "Press Ctrl-C to stop.", that the demo stops, and
+// the signal that stops it.
+func (c *demoCommand) stopping(why error) {
+	var sig signalReceived
+	if errors.As(why, &sig) {
+		fmt.Fprintf(c.stdout, "\n%v: stopping the demo\n", sig)
+		return
+	}
+	fmt.Fprintln(c.stdout, "\nStopping the demo")
+}
+
+func (c *demoCommand) stopped() { fmt.Fprintln(c.stdout, "The demo stopped.") }
 
 // maxDemoFolders bounds --folders: the fake keeps every folder in memory.
 const maxDemoFolders = 200_000
