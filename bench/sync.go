@@ -96,8 +96,8 @@ func describePhases(r *syncRun) string {
 
 // The lines `foldermirror sync` prints per library.
 var (
-	fullSummary        = regexp.MustCompile(`: full sync(?: \([^)]*\))?: (\d+) folders, (\d+) permissions`)
-	incrementalSummary = regexp.MustCompile(`: incremental sync: .*, (\d+) folders, \d+ Drive calls`)
+	fullSummary        = regexp.MustCompile(`: full sync(?: \([^)]*\))?: (\d+) folders?, (\d+) permissions?`)
+	incrementalSummary = regexp.MustCompile(`: incremental sync: .*, (\d+) folders?, \d+ Drive calls?`)
 )
 
 // runSync runs `foldermirror sync --config configPath --library lib` (with

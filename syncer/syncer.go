@@ -177,10 +177,11 @@ func clientOptions(c *http.Client, endpoint string) []option.ClientOption {
 // Progress reports how far a sync has come.
 type Progress struct {
 	Library string
-	// Phase is "listing", "permissions", "writing" or "done".
+	// Phase is "listing", "changes", "permissions", "writing" or "done".
 	Phase string
+	// Done and Total count folders (changes while reading changes): those
+	// listed, whose permissions are read, written. Total is 0 while unknown.
 	Done  int
-	// Total is 0 while unknown.
 	Total int
 }
 

@@ -399,12 +399,16 @@ func TestProgressReports(t *testing.T) {
 	}
 	e := newEnv(t, fake, "id: lib, rootFolderId: "+root)
 	var phases []string
-	_, err := e.s.Sync(context.Background(), "lib", syncer.Full, func(p syncer.Progress) {
+	var writing []syncer.Progress
+	res, err := e.s.Sync(context.Background(), "lib", syncer.Full, func(p syncer.Progress) {
 		if len(phases) == 0 || phases[len(phases)-1] != p.Phase {
 			phases = append(phases, p.Phase)
 		}
 		if p.Library != "lib" || (p.Total > 0 && p.Done > p.Total) {
 			t.Errorf("progress %+v", p)
+		}
+		if p.Phase == "writing" {
+			writing = append(writing, p)
 		}
 	})
 	if err != nil {
@@ -412,6 +416,11 @@ func TestProgressReports(t *testing.T) {
 	}
 	if want := []string{"listing", "writing", "done"}; !slices.Equal(phases, want) {
 		t.Errorf("phases %v, want %v", phases, want)
+	}
+	// Writing counts the folders written, from none to all of them.
+	if first, last := writing[0], writing[len(writing)-1]; first.Done != 0 || first.Total != res.Folders ||
+		last.Done != res.Folders || last.Total != res.Folders {
+		t.Errorf("writing reported %+v; want 0 to %d of %d folders", writing, res.Folders, res.Folders)
 	}
 }
 

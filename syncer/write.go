@@ -16,9 +16,9 @@ const (
 )
 
 // writeTree replaces the library's tree in the index with the placed
-// folders of st: their permission sets, then the folders in order of ID,
-// then the links from parents to children in order of parent and child ID.
-// Readers switch to the new tree at Commit.
+// folders of st: their permission sets, then the folders in order of ID
+// (progress counts them), then the links from parents to children in order
+// of parent and child ID. Readers switch to the new tree at Commit.
 func (s *Syncer) writeTree(ctx context.Context, libraryID string, st *stage, placed []uint32, state fm.LibraryState, progress ProgressFunc) (fm.Drift, error) {
 	w, err := s.index.BeginFullSync(ctx, libraryID, fenceOf(ctx))
 	if err != nil {
@@ -27,19 +27,16 @@ func (s *Syncer) writeTree(ctx context.Context, libraryID string, st *stage, pla
 	defer w.Abort() //nolint:errcheck // after Commit, a no-op; else the sync fails with the first error
 	byID := slices.Clone(placed)
 	slices.SortFunc(byID, func(a, b uint32) int { return bytes.Compare(st.ids.Bytes(a), st.ids.Bytes(b)) })
-	total := 2 * len(placed)
-	progress(Progress{Library: libraryID, Phase: "writing", Total: total})
+	progress(Progress{Library: libraryID, Phase: "writing", Total: len(placed)})
 	if err := putSets(ctx, w, st, placed); err != nil {
 		return fm.Drift{}, err
 	}
 	if err := putFolders(ctx, w, st, byID, func(done int) {
-		progress(Progress{Library: libraryID, Phase: "writing", Done: done, Total: total})
+		progress(Progress{Library: libraryID, Phase: "writing", Done: done, Total: len(placed)})
 	}); err != nil {
 		return fm.Drift{}, err
 	}
-	if err := putLinks(ctx, w, st, byID, func(done int) {
-		progress(Progress{Library: libraryID, Phase: "writing", Done: len(placed) + done, Total: total})
-	}); err != nil {
+	if err := putLinks(ctx, w, st, byID); err != nil {
 		return fm.Drift{}, err
 	}
 	return w.Commit(state)
@@ -93,7 +90,7 @@ func putFolders(ctx context.Context, w fm.FullSyncWriter, st *stage, byID []uint
 
 // putLinks writes the links from parents to children, in order of parent
 // ID, then child ID.
-func putLinks(ctx context.Context, w fm.FullSyncWriter, st *stage, byID []uint32, done func(int)) error {
+func putLinks(ctx context.Context, w fm.FullSyncWriter, st *stage, byID []uint32) error {
 	rank := make([]uint32, len(st.folders))
 	for i, n := range byID {
 		rank[n] = uint32(i)
@@ -106,17 +103,16 @@ func putLinks(ctx context.Context, w fm.FullSyncWriter, st *stage, byID []uint32
 		return int(rank[a]) - int(rank[b])
 	})
 	batch := make([]fm.ChildLink, 0, linkBatch)
-	for i, n := range children {
+	for _, n := range children {
 		batch = append(batch, fm.ChildLink{ParentID: st.ids.String(st.folders[n].parent), ChildID: st.ids.String(n)})
-		if len(batch) == cap(batch) || i == len(children)-1 {
+		if len(batch) == cap(batch) {
 			if err := putBatch(ctx, w.PutChildren, batch); err != nil {
 				return err
 			}
 			batch = batch[:0]
-			done(i + 1)
 		}
 	}
-	return nil
+	return putBatch(ctx, w.PutChildren, batch)
 }
 
 // putBatch hands a batch to the index, unless it is empty or ctx ended.

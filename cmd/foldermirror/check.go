@@ -39,12 +39,18 @@ func (c *configCheckCommand) Close() error { return nil }
 const noLibraries = "No libraries are configured: the API serves configuration flags only (add libraries[] to mirror folders)."
 
 // count returns "1 library", "2 libraries", "0 domains".
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
+func count[N int | int64](n N, singular string) string {
+	return fmt.Sprintf("%d %s", n, noun(n, singular))
+}
+
+// noun returns singular for 1 of it, else its plural: "library",
+// "libraries".
+func noun[N int | int64](n N, singular string) string {
+	switch y, ok := strings.CutSuffix(singular, "y"); {
+	case n == 1:
+		return singular
+	case ok:
+		return y + "ies"
 	}
-	if y, ok := strings.CutSuffix(noun, "y"); ok {
-		return fmt.Sprintf("%d %sies", n, y)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return singular + "s"
 }

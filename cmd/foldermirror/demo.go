@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -31,7 +32,18 @@ type demoCommand struct {
 	daemon    *daemonParts
 }
 
-func (c *demoCommand) isDaemon() {}
+// stopping says, under "Press Ctrl-C to stop.", that the demo stops, and
+// the signal that stops it.
+func (c *demoCommand) stopping(why error) {
+	var sig signalReceived
+	if errors.As(why, &sig) {
+		fmt.Fprintf(c.stdout, "\n%v: stopping the demo\n", sig)
+		return
+	}
+	fmt.Fprintln(c.stdout, "\nStopping the demo")
+}
+
+func (c *demoCommand) stopped() { fmt.Fprintln(c.stdout, "The demo stopped.") }
 
 // maxDemoFolders bounds --folders: the fake keeps every folder in memory.
 const maxDemoFolders = 200_000
@@ -135,11 +147,16 @@ func (c *demoCommand) syncAll(ctx context.Context, cfg *config.Config) error {
 			fmt.Fprintf(c.stdout, "  synced the directory of %s: %s, %s\n", d.Domain, count(d.Users, "user"), count(d.Groups, "group"))
 			continue
 		}
-		res, lib := ev.Result, cfg.Library(job)
-		fmt.Fprintf(c.stdout, "  synced %-12s %-11s %5d folders %6d permissions  %4d Drive calls  %s\n",
-			lib.ID, lib.Name, res.Folders, res.Permissions, res.Calls, res.Duration.Round(time.Millisecond))
+		fmt.Fprintln(c.stdout, demoSyncLine(cfg.Library(job), ev.Result))
 	}
 	return nil
+}
+
+// demoSyncLine is a library sync's outcome in a line of the demo's table.
+func demoSyncLine(lib *config.Library, res *syncer.Result) string {
+	return fmt.Sprintf("  synced %-12s %-11s %5d %-7s %6d %-11s  %4d %-11s  %s", lib.ID, lib.Name,
+		res.Folders, noun(res.Folders, "folder"), res.Permissions, noun(res.Permissions, "permission"),
+		res.Calls, noun(res.Calls, "Drive call"), res.Duration.Round(time.Millisecond))
 }
 
 func (c *demoCommand) printTryThis(world *demo.World, cfg *config.Config) {

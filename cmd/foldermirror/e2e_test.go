@@ -349,7 +349,7 @@ func TestSyncThroughTheDaemon(t *testing.T) {
 	said := strings.Split(strings.TrimSpace(errOut.String()), "\n")
 	reason, _ := strings.CutPrefix(said[len(said)-2], "eng: failed: ")
 	if code != 1 || reason == said[len(said)-2] || strings.Count(errOut.String(), reason) != 1 ||
-		said[len(said)-1] != "foldermirror: 1 of 1 syncs failed (eng); the reasons are above" {
+		said[len(said)-1] != "foldermirror: 1 of 1 sync failed (eng); the reasons are above" {
 		t.Errorf("failing sync: exit %d, said\n%s", code, errOut.String())
 	}
 	resp, err := http.Get("http://" + adminAddr + "/status")

@@ -112,15 +112,23 @@ func (f *flags) parse(args []string, configPath *string) error {
 	return nil
 }
 
-// usage returns the synopsis, what the command does and its flags.
+// usage returns the synopsis, what the command does and its flags, each
+// written as the synopsis writes it: --name PLACEHOLDER.
 func (f *flags) usage() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "usage: %s %s\n\n%s\n", f.fs.Name(), f.synopsis, f.about)
+	fmt.Fprintf(&b, "%s\n\n%s\n", strings.TrimSpace("usage: "+f.fs.Name()+" "+f.synopsis), f.about)
 	if hasFlags(f.fs) {
-		b.WriteString("\nflags:\n")
-		f.fs.SetOutput(&b)
+		var list strings.Builder
+		f.fs.SetOutput(&list)
 		f.fs.PrintDefaults()
 		f.fs.SetOutput(io.Discard)
+		b.WriteString("\nflags:\n")
+		for _, line := range strings.SplitAfter(list.String(), "\n") {
+			if name, ok := strings.CutPrefix(line, "  -"); ok {
+				line = "  --" + name
+			}
+			b.WriteString(line)
+		}
 	}
 	return b.String()
 }

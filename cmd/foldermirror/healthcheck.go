@@ -27,11 +27,11 @@ type healthcheckCommand struct {
 }
 
 func (c *healthcheckCommand) ParseFlags(args []string) error {
-	f := newFlags("healthcheck", "[--config FILE | --url URL] [--timeout D]",
+	f := newFlags("healthcheck", "[--config FILE | --url URL] [--timeout DURATION]",
 		"Exits 0 when the daemon's admin listener says it is ready (GET /readyz), 1 with the reason otherwise.")
 	f.config(&c.configPath)
 	f.fs.StringVar(&c.url, "url", "", "the admin listener's `URL`, such as http://127.0.0.1:8081 (default: from adminListen of --config)")
-	f.fs.DurationVar(&c.timeout, "timeout", 5*time.Second, "how long to wait for the answer")
+	f.fs.DurationVar(&c.timeout, "timeout", 5*time.Second, "how long (`DURATION`, such as 5s) to wait for the answer")
 	f.check(func() error {
 		if c.timeout <= 0 {
 			return fmt.Errorf("--timeout %v: expected a duration greater than 0, such as 5s", c.timeout)
@@ -64,11 +64,11 @@ func (c *healthcheckCommand) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	status, err := readiness(ctx, target, token)
+	said, err := readiness(ctx, target, token)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "ready (%s)\n", status)
+	fmt.Fprintln(c.stdout, said)
 	return nil
 }
 
@@ -98,8 +98,8 @@ func (c *healthcheckCommand) readyzURL() (target, token string, err error) {
 }
 
 // readiness asks target (a /readyz URL), with the admin token unless it is
-// "", and returns the status it answered, or an error saying why the daemon
-// is not ready.
+// "", and returns what it answered ("ready", or "degraded: " and the
+// problem), or an error saying why the daemon is not ready.
 func readiness(ctx context.Context, target, token string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
@@ -112,21 +112,35 @@ func readiness(ctx context.Context, target, token string) (string, error) {
 		return "", fmt.Errorf("no foldermirror daemon answers at %s: %w", target, plainNetError(err))
 	}
 	defer resp.Body.Close()
-	var answer struct {
-		Status    string   `json:"status"`
-		Libraries []string `json:"libraries"`
-	}
+	var answer readyzAnswer
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&answer); err != nil || answer.Status == "" {
 		return "", fmt.Errorf("%s answered %s, not a foldermirror readiness (is it the admin listener?)", target, resp.Status)
 	}
 	if resp.StatusCode != http.StatusOK {
-		reason := answer.Status
-		if len(answer.Libraries) > 0 {
-			reason += ": " + strings.Join(answer.Libraries, ", ")
-		}
-		return "", fmt.Errorf("not ready (%s): %s", target, reason)
+		return "", fmt.Errorf("not ready (%s): %s", target, answer)
 	}
-	return answer.Status, nil
+	if answer.Problem != "" {
+		return answer.String() + " (serving what it read)", nil
+	}
+	return answer.String(), nil
+}
+
+// readyzAnswer is what GET /readyz answers.
+type readyzAnswer struct {
+	Status    string   `json:"status"`
+	Problem   string   `json:"problem"`   // of the index, when it has one
+	Libraries []string `json:"libraries"` // those not ready yet
+}
+
+// String says the status, then its problem or the libraries it waits for.
+func (a readyzAnswer) String() string {
+	switch {
+	case a.Problem != "":
+		return a.Status + ": " + a.Problem
+	case len(a.Libraries) > 0:
+		return a.Status + ": " + strings.Join(a.Libraries, ", ")
+	}
+	return a.Status
 }
 
 // plainNetError drops the method and URL that net/http puts in front of

@@ -31,8 +31,13 @@ type command interface {
 	Close() error
 }
 
-// daemon marks commands that keep running until interrupted.
-type daemon interface{ isDaemon() }
+// daemon is a command that keeps running until interrupted: it says when
+// it begins to stop, and why (a signalReceived, or the context's end), and
+// when it has stopped.
+type daemon interface {
+	stopping(why error)
+	stopped()
+}
 
 // Exit statuses.
 const (
@@ -43,11 +48,28 @@ const (
 
 func main() {
 	collectGarbageSooner()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
-	go func() { <-signals; cancel() }()
+	go func() { cancel(signalReceived{<-signals}) }()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// signalReceived is why the context of run ends when a signal stops
+// foldermirror.
+type signalReceived struct{ signal os.Signal }
+
+func (s signalReceived) Error() string { return s.name() + " received" }
+
+// name is the signal's name as kill -l says it: SIGINT, SIGTERM.
+func (s signalReceived) name() string {
+	switch s.signal {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.signal.String()
 }
 
 // gcPercent is Go's GOGC that foldermirror runs with unless GOGC is set.
@@ -75,15 +97,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return reportUsage(err, stdout, stderr)
 	}
 	status := exitOK
+	d, isDaemon := cmd.(daemon)
 	if err := cmd.Run(ctx); err != nil {
 		fmt.Fprintln(stderr, "foldermirror:", err)
 		status = exitFailed
-	} else if _, ok := cmd.(daemon); ok {
+	} else if isDaemon {
 		<-ctx.Done()
+		d.stopping(context.Cause(ctx))
 	}
 	if err := cmd.Close(); err != nil {
 		fmt.Fprintln(stderr, "foldermirror:", err)
-		status = exitFailed
+		return exitFailed
+	}
+	if isDaemon && status == exitOK {
+		d.stopped()
 	}
 	return status
 }

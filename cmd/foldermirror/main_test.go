@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -194,7 +198,7 @@ func TestVersionLine(t *testing.T) {
 		{"local changes", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"},
 			Settings: setting("vcs.revision", "abc", "vcs.modified", "true")},
 			"foldermirror (devel) (revision abc, with local changes) go1.26.8"},
-		{"no VCS", &debug.BuildInfo{GoVersion: "go1.26.8"}, "foldermirror (devel) (no VCS revision: built outside a git checkout) go1.26.8"},
+		{"no VCS", &debug.BuildInfo{GoVersion: "go1.26.8"}, "foldermirror (devel) (no VCS revision stamped: built by go run, with -buildvcs=false, or outside a git checkout) go1.26.8"},
 		{"no build information", nil, "foldermirror (no build information)"},
 	}
 	for _, tt := range tests {
@@ -202,4 +206,119 @@ func TestVersionLine(t *testing.T) {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
 		}
 	}
+}
+
+// Every command's usage line and flag list name the same flags, written
+// alike: "--wait DURATION" in both, not "-wait duration" in the list.
+func TestUsageAgreesWithFlagList(t *testing.T) {
+	inSynopsis := regexp.MustCompile(`--([a-z-]+)(?: ([A-Z]+))?`)
+	inList := regexp.MustCompile(`(?m)^  (-+)([a-z-]+)(?: (\S+))?$`)
+	for _, command := range [][]string{{"sync"}, {"serve"}, {"demo"}, {"healthcheck"}, {"config", "check"}, {"version"}} {
+		t.Run(strings.Join(command, " "), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			if status := run(context.Background(), append(command, "--help"), &out, &errOut); status != 0 {
+				t.Fatalf("status %d: %s", status, errOut.String())
+			}
+			synopsis, list, _ := strings.Cut(out.String(), "\n")
+			if strings.HasSuffix(synopsis, " ") {
+				t.Errorf("usage line %q ends in a space", synopsis)
+			}
+			want := map[string]string{}
+			for _, m := range inSynopsis.FindAllStringSubmatch(synopsis, -1) {
+				want[m[1]] = m[2]
+			}
+			got := map[string]string{}
+			for _, m := range inList.FindAllStringSubmatch(list, -1) {
+				if m[1] != "--" {
+					t.Errorf("the flag list writes %s%s; want --%s, as the usage line does", m[1], m[2], m[2])
+				}
+				got[m[2]] = m[3]
+			}
+			if !maps.Equal(got, want) {
+				t.Errorf("the flag list says %v; the usage line %v:\n%s", got, want, out.String())
+			}
+		})
+	}
+}
+
+// The README's table of commands shows each command as its --help does,
+// every flag included.
+func TestREADMECommandsAreTheUsage(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, command := range [][]string{{"sync"}, {"serve"}, {"demo"}, {"healthcheck"}, {"config", "check"}, {"version"}} {
+		var out, errOut bytes.Buffer
+		if status := run(context.Background(), append(command, "--help"), &out, &errOut); status != 0 {
+			t.Fatalf("%s: status %d: %s", command, status, errOut.String())
+		}
+		synopsis, _, _ := strings.Cut(strings.TrimPrefix(out.String(), "usage: "), "\n")
+		if row := "| `" + strings.ReplaceAll(synopsis, "|", `\|`) + "` |"; !strings.Contains(string(readme), row) {
+			t.Errorf("README.md's table of commands has no row %s", row)
+		}
+	}
+}
+
+// A daemon stopped by a signal says so when it begins to stop and when it
+// has: serve in its log, the demo under its "Press Ctrl-C to stop."
+func TestShutdownSaysSo(t *testing.T) {
+	fake := fmtest.StartGoogle(t)
+	c := fmtest.Config(t, fake, t.TempDir())
+	c.Domains = []config.Domain{{Name: "example.com"}}
+	path := fmtest.WriteConfig(t, c)
+	tests := []struct {
+		name        string
+		args        []string
+		serving     string // what it says once it serves
+		out         func(stdout, stderr string) string
+		begun, done string
+	}{
+		{"serve", []string{"serve", "--config", path}, `msg=serving`, func(_, stderr string) string { return stderr },
+			`level=INFO msg="shutting down" signal=SIGTERM`, `level=INFO msg=stopped`},
+		{"demo", []string{"demo", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--folders", "1"}, "Press Ctrl-C to stop.",
+			func(stdout, _ string) string { return stdout }, "SIGTERM received: stopping the demo", "The demo stopped."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			// The signal comes once the daemon serves: when it says so.
+			stopWhen := func() { cancel(signalReceived{syscall.SIGTERM}) }
+			stdout, stderr := &watchedBuffer{watch: tt.serving, seen: stopWhen}, &watchedBuffer{watch: tt.serving, seen: stopWhen}
+			if status := run(ctx, tt.args, stdout, stderr); status != 0 {
+				t.Fatalf("status %d\nstdout: %s\nstderr: %s", status, stdout, stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(tt.out(stdout.String(), stderr.String())), "\n")
+			if n := len(lines); n < 2 || !strings.Contains(lines[n-2], tt.begun) || !strings.Contains(lines[n-1], tt.done) {
+				t.Errorf("it said\n%s\nwant it to end with lines saying %q, then %q", strings.Join(lines, "\n"), tt.begun, tt.done)
+			}
+		})
+	}
+}
+
+// watchedBuffer keeps what is written, and calls seen once when it has
+// written watch.
+type watchedBuffer struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	watch string
+	seen  func()
+	once  sync.Once
+}
+
+func (w *watchedBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	if strings.Contains(w.buf.String(), w.watch) {
+		w.once.Do(w.seen)
+	}
+	return n, err
+}
+
+func (w *watchedBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }

@@ -224,7 +224,8 @@ func (j *jobProgress) current() []string {
 	return j.phases
 }
 
-// describe says where a phase is, counts included or not. Call with j.mu
+// describe says where a phase is, counts included or not. Writing says
+// how many folders it writes until it has written some. Call with j.mu
 // held.
 func (j *jobProgress) describe(phase string, counts bool) string {
 	c := j.counts[phase]
@@ -235,10 +236,21 @@ func (j *jobProgress) describe(phase string, counts bool) string {
 		return fmt.Sprintf("reading changes: %d", c.Done)
 	case !counts:
 		return phase
+	case phase == "writing" && c.Done == 0:
+		return "writing: " + count(c.Total, "folder")
 	case c.Total > 0:
-		return fmt.Sprintf("%s: %d/%d", phase, c.Done, c.Total)
+		return fmt.Sprintf("%s: %s", phase, doneOf(phase, c))
 	}
 	return fmt.Sprintf("%s: %d", phase, c.Done)
+}
+
+// doneOf returns "done/total" of a phase, and the unit of writing's:
+// "3/10 folders".
+func doneOf(phase string, p syncer.Progress) string {
+	if phase == "writing" {
+		return fmt.Sprintf("%d/%d %s", p.Done, p.Total, noun(p.Total, "folder"))
+	}
+	return fmt.Sprintf("%d/%d", p.Done, p.Total)
 }
 
 // barPhase returns the progress of the phase the bar shows: the last
@@ -280,9 +292,11 @@ func (j *jobProgress) label() string {
 
 // barCounts returns "done/total" of the bar's phase, or "".
 func (j *jobProgress) barCounts() string {
-	p, ok := j.barPhase()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	phase, p, ok := j.barPhaseLocked()
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("%d/%d", p.Done, p.Total)
+	return doneOf(phase, p)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/syncer"
 )
 
@@ -28,10 +29,30 @@ func TestPlainProgress(t *testing.T) {
 		"team: listing the shared drive of team: 10 folders",
 		"other: listing the shared drive of other: 1 folder",
 		"team: listing the shared drive of team: 10 folders, permissions: 1/6",
-		"team: writing: 0/50",
+		"team: writing: 50 folders",
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("lines\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A plain line says how many folders writing writes when it starts, and
+// how many of them it wrote on later lines: never a count that stays at 0.
+func TestPlainWritingLine(t *testing.T) {
+	for _, tt := range []struct {
+		done, total int
+		want        string
+	}{
+		{0, 1201, "writing: 1201 folders"},
+		{600, 1201, "writing: 600/1201 folders"},
+		{1, 1, "writing: 1/1 folder"},
+		{0, 1, "writing: 1 folder"},
+	} {
+		j := &jobProgress{name: "lib", counts: map[string]syncer.Progress{}}
+		j.record(syncer.Progress{Library: "lib", Phase: "writing", Done: tt.done, Total: tt.total})
+		if got := j.describe("writing", true); got != tt.want {
+			t.Errorf("%d/%d: %q, want %q", tt.done, tt.total, got, tt.want)
+		}
 	}
 }
 
@@ -49,9 +70,9 @@ func TestProgressLine(t *testing.T) {
 		{"listing My Drive", []syncer.Progress{p("listing", 300, 0)}, "listing the whole Drive of s@example.com: 300 folders", ""},
 		{"permissions while listing", []syncer.Progress{p("listing", 300, 0), p("permissions", 120, 500)},
 			"listing the whole Drive of s@example.com: 300 folders, permissions", "120/500"},
-		{"writing ends the reading", []syncer.Progress{p("listing", 300, 0), p("permissions", 500, 500), p("writing", 3, 10)}, "writing", "3/10"},
+		{"writing ends the reading", []syncer.Progress{p("listing", 300, 0), p("permissions", 500, 500), p("writing", 3, 10)}, "writing", "3/10 folders"},
 		{"changes", []syncer.Progress{p("changes", 12, 0)}, "reading changes: 12", ""},
-		{"nothing to write", []syncer.Progress{p("changes", 0, 0), p("writing", 0, 0)}, "writing: 0", ""},
+		{"nothing to write", []syncer.Progress{p("changes", 0, 0), p("writing", 0, 0)}, "writing: 0 folders", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,10 +100,36 @@ func TestSummarySaysWhyFull(t *testing.T) {
 		{syncer.Result{Library: "eng", Full: true, FullReason: syncer.FullScheduled},
 			"eng: full sync (scheduled): 0 folders, 0 permissions, drift 0, 0 Drive calls, 0s"},
 		{syncer.Result{Library: "eng", Changes: 2, Applied: 1, Folders: 3, Calls: 1},
-			"eng: incremental sync: 2 changes, 1 folders written or removed, 3 folders, 1 Drive calls, 0s"},
+			"eng: incremental sync: 2 changes, 1 folder written or removed, 3 folders, 1 Drive call, 0s"},
+		{syncer.Result{Library: "eng", Full: true, FullReason: syncer.FullAsked, Folders: 1, Permissions: 1, Calls: 1},
+			"eng: full sync (asked): 1 folder, 1 permission, drift 0, 1 Drive call, 0s"},
+		{syncer.Result{Library: "eng", Changes: 1, Applied: 2, Folders: 1, Calls: 2},
+			"eng: incremental sync: 1 change, 2 folders written or removed, 1 folder, 2 Drive calls, 0s"},
 	} {
 		if got := summary(&tt.result); got != tt.want {
 			t.Errorf("summary:\n got %s\nwant %s", got, tt.want)
+		}
+	}
+}
+
+// Every count the sync and demo commands print agrees with its noun: "1
+// group", "2 groups".
+func TestCountsAgreeInNumber(t *testing.T) {
+	one := &syncer.DirectoryResult{Domain: "example.com", Users: 1, Groups: 1, Calls: 1}
+	two := &syncer.DirectoryResult{Domain: "example.com", Users: 2, Groups: 2, Calls: 2}
+	lib := &config.Library{ID: "lib-eng", Name: "Engineering"}
+	for _, tt := range []struct{ got, want string }{
+		{directoryLine("directory:example.com", one), "directory:example.com: 1 user, 1 group, 1 Directory call, 0s"},
+		{directoryLine("directory:example.com", two), "directory:example.com: 2 users, 2 groups, 2 Directory calls, 0s"},
+		{(&syncCommand{jobs: 1}).joinFailures([]error{jobFailed("eng")}).Error(), "1 of 1 sync failed (eng); the reasons are above"},
+		{(&syncCommand{jobs: 3}).joinFailures([]error{jobFailed("eng")}).Error(), "1 of 3 syncs failed (eng); the reasons are above"},
+		{demoSyncLine(lib, &syncer.Result{Folders: 1, Permissions: 1, Calls: 1}),
+			"  synced lib-eng      Engineering     1 folder       1 permission      1 Drive call   0s"},
+		{demoSyncLine(lib, &syncer.Result{Folders: 1200, Permissions: 3000, Calls: 40}),
+			"  synced lib-eng      Engineering  1200 folders   3000 permissions    40 Drive calls  0s"},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("\n got %q\nwant %q", tt.got, tt.want)
 		}
 	}
 }

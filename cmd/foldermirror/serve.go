@@ -27,10 +27,22 @@ type serveCommand struct {
 	stderr     io.Writer
 	configPath string
 	logLevel   string
+	logger     *slog.Logger
 	daemon     *daemonParts
 }
 
-func (c *serveCommand) isDaemon() {}
+// stopping logs that the daemon begins to stop, and the signal that stops
+// it.
+func (c *serveCommand) stopping(why error) {
+	var sig signalReceived
+	if errors.As(why, &sig) {
+		c.logger.Info("shutting down", "signal", sig.name())
+		return
+	}
+	c.logger.Info("shutting down")
+}
+
+func (c *serveCommand) stopped() { c.logger.Info("stopped") }
 
 func (c *serveCommand) ParseFlags(args []string) error {
 	f := newFlags("serve", "--config FILE [--log-level LEVEL]",
@@ -45,8 +57,7 @@ func (c *serveCommand) Run(context.Context) error {
 	if err != nil {
 		return err
 	}
-	logger, err := newLogger(c.stderr, c.logLevel)
-	if err != nil {
+	if c.logger, err = newLogger(c.stderr, c.logLevel); err != nil {
 		return err
 	}
 	ls, err := bindListeners(cfg.Listen, "listen in "+cfg.Path, cfg.AdminListen, "adminListen in "+cfg.Path)
@@ -54,9 +65,9 @@ func (c *serveCommand) Run(context.Context) error {
 		return err
 	}
 	if len(cfg.Libraries) == 0 {
-		logger.Warn(noLibraries)
+		c.logger.Warn(noLibraries)
 	}
-	c.daemon, err = startDaemon(cfg, logger, ls)
+	c.daemon, err = startDaemon(cfg, c.logger, ls)
 	return err
 }
 

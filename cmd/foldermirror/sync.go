@@ -40,7 +40,7 @@ func (c *syncCommand) ParseFlags(args []string) error {
 	f.logLevel(&c.logLevel, "warn") // progress says what info logs would
 	f.fs.StringVar(&c.library, "library", "", "sync only this library `ID` (default: every directory and library)")
 	f.fs.BoolVar(&c.full, "full", false, "read whole trees even where a changes token is saved")
-	f.fs.DurationVar(&c.wait, "wait", time.Minute, "with a PostgreSQL index, how long to wait for a library another process is syncing")
+	f.fs.DurationVar(&c.wait, "wait", time.Minute, "with a PostgreSQL index, how long (`DURATION`, such as 30s or 5m) to wait for a library another process (a replica) is syncing")
 	return f.parse(args, &c.configPath)
 }
 
@@ -211,13 +211,17 @@ func (c *syncCommand) show(ev syncer.Event) error {
 		c.progress.println(c.stderr, fmt.Sprintf("%s: failed: %s", ev.Job, ev.Error))
 		return jobFailed(ev.Job)
 	case ev.Directory != nil:
-		d := ev.Directory
-		c.progress.println(c.stdout, fmt.Sprintf("%s: %d users, %d groups, %d Directory calls, %s",
-			ev.Job, d.Users, d.Groups, d.Calls, d.Duration.Round(time.Millisecond)))
+		c.progress.println(c.stdout, directoryLine(ev.Job, ev.Directory))
 	case ev.Result != nil:
 		c.progress.println(c.stdout, summary(ev.Result))
 	}
 	return nil
+}
+
+// directoryLine is a directory sync's outcome in a line.
+func directoryLine(job string, d *syncer.DirectoryResult) string {
+	return fmt.Sprintf("%s: %s, %s, %s, %s", job, count(d.Users, "user"), count(d.Groups, "group"),
+		count(d.Calls, "Directory call"), d.Duration.Round(time.Millisecond))
 }
 
 // jobFailed is the error of a job whose failure was shown already.
@@ -233,11 +237,11 @@ func summary(r *syncer.Result) string {
 		if r.FullReason != "" {
 			why = " (" + string(r.FullReason) + ")"
 		}
-		return fmt.Sprintf("%s: full sync%s: %d folders, %d permissions, drift %d, %d Drive calls, %s",
-			r.Library, why, r.Folders, r.Permissions, r.Drift.Total(), r.Calls, r.Duration.Round(time.Millisecond))
+		return fmt.Sprintf("%s: full sync%s: %s, %s, drift %d, %s, %s", r.Library, why, count(r.Folders, "folder"),
+			count(r.Permissions, "permission"), r.Drift.Total(), count(r.Calls, "Drive call"), r.Duration.Round(time.Millisecond))
 	}
-	return fmt.Sprintf("%s: incremental sync: %d changes, %d folders written or removed, %d folders, %d Drive calls, %s",
-		r.Library, r.Changes, r.Applied, r.Folders, r.Calls, r.Duration.Round(time.Millisecond))
+	return fmt.Sprintf("%s: incremental sync: %s, %s written or removed, %s, %s, %s", r.Library, count(r.Changes, "change"),
+		count(r.Applied, "folder"), count(r.Folders, "folder"), count(r.Calls, "Drive call"), r.Duration.Round(time.Millisecond))
 }
 
 // joinFailures says which jobs failed, in a line: each job's reason was
@@ -250,7 +254,7 @@ func (c *syncCommand) joinFailures(failed []error) error {
 	for i, err := range failed {
 		names[i] = err.Error()
 	}
-	return fmt.Errorf("%d of %d syncs failed (%s); the reasons are above", len(failed), max(c.jobs, len(failed)), strings.Join(names, ", "))
+	return fmt.Errorf("%d of %s failed (%s); the reasons are above", len(failed), count(max(c.jobs, len(failed)), "sync"), strings.Join(names, ", "))
 }
 
 func (c *syncCommand) Close() error {

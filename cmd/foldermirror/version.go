@@ -44,7 +44,9 @@ func versionLine(info *debug.BuildInfo) string {
 	var vcs []string
 	switch rev := settings["vcs.revision"]; rev {
 	case "":
-		vcs = append(vcs, "no VCS revision: built outside a git checkout")
+		// Go stamps the revision only when go build (or go install) runs
+		// in a git checkout without -buildvcs=false; go run never does.
+		vcs = append(vcs, "no VCS revision stamped: built by go run, with -buildvcs=false, or outside a git checkout")
 	default:
 		vcs = append(vcs, "revision "+rev[:min(12, len(rev))])
 		if t := settings["vcs.time"]; t != "" {
