@@ -11,16 +11,14 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// clientKey is where a request's client address is kept in its gin context.
-const clientKey = "foldermirror.client"
-
-// findClient finds the client's address once per request: for the logs
-// here, and for the throttles of auth through the request's context.
+// findClient hands auth the client's address, for its throttles, through
+// the request's context when trusted proxies forwarded it; otherwise auth
+// counts the TCP peer's, and the request costs nothing more.
 func (s *Server) findClient() gin.HandlerFunc {
 	return func(c *gin.Context) {
-		addr := clientAddr(c.Request, s.trustedProxies)
-		c.Set(clientKey, addr)
-		c.Request = c.Request.WithContext(auth.WithClientAddress(c.Request.Context(), addr))
+		if addr := clientAddr(c.Request, s.trustedProxies); addr != peerOf(c.Request) {
+			c.Request = c.Request.WithContext(auth.WithClientAddress(c.Request.Context(), addr))
+		}
 		c.Next()
 	}
 }
@@ -34,7 +32,7 @@ func (s *Server) findClient() gin.HandlerFunc {
 // may have forged, are never read. IPv4-mapped addresses are unmapped and
 // zones dropped. The zero Addr when the peer's is not an address.
 func clientAddr(r *http.Request, trusted []netip.Prefix) netip.Addr {
-	peer := parseAddr(hostOf(r.RemoteAddr))
+	peer := peerOf(r)
 	if !peer.IsValid() || !inAny(peer, trusted) {
 		return peer
 	}
@@ -56,6 +54,9 @@ func clientAddr(r *http.Request, trusted []netip.Prefix) netip.Addr {
 }
 
 // hostOf returns the host of a host:port, or hostPort itself.
+// peerOf returns the address of r's TCP peer, as clientAddr gives it.
+func peerOf(r *http.Request) netip.Addr { return parseAddr(hostOf(r.RemoteAddr)) }
+
 func hostOf(hostPort string) string {
 	host, _, err := net.SplitHostPort(hostPort)
 	if err != nil {

@@ -221,8 +221,7 @@ func (s *Server) logRequests() gin.HandlerFunc {
 			if v, ok := c.Get(callerKey); ok {
 				method = v.(*caller).Method
 			}
-			client, _ := c.Get(clientKey)
-			s.logger.Debug("request", "client", client, "method", c.Request.Method, "route", c.FullPath(), "auth", method,
+			s.logger.Debug("request", "client", clientAddr(c.Request, s.trustedProxies), "method", c.Request.Method, "route", c.FullPath(), "auth", method,
 				"status", c.Writer.Status(), "bytes", c.Writer.Size(), "duration", time.Since(start), "aborted", !completed)
 		}()
 		c.Next()
