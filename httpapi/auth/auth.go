@@ -225,8 +225,11 @@ func clientAddress(r *http.Request) string {
 	}
 	host, _, _ := net.SplitHostPort(r.RemoteAddr) // "" if not host:port
 	addr, err := netip.ParseAddr(host)
-	if err != nil {
+	switch {
+	case err != nil:
 		return r.RemoteAddr
+	case addr.Is4():
+		return host // as throttleKey would write it, without making it again
 	}
 	return throttleKey(addr)
 }
