@@ -182,6 +182,11 @@ func (db *DB) Close() error {
 // migrates it, and reads the libraries' states and the directories.
 func (db *DB) Connect(ctx context.Context) error {
 	if err := db.migrate(ctx); err != nil {
+		if errors.Is(err, ErrRefused) {
+			db.mu.Lock()
+			db.refused = fmt.Errorf("index database %s: %w", db.where, err)
+			db.mu.Unlock()
+		}
 		return db.fail(err)
 	}
 	if err := db.refresh(ctx); err != nil {
