@@ -1,23 +1,37 @@
 # The project's everyday commands. `make test` is the README's test command;
-# .ci/run runs the same steps (without make), and more: go vet, gofmt.
+# CI (.ci/run) prepares the machine, then runs `make ci`.
 
 GOLANGCI_LINT = go tool -modfile=tools/go.mod golangci-lint
 
 # The toolchain go.mod names (toolchain line), whatever GOTOOLCHAIN says.
 export GOTOOLCHAIN := $(shell sed -n 's/^toolchain //p' go.mod)
 
-.PHONY: test test-long lint vuln fuzz bench
+# The packages that have tests built with the tag `long`.
+LONG_PACKAGES = $(shell git ls-files '*_test.go' | xargs grep -l '^//go:build long$$' | xargs -r -n1 dirname | sort -u | sed 's|^|./|')
+
+.PHONY: ci vet test test-long lint vuln fuzz bench
+
+# What CI runs, in order.
+ci: vet test test-long lint vuln fuzz
+
+# go vet in both builds (with and without the tag `long`), and gofmt.
+vet:
+	go vet ./...
+	go vet -tags long ./...
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted" >&2; exit 1; fi
 
 # The everyday run: about a minute on two cores with a warm build cache.
 test:
 	go test -race ./...
 
-# Everything, the long tests too (files built with the tag `long`: the soak,
-# crashes, graceful shutdown, a full disk, replicas, database faults, the
-# terminal, and more seeds of the model and property tests): about four
-# minutes on two cores.
+# The long tests (files built with the tag `long`: the soak, crashes,
+# graceful shutdown, a full disk, replicas, database faults, the terminal,
+# and more seeds of the model and property tests), with the everyday tests
+# of their packages: about four minutes on two cores.
 test-long:
-	go test -race -tags long -timeout 30m ./...
+	@[ -n "$(LONG_PACKAGES)" ] || { echo "no test file is built with the tag long" >&2; exit 1; }
+	go test -race -tags long -timeout 30m $(LONG_PACKAGES)
 
 # golangci-lint v2, pinned in tools/go.mod (built on first use, a few
 # minutes); both builds, so that the long tests' files are linted too.

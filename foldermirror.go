@@ -408,10 +408,10 @@ type Fence struct {
 // which name theirs, cannot contain ':').
 func DirectoryLease(domain string) string { return "directory:" + domain }
 
-// ErrLeaseHeld: another process holds the lease.
+// ErrLeaseHeld means another process holds the lease.
 var ErrLeaseHeld = errors.New("another process is syncing it")
 
-// ErrLeaseLost: a write was made under a lease that is no longer its
+// ErrLeaseLost means a write was made under a lease that is no longer its
 // writer's (it lapsed, or another process took it since): nothing was
 // written.
 var ErrLeaseLost = errors.New("the sync lease was lost")

@@ -32,7 +32,7 @@ func KeyOf(encoded []byte) PermissionSetKey {
 // permissionsFormat is the first byte of an encoded permission list.
 const permissionsFormat = 1
 
-// ErrCorrupt: an encoded record cannot be decoded.
+// ErrCorrupt means an encoded record cannot be decoded.
 var ErrCorrupt = errors.New("corrupt record")
 
 // Flags of an encoded permission. A list whose permissions have only

@@ -196,7 +196,7 @@ func (h *hosted) throughputFigures(ctx context.Context, srv *daemonProc, base st
 	body := bodies["Bearer "+tokens[0]]
 	log.Printf("%s: %d clients, %s bytes an answer", ep.figure, h.sc.clients, thousands(float64(len(body))))
 	before := h.sampleGC(srv)
-	real, err := load(ctx, base+ep.path, tokens, h.sc)
+	measured, err := load(ctx, base+ep.path, tokens, h.sc)
 	if err != nil {
 		return gcWindow{}, err
 	}
@@ -210,16 +210,16 @@ func (h *hosted) throughputFigures(ctx context.Context, srv *daemonProc, base st
 	if err != nil {
 		return gcWindow{}, fmt.Errorf("bare handler: %w", err)
 	}
-	log.Printf("  foldermirror %s; bare handler %s; GC %.1f %% of the daemon's CPU", real, bare, 100*gc.share())
-	t.add(row{section: sectionAPI, figure: ep.figure + ": throughput", size: h.size, value: real.rps(), unit: unitRPS, cmp: atLeast,
+	log.Printf("  foldermirror %s; bare handler %s; GC %.1f %% of the daemon's CPU", measured, bare, 100*gc.share())
+	t.add(row{section: sectionAPI, figure: ep.figure + ": throughput", size: h.size, value: measured.rps(), unit: unitRPS, cmp: atLeast,
 		limit: throughputShare * bare.rps(), rule: "≥ 0.7 × bare Gin", how: fmt.Sprintf("0.7 × bare %s", thousands(bare.rps()))})
-	t.add(row{section: sectionAPI, figure: ep.figure + ": p99 latency", size: h.size, value: ms(real.percentile(99)), unit: unitMillis,
+	t.add(row{section: sectionAPI, figure: ep.figure + ": p99 latency", size: h.size, value: ms(measured.percentile(99)), unit: unitMillis,
 		cmp: atMost, limit: p99Share * ms(bare.percentile(99)), rule: "≤ 1.5 × bare Gin's p99",
 		how: fmt.Sprintf("1.5 × bare %.1f ms", ms(bare.percentile(99)))})
 	t.add(row{section: sectionServe, figure: "GC share of the daemon's CPU under " + ep.id + " load", size: h.size,
 		value: gc.share(), unit: unitPercent, cmp: info})
 	t.note("%s folders, %s: %s bytes an answer; foldermirror %s; bare handler %s.",
-		thousands(float64(h.size)), ep.id, thousands(float64(len(body))), real, bare)
+		thousands(float64(h.size)), ep.id, thousands(float64(len(body))), measured, bare)
 	if ep.note != "" {
 		t.note("%s folders, %s: %s.", thousands(float64(h.size)), ep.id, ep.note)
 	}

@@ -26,7 +26,7 @@ const (
 	wholeSubtree
 )
 
-// LogItemAlone(true) makes permission changes and moves (Share, Unshare,
+// LogItemAlone makes, when on, permission changes and moves (Share, Unshare,
 // Move, AddParent, ForceParents, Modify, RemoveUser) log a change for the
 // item alone, a "drive" change for a shared drive's root, and none for the
 // descendants whose effective permissions (or trashed state, or drive)

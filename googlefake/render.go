@@ -142,7 +142,7 @@ func (s *Server) permissionsJSON(f *File, grants []grant) []*drive.Permission {
 	return out
 }
 
-// OmitMyDriveDetails(true) lists the permissions of My Drive items without
+// OmitMyDriveDetails lists, when on, the permissions of My Drive items without
 // permissionDetails, as Drive once documented them ("present only for
 // shared drive items").
 func (s *Server) OmitMyDriveDetails(on bool) {
@@ -151,7 +151,7 @@ func (s *Server) OmitMyDriveDetails(on bool) {
 	s.omitMyDriveDetails = on
 }
 
-// ListNoPermissions(true) lists no permission of any file, as a Drive
+// ListNoPermissions lists, when on, no permission of any file, as a Drive
 // emulator that keeps none may: files carry none (nor permissionIds) and
 // permissions.list answers an empty list, where Drive always lists at
 // least an owner or a shared drive's members. Who may see what is

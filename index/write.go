@@ -78,15 +78,15 @@ func (db *DB) BeginFullSync(_ context.Context, libraryID string, _ fm.Fence) (fm
 
 // nextGeneration returns a number above every generation the library holds.
 func nextGeneration(lib *bolt.Bucket) uint64 {
-	var max uint64
+	var highest uint64
 	_ = lib.ForEachBucket(func(name []byte) error {
 		var g uint64
-		if _, err := fmt.Sscanf(string(name), "g%x", &g); err == nil && isGeneration(name) && g > max {
-			max = g
+		if _, err := fmt.Sscanf(string(name), "g%x", &g); err == nil && isGeneration(name) && g > highest {
+			highest = g
 		}
 		return nil
 	})
-	return max + 1
+	return highest + 1
 }
 
 // trees opens the new tree and the one being replaced (nil if none).

@@ -59,7 +59,7 @@ type RunOptions struct {
 	ScheduleWithin time.Duration
 }
 
-// ErrSkipped: a scheduled run was left out, another process having run it,
+// ErrSkipped means a scheduled run was left out, another process having run it,
 // or running it now.
 var ErrSkipped = errors.New("skipped: another process ran it or runs it")
 

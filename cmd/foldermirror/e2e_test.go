@@ -71,17 +71,17 @@ func (m *model) share(id string, p googlefake.Permission) {
 
 // reach tells whether a grant on the folder or an ancestor reaches the
 // user: (any grant, a listing one).
-func (m *model) reach(id, email string) (any, listing bool) {
+func (m *model) reach(id, email string) (reached, listing bool) {
 	principals := []string{fm.UserPrincipal(email), fm.DomainPrincipal(fm.EmailDomain(email)), fm.PrincipalAnyone}
 	for f := m.folders[id]; f != nil; f = m.folders[f.parent] {
 		for _, p := range principals {
 			if l, ok := f.grants[p]; ok {
-				any = true
+				reached = true
 				listing = listing || l
 			}
 		}
 	}
-	return any, listing
+	return reached, listing
 }
 
 func (m *model) children(id string) []*mfolder {

@@ -164,8 +164,8 @@ func TestReplicas(t *testing.T) {
 		const window = 7 * time.Second
 		time.Sleep(window)
 		calls := fake.CallCount("drive.changes.list")
-		if max := int(window/(2*time.Second)) + 2; calls > max || calls == 0 {
-			t.Errorf("%d changes.list calls in %s of a 2 s schedule on 3 replicas; want 1 to %d", calls, window, max)
+		if most := int(window/(2*time.Second)) + 2; calls > most || calls == 0 {
+			t.Errorf("%d changes.list calls in %s of a 2 s schedule on 3 replicas; want 1 to %d", calls, window, most)
 		}
 		t.Logf("%d incremental syncs in %s", calls, window)
 	})

@@ -183,8 +183,8 @@ func TestUnknownKeyIDsRefetchAtMostOncePerMinute(t *testing.T) {
 		}
 		fetches := w.fake.CallCount(name) - before
 		t.Logf("%s: %d forged key IDs caused %d key set fetches", name, forgedKeyIDs, fetches)
-		if max := map[string]int{"oauth2.certs": 1, "microsoft.keys": 2}[name]; fetches > max {
-			t.Errorf("%s: %d forged key IDs caused %d key set fetches, want at most %d (one per key URL)", name, forgedKeyIDs, fetches, max)
+		if most := map[string]int{"oauth2.certs": 1, "microsoft.keys": 2}[name]; fetches > most {
+			t.Errorf("%s: %d forged key IDs caused %d key set fetches, want at most %d (one per key URL)", name, forgedKeyIDs, fetches, most)
 		}
 	}
 }
