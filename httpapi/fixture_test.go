@@ -126,10 +126,7 @@ func newFixtureWith(t testing.TB, opts fixtureOptions) *fixture {
 	if err := db.ReplaceDirectory(context.Background(), &fm.DirectorySnapshot{Domain: "example.com", Users: users}, fm.Fence{}); err != nil {
 		t.Fatal(err)
 	}
-	authn, err := auth.New(cfg, auth.Directory{Config: cfg, Synced: db}, auth.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	authn := auth.New(cfg, auth.Directory{Config: cfg, Synced: db}, auth.Options{})
 	t.Cleanup(authn.Close)
 	reg := prometheus.NewRegistry()
 	metrics := httpapi.NewMetrics(reg)

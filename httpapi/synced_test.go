@@ -58,10 +58,7 @@ func newSynced(t *testing.T, backend string, fake *googlefake.Server, libs ...fm
 	if err != nil {
 		t.Fatal(err)
 	}
-	authn, err := auth.New(cfg, auth.Directory{Config: cfg}, auth.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	authn := auth.New(cfg, auth.Directory{Config: cfg}, auth.Options{})
 	t.Cleanup(authn.Close)
 	api := httpapi.New(cfg, db, authn, httpapi.Options{Logger: logger})
 	return &synced{t: t, fake: fake, db: db, syncer: s, handler: api.Handler()}

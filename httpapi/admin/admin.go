@@ -52,24 +52,35 @@ type Server struct {
 // foldermirror daemon.
 const Service = "foldermirror"
 
-// New returns the admin listener of a daemon. When token is not "", every
-// request but GET /healthz and GET /readyz must carry it as a Bearer
-// credential.
-func New(cfg *config.Config, token string, sc Scheduler, idx Index, api API, gatherer prometheus.Gatherer, logger *slog.Logger) *Server {
-	s := &Server{cfg: cfg, scheduler: sc, index: idx, api: api}
+// Options are what the admin listener works with.
+type Options struct {
+	// Token, when not "", is the Bearer credential every request but GET
+	// /healthz and GET /readyz must carry.
+	Token     string
+	Scheduler Scheduler
+	Index     Index
+	API       API
+	// Gatherer is what /metrics serves.
+	Gatherer prometheus.Gatherer
+	Logger   *slog.Logger
+}
+
+// New returns the admin listener of a daemon.
+func New(cfg *config.Config, opts Options) *Server {
+	s := &Server{cfg: cfg, scheduler: opts.Scheduler, index: opts.Index, api: opts.API}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /sync", s.sync)
 	mux.HandleFunc("GET /status", s.status)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn)}))
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	s.http = &http.Server{
-		Handler:           requireToken(refuseCrossSite(mux, cfg.AdminListen), token),
+		Handler:           requireToken(refuseCrossSite(mux, cfg.AdminListen), opts.Token),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn),
 		// No WriteTimeout: a resync's progress streams as long as it runs.
 	}
 	return s

@@ -95,7 +95,8 @@ func newHandler(t *testing.T, adminListen, token string) (http.Handler, *schedul
 	if err != nil {
 		t.Fatal(err)
 	}
-	return admin.New(cfg, token, sc, idx, idx, reg, slog.New(slog.NewTextHandler(io.Discard, nil))).Handler(), sc, idx
+	return admin.New(cfg, admin.Options{Token: token, Scheduler: sc, Index: idx, API: idx, Gatherer: reg,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).Handler(), sc, idx
 }
 
 func get(t *testing.T, url string) (int, string) {

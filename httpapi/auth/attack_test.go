@@ -107,9 +107,7 @@ func newWorldWith(tb testing.TB, before func(w *world)) *world {
 		"alice@example.com": {ID: googlefake.UserID("alice@example.com")},
 		"bob@example.com":   {ID: googlefake.UserID("bob@example.com")},
 	}})
-	if w.a, err = auth.New(cfg, auth.Directory{Config: cfg, Synced: w.dir}, auth.Options{Now: w.now}); err != nil {
-		tb.Fatal(err)
-	}
+	w.a = auth.New(cfg, auth.Directory{Config: cfg, Synced: w.dir}, auth.Options{Now: w.now})
 	tb.Cleanup(w.a.Close)
 	return w
 }

@@ -92,7 +92,7 @@ type Authenticator struct {
 // source of known users and groups. It starts fetching the signing keys
 // without waiting for them: until they arrive, ID tokens are answered
 // EUNAVAILABLE. Close stops its key fetches.
-func New(cfg *config.Config, dir fm.Directory, opts Options) (*Authenticator, error) {
+func New(cfg *config.Config, dir fm.Directory, opts Options) *Authenticator {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
@@ -113,7 +113,7 @@ func New(cfg *config.Config, dir fm.Directory, opts Options) (*Authenticator, er
 		verified:  newTokenCache(opts.Now),
 		leeway:    cfg.Auth.ClockSkew,
 		cancel:    cancel,
-	}, nil
+	}
 }
 
 // Close stops background key refreshes.
