@@ -181,12 +181,10 @@ func (db *DB) Close() error {
 // Connect connects to the database once: it checks the schema, creates or
 // migrates it, and reads the libraries' states and the directories.
 func (db *DB) Connect(ctx context.Context) error {
-	if err := db.migrate(ctx); err != nil {
-		if errors.Is(err, ErrRefused) {
-			db.mu.Lock()
-			db.refused = fmt.Errorf("index database %s: %w", db.where, err)
-			db.mu.Unlock()
-		}
+	switch err := db.migrate(ctx); {
+	case errors.Is(err, ErrRefused):
+		return db.refuse(err)
+	case err != nil:
 		return db.fail(err)
 	}
 	if err := db.refresh(ctx); err != nil {
@@ -255,7 +253,9 @@ func (db *DB) Watch(ctx context.Context) {
 		switch {
 		case err == nil || ctx.Err() != nil:
 		case errors.Is(err, ErrRefused):
-			db.refuse(err)
+			db.logger.Error("the index database may no longer be used: its schema was migrated by a newer foldermirror; "+
+				"no more syncs, and what was read is served until this process is replaced by the newer foldermirror",
+				"err", db.refuse(err))
 			return
 		default:
 			_ = db.fail(err) // recorded as the index's health
@@ -263,14 +263,14 @@ func (db *DB) Watch(ctx context.Context) {
 	}
 }
 
-// refuse records that the database may no longer be used.
-func (db *DB) refuse(err error) {
+// refuse records that the database may no longer be used, for good, and
+// returns why, naming it.
+func (db *DB) refuse(err error) error {
 	err = fmt.Errorf("index database %s: %w", db.where, err)
-	db.logger.Error("the index database may no longer be used: its schema was migrated by a newer foldermirror; "+
-		"no more syncs, and what was read is served until this process is replaced by the newer foldermirror", "err", err)
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	db.refused, db.health = err, err
+	return err
 }
 
 // Refused returns why the database may no longer be used (its schema was
