@@ -11,8 +11,8 @@ RUN go mod download
 COPY *.go ./
 COPY cmd/ cmd/
 COPY config/ config/
-COPY demo/ demo/
-COPY googlefake/ googlefake/
+COPY internal/demo/ internal/demo/
+COPY internal/googlefake/ internal/googlefake/
 COPY httpapi/ httpapi/
 COPY index/ index/
 COPY internal/intern/ internal/intern/

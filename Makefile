@@ -50,7 +50,7 @@ vuln:
 
 # Each fuzz target for 10 s.
 fuzz:
-	go test -run '^$$' -fuzz '^FuzzFolderCodec$$' -fuzztime 10s ./index/
+	go test -run '^$$' -fuzz '^FuzzFolderCodec$$' -fuzztime 10s ./index/bolt/
 	go test -run '^$$' -fuzz '^FuzzAuthenticate$$' -fuzztime 10s ./httpapi/auth/
 	go test -run '^$$' -fuzz '^FuzzQueryParameters$$' -fuzztime 10s ./httpapi/
 

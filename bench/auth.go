@@ -12,8 +12,8 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
-	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 )
 
 // authLimit is the limit of authentication per request, warm.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 )
 
 // mixedChanges makes n changes to the My Drive library, as its users would,

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 )
 
 // listSet counts the distinct permission lists of a world as it is built.

@@ -63,7 +63,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 )
 
 // Figure groups, as -only names them.

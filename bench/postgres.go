@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 	"github.com/foldermirror/foldermirror/internal/pgtest"
 )
 

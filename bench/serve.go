@@ -17,8 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/httpapi/admin"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 )
 
 // Limits of the serve figures.

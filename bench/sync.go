@@ -18,8 +18,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/foldermirror/foldermirror/googlefake"
-	"github.com/foldermirror/foldermirror/index"
+	"github.com/foldermirror/foldermirror/index/bolt"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 )
 
 // syncRun is one run of `foldermirror sync` and what it cost.
@@ -232,9 +232,9 @@ func (h *hosted) syncFigures(ctx context.Context, t *table) error {
 }
 
 // indexFigures adds the size of the index the full sync left and the
-// median time of five index.Open calls.
+// median time of five bolt.Open calls.
 func indexFigures(size int, configPath string, t *table) error {
-	path := filepath.Join(dataDir(configPath), index.FileName)
+	path := filepath.Join(dataDir(configPath), bolt.FileName)
 	fi, err := os.Stat(path)
 	if err != nil {
 		return err
@@ -243,7 +243,7 @@ func indexFigures(size int, configPath string, t *table) error {
 	var opens []time.Duration
 	for range 5 {
 		start := time.Now()
-		db, err := index.Open(dataDir(configPath), logger)
+		db, err := bolt.Open(dataDir(configPath), logger)
 		if err != nil {
 			return err
 		}
@@ -253,7 +253,7 @@ func indexFigures(size int, configPath string, t *table) error {
 		}
 	}
 	t.add(row{section: sectionSync, figure: "index: size on disk", size: size, value: float64(fi.Size()), unit: unitMB, cmp: info})
-	t.add(row{section: sectionSync, figure: "index: index.Open (median of 5)", size: size, value: ms(median(opens)), unit: unitMillis, cmp: info})
+	t.add(row{section: sectionSync, figure: "index: bolt.Open (median of 5)", size: size, value: ms(median(opens)), unit: unitMillis, cmp: info})
 	return nil
 }
 

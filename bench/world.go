@@ -16,7 +16,7 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
-	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 )
 
 // The people and credentials of the world.

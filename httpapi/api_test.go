@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 )
 
 const deprecation = "@1735689600"

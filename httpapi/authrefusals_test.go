@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 

@@ -14,11 +14,11 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
-	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/httpapi"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/foldermirror/foldermirror/index/indextest"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 	"github.com/foldermirror/foldermirror/syncer"
 	drive "google.golang.org/api/drive/v3"
 )

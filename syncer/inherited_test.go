@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 )
 
 // world is a fake that logs changes for the item alone, with a My Drive

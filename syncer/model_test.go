@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 	"github.com/foldermirror/foldermirror/syncer"
 	drive "google.golang.org/api/drive/v3"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 	"github.com/foldermirror/foldermirror/syncer"
 )
 

@@ -15,9 +15,9 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
-	"github.com/foldermirror/foldermirror/googlefake"
-	"github.com/foldermirror/foldermirror/index"
+	"github.com/foldermirror/foldermirror/index/bolt"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 )
 
 // crashWorld is a My Drive library over three pages of folders and a shared
@@ -84,7 +84,7 @@ func (w *crashWorld) mutate(rng *rand.Rand) {
 // snapshots reads every library of a data directory.
 func (w *crashWorld) snapshots(t *testing.T, data string) map[string][]fm.SyncedFolder {
 	t.Helper()
-	db, err := index.Open(filepath.Join(w.dir, data), quietLogger())
+	db, err := bolt.Open(filepath.Join(w.dir, data), quietLogger())
 	if err != nil {
 		t.Fatalf("the index after a crash does not open: %v", err)
 	}

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/foldermirror/foldermirror/config"
-	"github.com/foldermirror/foldermirror/demo"
-	"github.com/foldermirror/foldermirror/googlefake"
-	"github.com/foldermirror/foldermirror/index"
+	"github.com/foldermirror/foldermirror/index/bolt"
+	"github.com/foldermirror/foldermirror/internal/demo"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 	"github.com/foldermirror/foldermirror/syncer"
 )
 
@@ -128,7 +128,7 @@ func (c *demoCommand) writeConfig(world *demo.World) (*config.Config, error) {
 // first request finds them.
 func (c *demoCommand) syncAll(ctx context.Context, cfg *config.Config) error {
 	quiet, _ := newLogger(io.Discard, "error")
-	db, err := index.Open(cfg.DataDir, quiet)
+	db, err := bolt.Open(cfg.DataDir, quiet)
 	if err != nil {
 		return err
 	}

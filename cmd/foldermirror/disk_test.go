@@ -13,9 +13,9 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
-	"github.com/foldermirror/foldermirror/googlefake"
-	"github.com/foldermirror/foldermirror/index"
+	"github.com/foldermirror/foldermirror/index/bolt"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 )
 
 // TestFullAndReadOnlyDisk runs the binary on a data directory that fills up
@@ -72,14 +72,14 @@ mount -o remount,ro %[1]s
 			t.Fatalf("want %s:\n%s", want, said)
 		}
 	}
-	indexPath := filepath.Join(data, index.FileName)
+	indexPath := filepath.Join(data, bolt.FileName)
 	for file, cause := range map[string]string{"full.err": "no space left on device", "ro.err": "read-only file system"} {
 		msg, _ := os.ReadFile(filepath.Join(dir, file))
 		if !strings.Contains(string(msg), indexPath) || !strings.Contains(string(msg), cause) {
 			t.Errorf("%s: %q; want it to name %s and say %q", file, msg, indexPath, cause)
 		}
 	}
-	db, err := index.Open(out, quietLogger())
+	db, err := bolt.Open(out, quietLogger())
 	if err != nil {
 		t.Fatalf("the index after the full disk: %v", err)
 	}

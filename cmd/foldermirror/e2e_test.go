@@ -16,8 +16,8 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
-	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 	"github.com/foldermirror/foldermirror/internal/pgtest"
 )
 

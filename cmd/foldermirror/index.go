@@ -9,7 +9,7 @@ import (
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/admin"
-	"github.com/foldermirror/foldermirror/index"
+	"github.com/foldermirror/foldermirror/index/bolt"
 	"github.com/foldermirror/foldermirror/index/postgres"
 	"github.com/foldermirror/foldermirror/syncer"
 )
@@ -24,7 +24,7 @@ type indexBackend interface {
 }
 
 var (
-	_ indexBackend = (*index.DB)(nil)
+	_ indexBackend = (*bolt.DB)(nil)
 	_ indexBackend = (*postgres.DB)(nil)
 )
 
@@ -34,7 +34,7 @@ var (
 // replica of a shared index changed.
 func openIndex(cfg *config.Config, logger *slog.Logger, onChange func(libraryID string)) (indexBackend, error) {
 	if !cfg.Index.IsPostgres() {
-		return index.Open(cfg.DataDir, logger)
+		return bolt.Open(cfg.DataDir, logger)
 	}
 	return postgres.Open(cfg.Index.URL, postgres.Options{Logger: logger, LeaseTTL: cfg.Index.LeaseTTL, OnChange: onChange})
 }

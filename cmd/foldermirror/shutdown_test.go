@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foldermirror/foldermirror/demo"
-	"github.com/foldermirror/foldermirror/googlefake"
-	"github.com/foldermirror/foldermirror/index"
+	"github.com/foldermirror/foldermirror/index/bolt"
+	"github.com/foldermirror/foldermirror/internal/demo"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 )
 
 // TestGracefulShutdown runs the built daemon, and on SIGTERM (and SIGINT)
@@ -49,7 +49,7 @@ func checkShutdown(t *testing.T, bin string, sig syscall.Signal) {
 	if out, err := exec.Command(bin, "sync", "--config", cfgPath).CombinedOutput(); err != nil {
 		t.Fatalf("first sync: %v\n%s", err, out)
 	}
-	db, err := index.Open(filepath.Join(dir, "data"), quietLogger())
+	db, err := bolt.Open(filepath.Join(dir, "data"), quietLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func checkShutdown(t *testing.T, bin string, sig syscall.Signal) {
 	if final := <-syncDone; !strings.Contains(final, "context canceled") {
 		t.Errorf("the running sync ended with %q, want it cancelled", final)
 	}
-	db, err = index.Open(filepath.Join(dir, "data"), quietLogger())
+	db, err = bolt.Open(filepath.Join(dir, "data"), quietLogger())
 	if err != nil {
 		t.Fatalf("the index after shutdown: %v", err)
 	}

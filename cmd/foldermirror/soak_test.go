@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/foldermirror/foldermirror/config"
-	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 )
 
 var soakFor = flag.Duration("soak", 60*time.Second, "how long the soak test loads the daemon")

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/googlefake"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 )
 
 const emailScope = "https://www.googleapis.com/auth/userinfo.email"

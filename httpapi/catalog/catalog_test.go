@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/index"
+	"github.com/foldermirror/foldermirror/index/bolt"
 	"github.com/foldermirror/foldermirror/index/indextest"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 )
@@ -110,7 +110,7 @@ func check(t *testing.T, when string, l *Library, m model, root string) {
 type world struct {
 	t   *testing.T
 	rng *rand.Rand
-	db  *index.DB
+	db  *bolt.DB
 	m   model
 	seq int
 }

@@ -26,10 +26,10 @@ import (
 	"testing"
 
 	"github.com/foldermirror/foldermirror/config"
-	"github.com/foldermirror/foldermirror/googlefake"
-	"github.com/foldermirror/foldermirror/index"
+	"github.com/foldermirror/foldermirror/index/bolt"
 	"github.com/foldermirror/foldermirror/index/indextest"
 	"github.com/foldermirror/foldermirror/index/postgres"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 	"github.com/foldermirror/foldermirror/internal/pgtest"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/oauth2/google"
@@ -177,9 +177,9 @@ func OpenIndex(t testing.TB, backend, dataDir string) indextest.Index {
 }
 
 // OpenBolt opens the bbolt index in dataDir, closed when the test ends.
-func OpenBolt(t testing.TB, dataDir string) *index.DB {
+func OpenBolt(t testing.TB, dataDir string) *bolt.DB {
 	t.Helper()
-	db, err := index.Open(dataDir, quiet)
+	db, err := bolt.Open(dataDir, quiet)
 	if err != nil {
 		t.Fatalf("open the index in %s: %v", dataDir, err)
 	}

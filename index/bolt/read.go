@@ -1,10 +1,10 @@
-package index
+package bolt
 
 import (
 	"context"
 
 	fm "github.com/foldermirror/foldermirror"
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 )
 
 var _ fm.IndexReader = (*DB)(nil)
@@ -22,7 +22,7 @@ func (db *DB) Library(_ context.Context, libraryID string) (*fm.LibraryState, er
 // Folder returns one folder of a library, ENOTFOUND if the library has none such.
 func (db *DB) Folder(_ context.Context, libraryID, folderID string) (*fm.Folder, error) {
 	var f *fm.Folder
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.bolt.View(func(tx *bbolt.Tx) error {
 		t, err := currentTree(tx, libraryID)
 		if err != nil {
 			return err
@@ -36,7 +36,7 @@ func (db *DB) Folder(_ context.Context, libraryID, folderID string) (*fm.Folder,
 // Permissions returns a folder's permissions in Drive's order.
 func (db *DB) Permissions(_ context.Context, libraryID, folderID string) ([]fm.Permission, error) {
 	var perms []fm.Permission
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.bolt.View(func(tx *bbolt.Tx) error {
 		t, err := currentTree(tx, libraryID)
 		if err != nil {
 			return err
@@ -54,7 +54,7 @@ func (db *DB) Permissions(_ context.Context, libraryID, folderID string) ([]fm.P
 // PermissionSet returns the permissions of a set of the library's tree.
 func (db *DB) PermissionSet(_ context.Context, libraryID string, key fm.PermissionSetKey) ([]fm.Permission, error) {
 	var perms []fm.Permission
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.bolt.View(func(tx *bbolt.Tx) error {
 		t, err := currentTree(tx, libraryID)
 		if err != nil {
 			return err
@@ -84,7 +84,7 @@ func (t *tree) folder(id string) (*fm.Folder, error) {
 func (db *DB) ReadLibrary(_ context.Context, libraryID string, r fm.LibraryReader) (*fm.LibraryState, error) {
 	defer db.release()
 	var state fm.LibraryState
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.bolt.View(func(tx *bbolt.Tx) error {
 		t, _, rec, err := currentLibrary(tx, libraryID)
 		if err != nil {
 			return err
@@ -119,7 +119,7 @@ func (db *DB) ReadLibrary(_ context.Context, libraryID string, r fm.LibraryReade
 // removed, as they are now, from its log.
 func (db *DB) Changes(_ context.Context, libraryID string, since uint64) (*fm.ChangeSet, error) {
 	var cs *fm.ChangeSet
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.bolt.View(func(tx *bbolt.Tx) error {
 		t, lib, rec, err := currentLibrary(tx, libraryID)
 		if err != nil {
 			return err
@@ -145,7 +145,7 @@ func (db *DB) Changes(_ context.Context, libraryID string, since uint64) (*fm.Ch
 func (db *DB) Snapshot(_ context.Context, libraryID string) ([]fm.SyncedFolder, error) {
 	defer db.release()
 	var out []fm.SyncedFolder
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.bolt.View(func(tx *bbolt.Tx) error {
 		t, err := currentTree(tx, libraryID)
 		if err != nil {
 			return err

@@ -1,4 +1,4 @@
-// Package index is foldermirror's bbolt backend: it keeps each library's
+// Package bolt is foldermirror's bbolt backend: it keeps each library's
 // folder tree, permissions and sync state, and answers the reads of the API.
 //
 // Layout (bucket → contents):
@@ -22,7 +22,7 @@
 // which bbolt reads through a memory map: the pages they touched are then
 // released from the process (see release), so that its resident memory does
 // not grow with the file.
-package index
+package bolt
 
 import (
 	"bytes"
@@ -37,7 +37,7 @@ import (
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
 
@@ -64,7 +64,7 @@ const openTimeout = 2 * time.Second
 
 // DB is an open index. It is safe for concurrent use.
 type DB struct {
-	bolt   *bolt.DB
+	bolt   *bbolt.DB
 	path   string
 	logger *slog.Logger
 
@@ -80,7 +80,7 @@ func Open(dataDir string, logger *slog.Logger) (*DB, error) {
 		return nil, fmt.Errorf("create data directory %s: %w", dataDir, err)
 	}
 	path := filepath.Join(dataDir, FileName)
-	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: openTimeout, FreelistType: bolt.FreelistMapType})
+	b, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: openTimeout, FreelistType: bbolt.FreelistMapType})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open index %s: locked by another process (is a foldermirror daemon running?)", path)
 	}
@@ -104,7 +104,7 @@ func (db *DB) Close() error { return db.bolt.Close() }
 // init checks the schema (creating it in a new file), drops orphan
 // generations and loads the library records.
 func (db *DB) init() error {
-	return db.bolt.Update(func(tx *bolt.Tx) error {
+	return db.bolt.Update(func(tx *bbolt.Tx) error {
 		if err := checkSchema(tx, db.logger); err != nil {
 			return err
 		}
@@ -136,11 +136,11 @@ func (db *DB) init() error {
 // another program or of a newer foldermirror. An index of an older
 // foldermirror is emptied: it only mirrors Drive, and the next syncs fill
 // it again.
-func checkSchema(tx *bolt.Tx, logger *slog.Logger) error {
+func checkSchema(tx *bbolt.Tx, logger *slog.Logger) error {
 	meta := tx.Bucket(bucketMeta)
 	if meta == nil {
 		foreign := false
-		_ = tx.ForEach(func([]byte, *bolt.Bucket) error { foreign = true; return nil })
+		_ = tx.ForEach(func([]byte, *bbolt.Bucket) error { foreign = true; return nil })
 		if foreign {
 			return errors.New("not a foldermirror index (no schema version)")
 		}
@@ -168,7 +168,7 @@ func checkSchema(tx *bolt.Tx, logger *slog.Logger) error {
 // permissions out. Each library's changes token is dropped, so that its
 // next sync is a full one that writes them again; until it ends, the
 // index serves what it holds.
-func upgradeFrom4(tx *bolt.Tx, meta *bolt.Bucket, logger *slog.Logger) error {
+func upgradeFrom4(tx *bbolt.Tx, meta *bbolt.Bucket, logger *slog.Logger) error {
 	if libs := tx.Bucket(bucketLibraries); libs != nil {
 		err := libs.ForEachBucket(func(name []byte) error {
 			lib := libs.Bucket(name)
@@ -195,7 +195,7 @@ func olderSchema(v string) bool {
 	return err == nil && n >= 1 && n < current
 }
 
-func createSchema(tx *bolt.Tx) error {
+func createSchema(tx *bbolt.Tx) error {
 	meta, err := tx.CreateBucket(bucketMeta)
 	if err != nil {
 		return err
@@ -204,9 +204,9 @@ func createSchema(tx *bolt.Tx) error {
 }
 
 // emptyIndex deletes every bucket and writes the current schema.
-func emptyIndex(tx *bolt.Tx) error {
+func emptyIndex(tx *bbolt.Tx) error {
 	var names [][]byte
-	_ = tx.ForEach(func(name []byte, _ *bolt.Bucket) error { names = append(names, bytes.Clone(name)); return nil })
+	_ = tx.ForEach(func(name []byte, _ *bbolt.Bucket) error { names = append(names, bytes.Clone(name)); return nil })
 	for _, name := range names {
 		if err := tx.DeleteBucket(name); err != nil {
 			return err
@@ -215,7 +215,7 @@ func emptyIndex(tx *bolt.Tx) error {
 	return createSchema(tx)
 }
 
-func readLibraryRecord(lib *bolt.Bucket) (*libraryRecord, error) {
+func readLibraryRecord(lib *bbolt.Bucket) (*libraryRecord, error) {
 	v := lib.Get(keyState)
 	if v == nil {
 		return nil, nil
@@ -223,7 +223,7 @@ func readLibraryRecord(lib *bolt.Bucket) (*libraryRecord, error) {
 	return decodeLibrary(v)
 }
 
-func dropOrphanGenerations(lib *bolt.Bucket, rec *libraryRecord, logger *slog.Logger) error {
+func dropOrphanGenerations(lib *bbolt.Bucket, rec *libraryRecord, logger *slog.Logger) error {
 	var orphans [][]byte
 	err := lib.ForEachBucket(func(name []byte) error {
 		if isGeneration(name) && (rec == nil || !bytes.Equal(name, generationKey(rec.Generation))) {
@@ -250,7 +250,7 @@ func isGeneration(name []byte) bool { return len(name) == 17 && name[0] == 'g' }
 
 // update runs fn in a write transaction; a failure (a full disk, say) names
 // what was being written and the index file.
-func (db *DB) update(what string, fn func(tx *bolt.Tx) error) error {
+func (db *DB) update(what string, fn func(tx *bbolt.Tx) error) error {
 	if err := db.bolt.Update(fn); err != nil {
 		return fmt.Errorf("%s in index %s: %w", what, db.path, err)
 	}
@@ -262,7 +262,7 @@ func (db *DB) update(what string, fn func(tx *bolt.Tx) error) error {
 // It runs under a read transaction, so bbolt cannot remap the file meanwhile.
 // A failure only leaves the pages mapped, so it is logged.
 func (db *DB) release() {
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.bolt.View(func(tx *bbolt.Tx) error {
 		return unmapPages(tx.DB().Info().Data, uintptr(tx.Size()))
 	})
 	if err != nil {
@@ -285,10 +285,10 @@ func (db *DB) setLibrary(rec *libraryRecord) {
 
 // tree is the buckets of one generation of a library, within a transaction.
 type tree struct {
-	folders, children, permsets *bolt.Bucket
+	folders, children, permsets *bbolt.Bucket
 }
 
-func openTree(gen *bolt.Bucket) (*tree, error) {
+func openTree(gen *bbolt.Bucket) (*tree, error) {
 	t := &tree{
 		folders:  gen.Bucket(bucketFolders),
 		children: gen.Bucket(bucketChildren),
@@ -300,7 +300,7 @@ func openTree(gen *bolt.Bucket) (*tree, error) {
 	return t, nil
 }
 
-func createTree(gen *bolt.Bucket) (*tree, error) {
+func createTree(gen *bbolt.Bucket) (*tree, error) {
 	for _, name := range [][]byte{bucketFolders, bucketChildren, bucketPermsets} {
 		if _, err := gen.CreateBucket(name); err != nil {
 			return nil, err
@@ -310,14 +310,14 @@ func createTree(gen *bolt.Bucket) (*tree, error) {
 }
 
 // currentTree opens the tree readers see for a library, or returns ENOTFOUND.
-func currentTree(tx *bolt.Tx, libraryID string) (*tree, error) {
+func currentTree(tx *bbolt.Tx, libraryID string) (*tree, error) {
 	t, _, _, err := currentLibrary(tx, libraryID)
 	return t, err
 }
 
 // currentLibrary opens the tree readers see for a library and returns it
 // with the library's bucket and record, or returns ENOTFOUND.
-func currentLibrary(tx *bolt.Tx, libraryID string) (*tree, *bolt.Bucket, *libraryRecord, error) {
+func currentLibrary(tx *bbolt.Tx, libraryID string) (*tree, *bbolt.Bucket, *libraryRecord, error) {
 	notSynced := fm.Errorf(fm.ENOTFOUND, "Library %s has not been synced.", libraryID)
 	lib := tx.Bucket(bucketLibraries).Bucket([]byte(libraryID))
 	if lib == nil {

@@ -1,4 +1,4 @@
-package index
+package bolt
 
 import (
 	"encoding/binary"

@@ -1,11 +1,11 @@
-package index
+package bolt
 
-import bolt "go.etcd.io/bbolt"
+import bbolt "go.etcd.io/bbolt"
 
 // Generations returns how many trees the index holds for a library.
 func (db *DB) Generations(libraryID string) int {
 	n := 0
-	_ = db.bolt.View(func(tx *bolt.Tx) error {
+	_ = db.bolt.View(func(tx *bbolt.Tx) error {
 		lib := tx.Bucket(bucketLibraries).Bucket([]byte(libraryID))
 		if lib == nil {
 			return nil
@@ -31,7 +31,7 @@ func (db *DB) LogBounds(libraryID string) (start, entries uint64) {
 // past maxLogEntries.
 func (db *DB) PruneLog(libraryID string, keep uint64) error {
 	var rec *libraryRecord
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.bolt.Update(func(tx *bbolt.Tx) error {
 		lib := tx.Bucket(bucketLibraries).Bucket([]byte(libraryID))
 		r, err := readLibraryRecord(lib)
 		if err != nil {

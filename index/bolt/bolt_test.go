@@ -1,4 +1,4 @@
-package index_test
+package bolt_test
 
 import (
 	"bytes"
@@ -12,10 +12,10 @@ import (
 	"testing"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/index"
+	"github.com/foldermirror/foldermirror/index/bolt"
 	"github.com/foldermirror/foldermirror/index/indextest"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -25,7 +25,7 @@ func TestConformance(t *testing.T) {
 	indextest.Run(t, indextest.Backend{
 		Open: func(t *testing.T) indextest.Index { return fmtest.OpenBolt(t, t.TempDir()) },
 		Reopen: func(t *testing.T, idx indextest.Index) indextest.Index {
-			db := idx.(*index.DB)
+			db := idx.(*bolt.DB)
 			if err := db.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +45,7 @@ var (
 func TestCrashLeavesTheOldTree(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, err := index.Open(dir, quiet)
+	db, err := bolt.Open(dir, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,9 +113,9 @@ func TestLogPruning(t *testing.T) {
 }
 
 func TestOpenRefusesForeignAndNewerFiles(t *testing.T) {
-	for name, setup := range map[string]func(tx *bolt.Tx) error{
-		"foreign": func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("widgets")); return err },
-		"newer": func(tx *bolt.Tx) error {
+	for name, setup := range map[string]func(tx *bbolt.Tx) error{
+		"foreign": func(tx *bbolt.Tx) error { _, err := tx.CreateBucket([]byte("widgets")); return err },
+		"newer": func(tx *bbolt.Tx) error {
 			b, err := tx.CreateBucket([]byte("meta"))
 			if err != nil {
 				return err
@@ -125,8 +125,8 @@ func TestOpenRefusesForeignAndNewerFiles(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			path := filepath.Join(dir, index.FileName)
-			b, err := bolt.Open(path, 0o600, nil)
+			path := filepath.Join(dir, bolt.FileName)
+			b, err := bbolt.Open(path, 0o600, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,7 +135,7 @@ func TestOpenRefusesForeignAndNewerFiles(t *testing.T) {
 			}
 			b.Close()
 			before, _ := os.ReadFile(path)
-			_, err = index.Open(dir, quiet)
+			_, err = bolt.Open(dir, quiet)
 			if err == nil || !strings.Contains(err.Error(), path) {
 				t.Errorf("open: %v; want an error naming the file", err)
 			}
@@ -149,11 +149,11 @@ func TestOpenRefusesForeignAndNewerFiles(t *testing.T) {
 // An index of an older foldermirror is emptied, to be filled again.
 func TestOpenEmptiesOlderIndexes(t *testing.T) {
 	dir := t.TempDir()
-	b, err := bolt.Open(filepath.Join(dir, index.FileName), 0o600, nil)
+	b, err := bbolt.Open(filepath.Join(dir, bolt.FileName), 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = b.Update(func(tx *bolt.Tx) error {
+	err = b.Update(func(tx *bbolt.Tx) error {
 		meta, err := tx.CreateBucket([]byte("meta"))
 		if err != nil {
 			return err
@@ -182,7 +182,7 @@ func TestOpenEmptiesOlderIndexes(t *testing.T) {
 func TestOpenWhileLocked(t *testing.T) {
 	dir := t.TempDir()
 	fmtest.OpenBolt(t, dir)
-	_, err := index.Open(dir, quiet)
+	_, err := bolt.Open(dir, quiet)
 	if err == nil || !strings.Contains(err.Error(), "locked") {
 		t.Errorf("second open: %v", err)
 	}
@@ -195,7 +195,7 @@ func TestOpenRefusesCorruptFiles(t *testing.T) {
 	db := fmtest.OpenBolt(t, good)
 	fullSync(t, db, "lib", state, 100, folder("root", "", "Root"), folder("a", "root", "a"))
 	db.Close()
-	valid, err := os.ReadFile(filepath.Join(good, index.FileName))
+	valid, err := os.ReadFile(filepath.Join(good, bolt.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,11 +206,11 @@ func TestOpenRefusesCorruptFiles(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			path := filepath.Join(dir, index.FileName)
+			path := filepath.Join(dir, bolt.FileName)
 			if err := os.WriteFile(path, content, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			db, err := index.Open(dir, quiet)
+			db, err := bolt.Open(dir, quiet)
 			if err == nil {
 				db.Close()
 				if name == "empty" {
@@ -239,7 +239,7 @@ func TestOpenUpgradesSchema4(t *testing.T) {
 		t.Fatalf("before: %+v, %v; want a changes token", st, err)
 	}
 	db.Close()
-	rawBolt(t, dir, func(tx *bolt.Tx) error { return tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte("4")) })
+	rawBolt(t, dir, func(tx *bbolt.Tx) error { return tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte("4")) })
 
 	db = fmtest.OpenBolt(t, dir)
 	st, err := db.Library(context.Background(), "lib")
@@ -250,9 +250,9 @@ func TestOpenUpgradesSchema4(t *testing.T) {
 		t.Errorf("a folder after the upgrade: %+v, %v", f, err)
 	}
 	db.Close()
-	rawBolt(t, dir, func(tx *bolt.Tx) error {
-		if v := string(tx.Bucket([]byte("meta")).Get([]byte("schema"))); v != index.SchemaVersion {
-			t.Errorf("schema %q after the upgrade, want %q", v, index.SchemaVersion)
+	rawBolt(t, dir, func(tx *bbolt.Tx) error {
+		if v := string(tx.Bucket([]byte("meta")).Get([]byte("schema"))); v != bolt.SchemaVersion {
+			t.Errorf("schema %q after the upgrade, want %q", v, bolt.SchemaVersion)
 		}
 		return nil
 	})

@@ -1,4 +1,4 @@
-package index
+package bolt
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	fm "github.com/foldermirror/foldermirror"
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 )
 
 // UpdateLibrary runs fn on the library's current tree in one write
@@ -16,7 +16,7 @@ import (
 // state readers see.
 func (db *DB) UpdateLibrary(_ context.Context, libraryID string, _ fm.Fence, fn func(fm.LibraryTx) error) error {
 	var rec *libraryRecord
-	err := db.update("update library "+libraryID, func(tx *bolt.Tx) error {
+	err := db.update("update library "+libraryID, func(tx *bbolt.Tx) error {
 		t, lib, old, err := currentLibrary(tx, libraryID)
 		if err != nil {
 			return err

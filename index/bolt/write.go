@@ -1,4 +1,4 @@
-package index
+package bolt
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	fm "github.com/foldermirror/foldermirror"
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 )
 
 var _ fm.IndexWriter = (*DB)(nil)
@@ -54,7 +54,7 @@ const releaseEvery = 50_000
 func (db *DB) BeginFullSync(_ context.Context, libraryID string, _ fm.Fence) (fm.FullSyncWriter, error) {
 	fs := &fullSync{db: db, libraryID: libraryID, sizes: map[fm.PermissionSetKey]int{},
 		refs: map[fm.PermissionSetKey]uint64{}, drifted: []string{}}
-	err := db.update("begin a full sync of "+libraryID, func(tx *bolt.Tx) error {
+	err := db.update("begin a full sync of "+libraryID, func(tx *bbolt.Tx) error {
 		lib, err := tx.Bucket(bucketLibraries).CreateBucketIfNotExists([]byte(libraryID))
 		if err != nil {
 			return err
@@ -77,7 +77,7 @@ func (db *DB) BeginFullSync(_ context.Context, libraryID string, _ fm.Fence) (fm
 }
 
 // nextGeneration returns a number above every generation the library holds.
-func nextGeneration(lib *bolt.Bucket) uint64 {
+func nextGeneration(lib *bbolt.Bucket) uint64 {
 	var highest uint64
 	_ = lib.ForEachBucket(func(name []byte) error {
 		var g uint64
@@ -90,7 +90,7 @@ func nextGeneration(lib *bolt.Bucket) uint64 {
 }
 
 // trees opens the new tree and the one being replaced (nil if none).
-func (fs *fullSync) trees(tx *bolt.Tx) (cur, old *tree, err error) {
+func (fs *fullSync) trees(tx *bbolt.Tx) (cur, old *tree, err error) {
 	lib := tx.Bucket(bucketLibraries).Bucket([]byte(fs.libraryID))
 	if lib == nil {
 		return nil, nil, errors.New("library bucket vanished")
@@ -121,7 +121,7 @@ func (fs *fullSync) PutPermissionSets(sets []fm.PermissionSet) error {
 	if err := fs.check(); err != nil {
 		return err
 	}
-	err := fs.db.update("write permissions of "+fs.libraryID, func(tx *bolt.Tx) error {
+	err := fs.db.update("write permissions of "+fs.libraryID, func(tx *bbolt.Tx) error {
 		t, _, err := fs.trees(tx)
 		if err != nil {
 			return err
@@ -154,7 +154,7 @@ func (fs *fullSync) PutFolders(folders []fm.Folder) error {
 	var drift fm.Drift
 	var matched, perms int
 	var drifted []string
-	err := fs.db.update("write folders of "+fs.libraryID, func(tx *bolt.Tx) error {
+	err := fs.db.update("write folders of "+fs.libraryID, func(tx *bbolt.Tx) error {
 		t, old, err := fs.trees(tx)
 		if err != nil {
 			return err
@@ -238,7 +238,7 @@ func (fs *fullSync) PutChildren(links []fm.ChildLink) error {
 		}
 		last = l
 	}
-	err := fs.db.update("write the tree of "+fs.libraryID, func(tx *bolt.Tx) error {
+	err := fs.db.update("write the tree of "+fs.libraryID, func(tx *bbolt.Tx) error {
 		t, _, err := fs.trees(tx)
 		if err != nil {
 			return err
@@ -277,7 +277,7 @@ func (fs *fullSync) releaseSometimes(n int) {
 // writeRefs writes the references counted while folders were put, and
 // drops the sets no folder refers to.
 func (fs *fullSync) writeRefs() error {
-	return fs.db.update("write the permissions of "+fs.libraryID, func(tx *bolt.Tx) error {
+	return fs.db.update("write the permissions of "+fs.libraryID, func(tx *bbolt.Tx) error {
 		t, _, err := fs.trees(tx)
 		if err != nil {
 			return err
@@ -317,7 +317,7 @@ func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
 	var drift fm.Drift
 	var rec *libraryRecord
 	var old []byte
-	err = fs.db.update("commit the full sync of "+fs.libraryID, func(tx *bolt.Tx) error {
+	err = fs.db.update("commit the full sync of "+fs.libraryID, func(tx *bbolt.Tx) error {
 		lib := tx.Bucket(bucketLibraries).Bucket([]byte(fs.libraryID))
 		if lib == nil {
 			return errors.New("library bucket vanished")
@@ -382,7 +382,7 @@ func (fs *fullSync) removed() ([]string, error) {
 		return nil, nil
 	}
 	var gone []string
-	err := fs.db.bolt.View(func(tx *bolt.Tx) error {
+	err := fs.db.bolt.View(func(tx *bbolt.Tx) error {
 		cur, old, err := fs.trees(tx)
 		if err != nil {
 			return err
@@ -395,7 +395,7 @@ func (fs *fullSync) removed() ([]string, error) {
 
 // log records what drifted under the new revision, or, when that is too
 // much (or unknown), starts the log afresh.
-func (fs *fullSync) log(lib *bolt.Bucket, prev, rec *libraryRecord, removed []string) error {
+func (fs *fullSync) log(lib *bbolt.Bucket, prev, rec *libraryRecord, removed []string) error {
 	if prev == nil || rec.Revision == prev.Revision {
 		return nil
 	}
@@ -425,7 +425,7 @@ func (db *DB) dropGeneration(libraryID string, name []byte) {
 }
 
 func (db *DB) dropGenerationErr(libraryID string, name []byte) error {
-	return db.update("drop a tree of "+libraryID, func(tx *bolt.Tx) error {
+	return db.update("drop a tree of "+libraryID, func(tx *bbolt.Tx) error {
 		lib := tx.Bucket(bucketLibraries).Bucket([]byte(libraryID))
 		if lib == nil || lib.Bucket(name) == nil {
 			return nil

@@ -9,7 +9,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 )
 
 // Domain is the demo's Workspace domain.

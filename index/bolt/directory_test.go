@@ -1,4 +1,4 @@
-package index_test
+package bolt_test
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/index"
+	"github.com/foldermirror/foldermirror/index/bolt"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 )
 
 // The unreadable groups are kept with the directory.
@@ -26,7 +26,7 @@ func TestDirectoryKeepsUnreadableGroups(t *testing.T) {
 	}
 	db.Close()
 	var got []string
-	rawBolt(t, dir, func(tx *bolt.Tx) error {
+	rawBolt(t, dir, func(tx *bbolt.Tx) error {
 		return tx.Bucket([]byte("directory")).Bucket([]byte("beta.example")).Bucket([]byte("unreadable")).
 			ForEach(func(k, _ []byte) error { got = append(got, string(k)); return nil })
 	})
@@ -38,9 +38,9 @@ func TestDirectoryKeepsUnreadableGroups(t *testing.T) {
 
 // rawBolt opens the index file of dir with bbolt and runs fn in a write
 // transaction.
-func rawBolt(t *testing.T, dir string, fn func(*bolt.Tx) error) {
+func rawBolt(t *testing.T, dir string, fn func(*bbolt.Tx) error) {
 	t.Helper()
-	b, err := bolt.Open(filepath.Join(dir, index.FileName), 0o600, nil)
+	b, err := bbolt.Open(filepath.Join(dir, bolt.FileName), 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,12 +63,12 @@ func TestDirectoryWithoutIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	rawBolt(t, dir, func(tx *bolt.Tx) error {
+	rawBolt(t, dir, func(tx *bbolt.Tx) error {
 		users := tx.Bucket([]byte("directory")).Bucket([]byte("example.com")).Bucket([]byte("users"))
 		return errors.Join(users.Put([]byte("ann@example.com"), []byte{0}), users.Put([]byte("sid@example.com"), []byte{1}))
 	})
 	var logs fmtest.LogBuffer
-	old, err := index.Open(dir, slog.New(slog.NewTextHandler(&logs, nil)))
+	old, err := bolt.Open(dir, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package index
+package bolt
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	fm "github.com/foldermirror/foldermirror"
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 )
 
 // Directory layout: directory/<domain>/ with
@@ -31,7 +31,7 @@ var _ fm.DirectoryStore = (*DB)(nil)
 // resolves the groups of every member again, across every domain's
 // directory.
 func (db *DB) ReplaceDirectory(_ context.Context, snap *fm.DirectorySnapshot, _ fm.Fence) error {
-	err := db.update("write the directory of "+snap.Domain, func(tx *bolt.Tx) error {
+	err := db.update("write the directory of "+snap.Domain, func(tx *bbolt.Tx) error {
 		dirs, err := tx.CreateBucketIfNotExists(bucketDirectory)
 		if err != nil {
 			return err
@@ -54,7 +54,7 @@ func (db *DB) ReplaceDirectory(_ context.Context, snap *fm.DirectorySnapshot, _ 
 	return nil
 }
 
-func writeDirectory(dom *bolt.Bucket, snap *fm.DirectorySnapshot) error {
+func writeDirectory(dom *bbolt.Bucket, snap *fm.DirectorySnapshot) error {
 	users, err := dom.CreateBucket(bucketUsers)
 	if err != nil {
 		return err
@@ -94,7 +94,7 @@ func writeDirectory(dom *bolt.Bucket, snap *fm.DirectorySnapshot) error {
 
 // loadDirectories reads every domain's directory into memory and resolves
 // their groups.
-func (db *DB) loadDirectories(tx *bolt.Tx) error {
+func (db *DB) loadDirectories(tx *bbolt.Tx) error {
 	dirs := tx.Bucket(bucketDirectory)
 	if dirs == nil {
 		return nil
@@ -115,7 +115,7 @@ func (db *DB) loadDirectories(tx *bolt.Tx) error {
 	return err
 }
 
-func readDirectory(domain string, dom *bolt.Bucket) (*fm.DirectorySnapshot, error) {
+func readDirectory(domain string, dom *bbolt.Bucket) (*fm.DirectorySnapshot, error) {
 	snap := &fm.DirectorySnapshot{Domain: domain, Users: map[string]fm.DirectoryUser{}, DirectGroups: map[string][]string{}}
 	d := decoder{buf: dom.Get(keyState)}
 	d.header()

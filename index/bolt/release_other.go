@@ -1,6 +1,6 @@
 //go:build !linux
 
-package index
+package bolt
 
 // unmapPages does nothing where the index does not release mapped pages.
 func unmapPages(addr, size uintptr) error { return nil }

@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 	"google.golang.org/api/drive/v3"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 	"google.golang.org/api/drive/v3"
 )
 

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/MicahParks/keyfunc/v3"
-	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 	"github.com/golang-jwt/jwt/v5"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foldermirror/foldermirror/googlefake"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
 	"google.golang.org/api/drive/v3"

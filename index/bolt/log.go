@@ -1,4 +1,4 @@
-package index
+package bolt
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	fm "github.com/foldermirror/foldermirror"
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 )
 
 // Each library keeps a log of the folders each revision wrote or removed,
@@ -18,13 +18,13 @@ import (
 // readers at an older revision then read the whole library again.
 
 // logBucket returns a library's log bucket, creating it if needed.
-func logBucket(lib *bolt.Bucket) (*bolt.Bucket, error) {
+func logBucket(lib *bbolt.Bucket) (*bbolt.Bucket, error) {
 	return lib.CreateBucketIfNotExists(bucketLog)
 }
 
 // appendLog records that revision changed the folders ids, and drops the
 // oldest revisions if the log grows past its bound.
-func appendLog(lib *bolt.Bucket, rec *libraryRecord, revision uint64, ids []string) error {
+func appendLog(lib *bbolt.Bucket, rec *libraryRecord, revision uint64, ids []string) error {
 	log, err := logBucket(lib)
 	if err != nil {
 		return err
@@ -44,7 +44,7 @@ func appendLog(lib *bolt.Bucket, rec *libraryRecord, revision uint64, ids []stri
 
 // pruneLog deletes whole revisions from the start of the log until at most
 // keep entries remain.
-func pruneLog(log *bolt.Bucket, rec *libraryRecord, keep uint64) error {
+func pruneLog(log *bbolt.Bucket, rec *libraryRecord, keep uint64) error {
 	c := log.Cursor()
 	var dropping uint64
 	for k, _ := c.First(); len(k) >= 8; k, _ = c.First() {
@@ -65,7 +65,7 @@ func pruneLog(log *bolt.Bucket, rec *libraryRecord, keep uint64) error {
 
 // resetLog empties the log: readers older than the record's revision must
 // read the whole library again.
-func resetLog(lib *bolt.Bucket, rec *libraryRecord) error {
+func resetLog(lib *bbolt.Bucket, rec *libraryRecord) error {
 	if lib.Bucket(bucketLog) != nil {
 		if err := lib.DeleteBucket(bucketLog); err != nil {
 			return err
@@ -78,7 +78,7 @@ func resetLog(lib *bolt.Bucket, rec *libraryRecord) error {
 // loggedSince returns the IDs of the folders changed after revision since,
 // each once, and false when the log does not reach back that far or holds
 // more than fm.MaxChangeSet of them.
-func loggedSince(lib *bolt.Bucket, rec *libraryRecord, since uint64) ([]string, bool) {
+func loggedSince(lib *bbolt.Bucket, rec *libraryRecord, since uint64) ([]string, bool) {
 	if since+1 < rec.LogStart {
 		return nil, false
 	}
