@@ -252,19 +252,6 @@ type ChangeSet struct {
 	Sets    []PermissionSet
 }
 
-// Bounds of the change log an index keeps for Changes. Past them, readers
-// at an older revision read the whole library again.
-const (
-	// MaxLogEntries is the most entries a library's log holds: past it, the
-	// oldest revisions go.
-	MaxLogEntries = 250_000
-	// MaxLoggedDrift is the most folders a full sync's drift logs: a full
-	// sync that drifted more starts the log afresh.
-	MaxLoggedDrift = 100_000
-	// MaxChangeSet is the most folders one ChangeSet holds.
-	MaxChangeSet = 100_000
-)
-
 // IndexReader is what the API reads from an index.
 type IndexReader interface {
 	// Library returns the state of a synced library; ENOTFOUND if it was
