@@ -188,12 +188,8 @@ func (d *decoder) key(k *fm.PermissionSetKey) {
 // generation of the tree readers see, and what its change log holds.
 type libraryRecord struct {
 	fm.LibraryState
+	fm.ChangeLog
 	Generation uint64
-	// LogStart is the first revision whose changes the log holds: readers
-	// at an older revision must read the library again.
-	LogStart uint64
-	// LogEntries counts the log's entries.
-	LogEntries uint64
 }
 
 func encodeLibrary(r *libraryRecord) []byte {

@@ -37,7 +37,7 @@ func TestPermissionsAndLibraryCodecs(t *testing.T) {
 	if _, err := fm.DecodePermissions(append(fm.AppendPermissions(nil, perms), 0)); err == nil {
 		t.Error("permissions: trailing byte accepted")
 	}
-	rec := &libraryRecord{Generation: 42, LogStart: 3, LogEntries: 7, LibraryState: fm.LibraryState{ID: "lib", RootID: "r", DriveID: "d",
+	rec := &libraryRecord{Generation: 42, ChangeLog: fm.ChangeLog{LogStart: 3, LogEntries: 7}, LibraryState: fm.LibraryState{ID: "lib", RootID: "r", DriveID: "d",
 		SharingRequiresOrganizer: true, StartPageToken: "77", LastFullSync: time.Unix(1700000000, 5).UTC(),
 		Folders: 3, Permissions: 9}}
 	back, err := decodeLibrary(encodeLibrary(rec))

@@ -28,7 +28,7 @@ func (db *DB) LogBounds(libraryID string) (start, entries uint64) {
 }
 
 // PruneLog prunes a library's log to at most keep entries, as appendLog does
-// past maxLogEntries.
+// past fm.MaxLogEntries.
 func (db *DB) PruneLog(libraryID string, keep uint64) error {
 	var rec *libraryRecord
 	err := db.bolt.Update(func(tx *bbolt.Tx) error {

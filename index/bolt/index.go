@@ -341,12 +341,6 @@ func currentLibrary(tx *bbolt.Tx, libraryID string) (*tree, *bbolt.Bucket, *libr
 	return t, lib, rec, nil
 }
 
-// readerVisibleChange reports whether a field of the state that readers see,
-// beyond the tree, differs between a and b.
-func readerVisibleChange(a, b *fm.LibraryState) bool {
-	return a.RootID != b.RootID || a.DriveID != b.DriveID || a.SharingRequiresOrganizer != b.SharingRequiresOrganizer
-}
-
 // Info says where the index file is and how large.
 func (db *DB) Info(context.Context) fm.IndexInfo {
 	info := fm.IndexInfo{Kind: "bbolt", Location: db.path, Ready: true}

@@ -14,8 +14,9 @@ import (
 // another replica's) can catch up by reading those folders alone.
 //
 // The log holds every change of the revisions from the record's LogStart on.
-// It is bounded (fm.MaxLogEntries, fm.MaxLoggedDrift, fm.MaxChangeSet):
-// readers at an older revision then read the whole library again.
+// The root package's rules bound it (fm.ChangeLog, fm.PrunedLog, fm.KeepsLog,
+// fm.ChangeSetFits): readers at an older revision then read the whole
+// library again.
 
 // logBucket returns a library's log bucket, creating it if needed.
 func logBucket(lib *bbolt.Bucket) (*bbolt.Bucket, error) {
@@ -36,31 +37,39 @@ func appendLog(lib *bbolt.Bucket, rec *libraryRecord, revision uint64, ids []str
 		}
 	}
 	rec.LogEntries += uint64(len(ids))
-	if rec.LogEntries > fm.MaxLogEntries {
-		return pruneLog(log, rec, fm.MaxLogEntries*3/4)
+	if rec.Overfull() {
+		return pruneLog(log, rec, fm.PrunedLogSize)
 	}
 	return nil
 }
 
-// pruneLog deletes whole revisions from the start of the log until at most
-// keep entries remain.
+// pruneLog deletes the revisions fm.PrunedLog drops to keep at most keep
+// entries.
 func pruneLog(log *bbolt.Bucket, rec *libraryRecord, keep uint64) error {
+	rec.ChangeLog = fm.PrunedLog(rec.Revision, keep, logRevisions(log))
 	c := log.Cursor()
-	var dropping uint64
-	for k, _ := c.First(); len(k) >= 8; k, _ = c.First() {
-		rev := binary.BigEndian.Uint64(k)
-		if rec.LogEntries <= keep && rev != dropping {
-			rec.LogStart = rev
-			return nil
-		}
-		dropping = rev
+	for k, _ := c.First(); len(k) >= 8 && binary.BigEndian.Uint64(k) < rec.LogStart; k, _ = c.First() {
 		if err := c.Delete(); err != nil {
 			return err
 		}
-		rec.LogEntries--
 	}
-	rec.LogStart = rec.Revision + 1
 	return nil
+}
+
+// logRevisions counts the entries of each revision the log holds, newest
+// first.
+func logRevisions(log *bbolt.Bucket) []fm.LogRevision {
+	var revs []fm.LogRevision
+	c := log.Cursor()
+	for k, _ := c.Last(); len(k) >= 8; k, _ = c.Prev() {
+		rev := binary.BigEndian.Uint64(k)
+		if n := len(revs); n > 0 && revs[n-1].Revision == rev {
+			revs[n-1].Entries++
+			continue
+		}
+		revs = append(revs, fm.LogRevision{Revision: rev, Entries: 1})
+	}
+	return revs
 }
 
 // resetLog empties the log: readers older than the record's revision must
@@ -71,17 +80,14 @@ func resetLog(lib *bbolt.Bucket, rec *libraryRecord) error {
 			return err
 		}
 	}
-	rec.LogStart, rec.LogEntries = rec.Revision+1, 0
+	rec.ChangeLog = fm.FreshLog(rec.Revision)
 	return nil
 }
 
 // loggedSince returns the IDs of the folders changed after revision since,
-// each once, and false when the log does not reach back that far or holds
-// more than fm.MaxChangeSet of them.
-func loggedSince(lib *bbolt.Bucket, rec *libraryRecord, since uint64) ([]string, bool) {
-	if since+1 < rec.LogStart {
-		return nil, false
-	}
+// each once, and false when they are more than a ChangeSet holds
+// (fm.ChangeSetFits).
+func loggedSince(lib *bbolt.Bucket, since uint64) ([]string, bool) {
 	log := lib.Bucket(bucketLog)
 	if log == nil {
 		return nil, true
@@ -91,7 +97,7 @@ func loggedSince(lib *bbolt.Bucket, rec *libraryRecord, since uint64) ([]string,
 	for k, _ := c.Seek(revisionPrefix(since + 1)); k != nil; k, _ = c.Next() {
 		id := string(k[8:])
 		if !seen[id] {
-			if len(seen) == fm.MaxChangeSet {
+			if !fm.ChangeSetFits(len(seen) + 1) {
 				return nil, false
 			}
 			seen[id] = true

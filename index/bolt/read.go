@@ -124,9 +124,12 @@ func (db *DB) Changes(_ context.Context, libraryID string, since uint64) (*fm.Ch
 		if err != nil {
 			return err
 		}
-		ids, ok := []string(nil), since >= rec.Revision
-		if !ok {
-			ids, ok = loggedSince(lib, rec, since)
+		ids, ok := []string(nil), true
+		switch rec.Catchup(since, rec.Revision) {
+		case fm.CatchupLog:
+			ids, ok = loggedSince(lib, since)
+		case fm.CatchupReread:
+			ok = false
 		}
 		if !ok {
 			cs = &fm.ChangeSet{Reread: true}

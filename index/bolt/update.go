@@ -26,11 +26,10 @@ func (db *DB) UpdateLibrary(_ context.Context, libraryID string, _ fm.Fence, fn 
 			return err
 		}
 		rec = &ltx.rec
-		wrote := len(ltx.touched) > 0
-		if !wrote && !readerVisibleChange(&old.LibraryState, &rec.LibraryState) {
+		rec.Revision = old.NextRevision(rec.LibraryState, len(ltx.touched) > 0)
+		if rec.Revision == old.Revision {
 			return lib.Put(keyState, encodeLibrary(rec))
 		}
-		rec.Revision = old.Revision + 1
 		ids := make([]string, 0, len(ltx.touched))
 		for id := range ltx.touched {
 			ids = append(ids, id)
@@ -59,10 +58,7 @@ type libraryTx struct {
 func (l *libraryTx) State() fm.LibraryState { return l.rec.LibraryState }
 
 // SetState keeps the ID, counts and revision, which the index maintains.
-func (l *libraryTx) SetState(s fm.LibraryState) {
-	s.ID, s.Folders, s.Permissions, s.Revision = l.rec.ID, l.rec.Folders, l.rec.Permissions, l.rec.Revision
-	l.rec.LibraryState = s
-}
+func (l *libraryTx) SetState(s fm.LibraryState) { l.rec.LibraryState = l.rec.Adopt(s) }
 
 func (l *libraryTx) Folder(id string) (*fm.Folder, error) { return l.folder(id) }
 

@@ -33,7 +33,7 @@ type fullSync struct {
 	// refs counts the references to each set, written at Commit.
 	refs map[fm.PermissionSetKey]uint64
 	// drifted are the folders added or changed, while they are few enough
-	// to be logged (see fm.MaxLoggedDrift); nil past that.
+	// to be logged (fm.Drift.Loggable); nil past that.
 	drifted []string
 	// unreleased counts the folders written since mapped pages were last
 	// released.
@@ -203,7 +203,7 @@ func (fs *fullSync) PutFolders(folders []fm.Folder) error {
 	fs.drift.Changed += drift.Changed
 	if fs.drifted != nil {
 		fs.drifted = append(fs.drifted, drifted...)
-		if len(fs.drifted) > fm.MaxLoggedDrift {
+		if !fs.drift.Loggable() {
 			fs.drifted = nil
 		}
 	}
@@ -313,7 +313,7 @@ func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
 	if err != nil {
 		return fm.Drift{}, err
 	}
-	state.ID, state.Folders, state.Permissions = fs.libraryID, fs.folders, fs.perms
+	state = fm.LibraryState{ID: fs.libraryID, Folders: fs.folders, Permissions: fs.perms}.Adopt(state)
 	var drift fm.Drift
 	var rec *libraryRecord
 	var old []byte
@@ -330,7 +330,7 @@ func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
 			old = generationKey(prev.Generation)
 		}
 		rec, drift = fs.record(prev, state)
-		if err := fs.log(lib, prev, rec, removed); err != nil {
+		if err := fs.log(lib, prev, rec, drift, removed); err != nil {
 			return err
 		}
 		return lib.Put(keyState, encodeLibrary(rec))
@@ -347,24 +347,22 @@ func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
 	return drift, nil
 }
 
-// record makes the library's new record: the revision grows when the tree
-// drifted from the one it replaces, or a field of the state readers see
-// changed.
+// record makes the library's new record, with the revision
+// fm.LibraryState.NextRevision gives it: the tree changed if it drifted
+// from the one it replaces, or was not compared with it.
 func (fs *fullSync) record(prev *libraryRecord, state fm.LibraryState) (*libraryRecord, fm.Drift) {
 	rec := &libraryRecord{LibraryState: state, Generation: fs.generation}
-	rec.Revision = 1
 	if prev == nil {
-		rec.LogStart = 2
+		rec.Revision = fm.FirstRevision
+		rec.ChangeLog = fm.FreshLog(rec.Revision)
 		return rec, fm.Drift{}
 	}
 	drift := fs.drift
 	if fs.measured(prev) {
 		drift.Removed = max(0, prev.Folders-fs.matched)
 	}
-	rec.Revision, rec.LogStart, rec.LogEntries = prev.Revision, prev.LogStart, prev.LogEntries
-	if !fs.measured(prev) || drift.Total() > 0 || readerVisibleChange(&prev.LibraryState, &rec.LibraryState) {
-		rec.Revision++
-	}
+	rec.Revision = prev.NextRevision(rec.LibraryState, !fs.measured(prev) || drift.Total() > 0)
+	rec.ChangeLog = prev.ChangeLog
 	return rec, drift
 }
 
@@ -377,8 +375,12 @@ func (fs *fullSync) measured(prev *libraryRecord) bool {
 // removed returns the IDs of the old tree's folders the new one lacks, when
 // the drift is small enough to be logged; nil otherwise.
 func (fs *fullSync) removed() ([]string, error) {
-	if fs.prev == nil || fs.drifted == nil || fs.prev.Folders-fs.matched <= 0 ||
-		len(fs.drifted)+fs.prev.Folders-fs.matched > fm.MaxLoggedDrift {
+	if fs.prev == nil {
+		return nil, nil
+	}
+	drift := fs.drift
+	drift.Removed = fs.prev.Folders - fs.matched
+	if drift.Removed <= 0 || !drift.Loggable() {
 		return nil, nil
 	}
 	var gone []string
@@ -393,14 +395,16 @@ func (fs *fullSync) removed() ([]string, error) {
 	return gone, err
 }
 
-// log records what drifted under the new revision, or, when that is too
-// much (or unknown), starts the log afresh.
-func (fs *fullSync) log(lib *bbolt.Bucket, prev, rec *libraryRecord, removed []string) error {
+// log records what drifted under the new revision, or starts the log
+// afresh when fm.KeepsLog says so, or when what drifted is not known: the
+// tree was not compared with the one it replaces, or the folders removed
+// were not listed.
+func (fs *fullSync) log(lib *bbolt.Bucket, prev, rec *libraryRecord, drift fm.Drift, removed []string) error {
 	if prev == nil || rec.Revision == prev.Revision {
 		return nil
 	}
-	if !fs.measured(prev) || fs.drifted == nil || rec.RootID != prev.RootID ||
-		(prev.Folders-fs.matched > 0 && removed == nil) {
+	if !fs.measured(prev) || !fm.KeepsLog(prev.LibraryState, rec.LibraryState, drift) ||
+		(drift.Removed > 0 && removed == nil) {
 		return resetLog(lib, rec)
 	}
 	return appendLog(lib, rec, rec.Revision, append(fs.drifted, removed...))
