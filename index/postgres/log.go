@@ -11,8 +11,8 @@ import (
 // (the changes table), so that a reader holding an older revision in
 // memory (the API's catalog, another replica's) can catch up by reading
 // those folders alone. It holds every change of the revisions from the
-// row's log_start on, within the bounds fm.MaxLogEntries and
-// fm.MaxLoggedDrift, as the bbolt index's does.
+// row's log_start on, within the bounds of the root package's rules
+// (fm.ChangeLog, fm.PrunedLog, fm.KeepsLog, fm.ChangeSetFits).
 
 // appendLog records that rec's revision changed the folders ids, and drops
 // the oldest revisions if the log grows past its bound.
@@ -28,42 +28,29 @@ func appendLog(ctx context.Context, tx pgx.Tx, rec *record, ids []string) error 
 // bound.
 func addedToLog(ctx context.Context, tx pgx.Tx, rec *record, n int64) error {
 	rec.LogEntries += uint64(n)
-	if rec.LogEntries <= fm.MaxLogEntries {
+	if !rec.Overfull() {
 		return nil
 	}
-	return pruneLog(ctx, tx, rec, fm.MaxLogEntries*3/4)
+	return pruneLog(ctx, tx, rec, fm.PrunedLogSize)
 }
 
-// pruneLog deletes whole revisions from the start of the log until at most
-// keep entries remain.
+// pruneLog deletes the revisions fm.PrunedLog drops to keep at most keep
+// entries.
 func pruneLog(ctx context.Context, tx pgx.Tx, rec *record, keep uint64) error {
 	rows, err := tx.Query(ctx, `SELECT revision, count(*) FROM changes WHERE library = $1
 		GROUP BY revision ORDER BY revision DESC`, rec.ID)
 	if err != nil {
 		return err
 	}
-	var kept uint64
-	start := rec.Revision + 1
-	for rows.Next() {
-		var rev, n uint64
-		if err := rows.Scan(&rev, &n); err != nil {
-			rows.Close()
-			return err
-		}
-		if kept+n > keep {
-			break
-		}
-		kept += n
-		start = rev
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	revs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[fm.LogRevision])
+	if err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, "DELETE FROM changes WHERE library = $1 AND revision < $2", rec.ID, start); err != nil {
+	pruned := fm.PrunedLog(rec.Revision, keep, revs)
+	if _, err := tx.Exec(ctx, "DELETE FROM changes WHERE library = $1 AND revision < $2", rec.ID, pruned.LogStart); err != nil {
 		return err
 	}
-	rec.LogStart, rec.LogEntries = start, kept
+	rec.ChangeLog = pruned
 	return nil
 }
 
@@ -73,6 +60,6 @@ func resetLog(ctx context.Context, tx pgx.Tx, rec *record) error {
 	if _, err := tx.Exec(ctx, "DELETE FROM changes WHERE library = $1", rec.ID); err != nil {
 		return err
 	}
-	rec.LogStart, rec.LogEntries = rec.Revision+1, 0
+	rec.ChangeLog = fm.FreshLog(rec.Revision)
 	return nil
 }

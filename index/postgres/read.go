@@ -249,10 +249,10 @@ func (db *DB) Changes(ctx context.Context, libraryID string, since uint64) (*fm.
 
 func changeSet(ctx context.Context, tx pgx.Tx, r *record, since uint64) (*fm.ChangeSet, error) {
 	cs := &fm.ChangeSet{State: r.LibraryState}
-	if since >= r.Revision {
+	switch r.Catchup(since, r.Revision) {
+	case fm.CatchupNone:
 		return cs, nil
-	}
-	if since+1 < r.LogStart {
+	case fm.CatchupReread:
 		cs.Reread = true
 		return cs, nil
 	}
@@ -265,7 +265,7 @@ func changeSet(ctx context.Context, tx pgx.Tx, r *record, since uint64) (*fm.Cha
 	if err != nil {
 		return nil, err
 	}
-	if len(ids) > fm.MaxChangeSet {
+	if !fm.ChangeSetFits(len(ids)) {
 		cs.Reread = true
 		return cs, nil
 	}

@@ -12,9 +12,8 @@ import (
 // what its change log holds.
 type record struct {
 	fm.LibraryState
+	fm.ChangeLog
 	Generation uint64
-	LogStart   uint64
-	LogEntries uint64
 }
 
 const libraryColumns = `id, generation, root_id, drive_id, sharing_requires_organizer, start_page_token,
@@ -96,7 +95,7 @@ func (db *DB) refresh(ctx context.Context) error {
 	var changed []string
 	db.mu.Lock()
 	for _, r := range libs {
-		if was := db.libraries[r.ID]; db.ready && (was == nil || was.Revision != r.Revision || was.RootID != r.RootID) {
+		if was := db.libraries[r.ID]; db.ready && (was == nil || !was.SameView(r.LibraryState)) {
 			changed = append(changed, r.ID)
 		}
 		db.libraries[r.ID] = r

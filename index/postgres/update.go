@@ -35,8 +35,8 @@ func (db *DB) UpdateLibrary(ctx context.Context, libraryID string, fence fm.Fenc
 			return err
 		}
 		rec = &ltx.rec
-		if len(ltx.touched) > 0 || readerVisibleChange(&old.LibraryState, &rec.LibraryState) {
-			rec.Revision = old.Revision + 1
+		rec.Revision = old.NextRevision(rec.LibraryState, len(ltx.touched) > 0)
+		if rec.Revision != old.Revision {
 			ids := make([]string, 0, len(ltx.touched))
 			for id := range ltx.touched {
 				ids = append(ids, id)
@@ -69,10 +69,7 @@ type libraryTx struct {
 func (l *libraryTx) State() fm.LibraryState { return l.rec.LibraryState }
 
 // SetState keeps the ID, counts and revision, which the index maintains.
-func (l *libraryTx) SetState(s fm.LibraryState) {
-	s.ID, s.Folders, s.Permissions, s.Revision = l.rec.ID, l.rec.Folders, l.rec.Permissions, l.rec.Revision
-	l.rec.LibraryState = s
-}
+func (l *libraryTx) SetState(s fm.LibraryState) { l.rec.LibraryState = l.rec.Adopt(s) }
 
 func (l *libraryTx) Folder(id string) (*fm.Folder, error) { return readFolder(l.ctx, l.tx, &l.rec, id) }
 

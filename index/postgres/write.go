@@ -167,8 +167,8 @@ func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
 		if err := fs.writeRefs(ctx, tx); err != nil {
 			return err
 		}
+		state = fm.LibraryState{ID: fs.libraryID, Folders: fs.folders, Permissions: fs.perms}.Adopt(state)
 		rec = &record{LibraryState: state, Generation: fs.generation}
-		rec.ID, rec.Folders, rec.Permissions = fs.libraryID, fs.folders, fs.perms
 		if drift, err = fs.switchTo(ctx, tx, prev, rec); err != nil {
 			return err
 		}
@@ -237,24 +237,25 @@ func (fs *fullSync) writeRefs(ctx context.Context, tx pgx.Tx) error {
 }
 
 // switchTo completes rec, the new tree's row, from prev, the replaced one
-// (nil if none): its revision grows when the tree drifted or a field of the
-// state readers see changed, and what drifted is logged (or, when it is too
-// much, the log starts afresh). It returns the drift.
+// (nil if none): the revision fm.LibraryState.NextRevision gives it (the
+// tree changed if it drifted), and what drifted logged, or the log started
+// afresh (fm.KeepsLog). It returns the drift.
 func (fs *fullSync) switchTo(ctx context.Context, tx pgx.Tx, prev, rec *record) (fm.Drift, error) {
-	rec.Revision, rec.LogStart = 1, 2
 	if prev == nil {
+		rec.Revision = fm.FirstRevision
+		rec.ChangeLog = fm.FreshLog(rec.Revision)
 		return fm.Drift{}, nil
 	}
-	rec.Revision, rec.LogStart, rec.LogEntries = prev.Revision, prev.LogStart, prev.LogEntries
 	drift, err := measureDrift(ctx, tx, fs.libraryID, prev.Generation, fs.generation)
 	if err != nil {
 		return fm.Drift{}, err
 	}
-	if drift.Total() == 0 && !readerVisibleChange(&prev.LibraryState, &rec.LibraryState) {
+	rec.Revision = prev.NextRevision(rec.LibraryState, drift.Total() > 0)
+	rec.ChangeLog = prev.ChangeLog
+	if rec.Revision == prev.Revision {
 		return drift, nil
 	}
-	rec.Revision++
-	if drift.Total() > fm.MaxLoggedDrift || rec.RootID != prev.RootID {
+	if !fm.KeepsLog(prev.LibraryState, rec.LibraryState, drift) {
 		return drift, resetLog(ctx, tx, rec)
 	}
 	n, err := logDrift(ctx, tx, fs.libraryID, prev.Generation, fs.generation, rec.Revision)
@@ -286,12 +287,6 @@ func logDrift(ctx context.Context, tx pgx.Tx, libraryID string, old, cur, revisi
 	tag, err := tx.Exec(ctx, `INSERT INTO changes (library, revision, folder_id)
 		SELECT $1, $4, coalesce(n.id, o.id) `+driftJoin, libraryID, old, cur, revision)
 	return tag.RowsAffected(), err
-}
-
-// readerVisibleChange reports whether a field of the state that readers see,
-// beyond the tree, differs between a and b.
-func readerVisibleChange(a, b *fm.LibraryState) bool {
-	return a.RootID != b.RootID || a.DriveID != b.DriveID || a.SharingRequiresOrganizer != b.SharingRequiresOrganizer
 }
 
 // Abort drops the unfinished tree; after Commit it does nothing.
