@@ -3,7 +3,6 @@ package bolt_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -73,42 +72,6 @@ func TestCrashLeavesTheOldTree(t *testing.T) {
 	db = fmtest.OpenBolt(t, dir)
 	if _, err := db.Library(ctx, "fresh"); fm.ErrorCode(err) != fm.ENOTFOUND {
 		t.Errorf("uncommitted library: %v", err)
-	}
-}
-
-// The log keeps whole revisions: pruned, its oldest go, and a reader older
-// than what it keeps must read the library again.
-func TestLogPruning(t *testing.T) {
-	ctx := context.Background()
-	db := fmtest.OpenBolt(t, t.TempDir())
-	fullSync(t, db, "lib", state, 10, folder("root", "", "Root"))
-	for i := range 5 { // revisions 2 to 6, two folders each
-		err := db.UpdateLibrary(ctx, "lib", fm.Fence{}, func(tx fm.LibraryTx) error {
-			for j := range 2 {
-				if err := tx.Put(folder(fmt.Sprintf("f%d-%d", i, j), "root", "f")); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if start, n := db.LogBounds("lib"); start != 2 || n != 10 {
-		t.Fatalf("log from %d with %d entries, want 2 and 10", start, n)
-	}
-	if err := db.PruneLog("lib", 5); err != nil {
-		t.Fatal(err)
-	}
-	if start, n := db.LogBounds("lib"); start != 5 || n != 4 {
-		t.Errorf("pruned log from %d with %d entries, want revisions 5 and 6 (4 entries)", start, n)
-	}
-	for since, reread := range map[uint64]bool{3: true, 4: false, 5: false} {
-		cs, err := db.Changes(ctx, "lib", since)
-		if err != nil || cs.Reread != reread {
-			t.Errorf("changes since %d: reread %v (%v), want %v", since, cs.Reread, err, reread)
-		}
 	}
 }
 

@@ -27,6 +27,17 @@ type Index interface {
 	Snapshot(ctx context.Context, libraryID string) ([]fm.SyncedFolder, error)
 }
 
+// LogPruner is what a backend's tests add to its index so that the suite
+// can prune a library's log as the index does past fm.MaxLogEntries,
+// without writing that many entries. Every index the suite opens has it.
+type LogPruner interface {
+	// PruneLog prunes a library's log to at most keep entries.
+	PruneLog(libraryID string, keep uint64) error
+	// LogBounds returns the first revision a library's log holds and its
+	// number of entries.
+	LogBounds(libraryID string) (start, entries uint64)
+}
+
 // Backend opens indexes for the suite.
 type Backend struct {
 	// Open returns a new, empty index, closed when the test ends.
@@ -69,6 +80,7 @@ func Run(t *testing.T, b Backend) {
 		{"Snapshot", testSnapshot},
 		{"Changes", testChanges},
 		{"ChangesAcrossFullSyncs", testChangesAcrossFullSyncs},
+		{"LogPruning", testLogPruning},
 		{"Directory", testDirectory},
 		{"DirectoryGroupsAcrossDomains", testDirectoryGroupsAcrossDomains},
 	} {

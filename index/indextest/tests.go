@@ -611,6 +611,52 @@ func testChangesAcrossFullSyncs(t *testing.T, b Backend) {
 	}
 }
 
+// The log keeps whole revisions: pruned, its oldest go, and a reader older
+// than what it keeps must read the library again.
+func testLogPruning(t *testing.T, b Backend) {
+	ctx := context.Background()
+	idx := b.Open(t)
+	pruner, ok := idx.(LogPruner)
+	if !ok {
+		t.Fatalf("%T is no LogPruner", idx)
+	}
+	FullSync(t, idx, "lib", rootState, 10, Folder("root", "", "Root"))
+	for i := range 5 { // revisions 2 to 6, two folders each
+		err := idx.UpdateLibrary(ctx, "lib", fm.Fence{}, func(tx fm.LibraryTx) error {
+			for j := range 2 {
+				if err := tx.Put(Folder(fmt.Sprintf("f%d-%d", i, j), "root", "f")); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		must(t, err)
+	}
+	if start, n := pruner.LogBounds("lib"); start != 2 || n != 10 {
+		t.Fatalf("log from %d with %d entries, want 2 and 10", start, n)
+	}
+	must(t, pruner.PruneLog("lib", 5))
+	if start, n := pruner.LogBounds("lib"); start != 5 || n != 4 {
+		t.Errorf("pruned log from %d with %d entries, want revisions 5 and 6 (4 entries)", start, n)
+	}
+	for since, reread := range map[uint64]bool{3: true, 4: false, 5: false} {
+		cs, err := idx.Changes(ctx, "lib", since)
+		if err != nil || cs.Reread != reread {
+			t.Errorf("changes since %d: reread %v (%v), want %v", since, cs.Reread, err, reread)
+		}
+	}
+	if w, _, _ := changesSince(t, idx, 4); len(w) != 4 {
+		t.Errorf("changes since 4 after pruning: %v, want the 4 folders of revisions 5 and 6", w)
+	}
+	must(t, pruner.PruneLog("lib", 1))
+	if start, n := pruner.LogBounds("lib"); start != 7 || n != 0 {
+		t.Errorf("log pruned to less than a revision: from %d with %d entries, want empty from 7", start, n)
+	}
+	if _, _, cs := changesSince(t, idx, 5); !cs.Reread {
+		t.Error("changes since 5 after the log was emptied: not a reread")
+	}
+}
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/jackc/pgx/v5"
 )
 
 // Generation returns the generation a full sync writes.
@@ -25,4 +26,36 @@ func Setting(ctx context.Context, db *DB, renewals bool, name string) (string, e
 	var value string
 	err := pool.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&value)
 	return value, err
+}
+
+// LogBounds returns the first revision a library's log holds and its
+// number of entries, as this process last read or wrote them.
+func (db *DB) LogBounds(libraryID string) (start, entries uint64) {
+	r, err := db.library(libraryID)
+	if err != nil || r == nil {
+		return 0, 0
+	}
+	return r.LogStart, r.LogEntries
+}
+
+// PruneLog prunes a library's log to at most keep entries, as appendLog does
+// past fm.MaxLogEntries.
+func (db *DB) PruneLog(libraryID string, keep uint64) error {
+	ctx := context.Background()
+	var rec *record
+	err := db.fenced(ctx, "prune the log of "+libraryID, libraryID, fm.Fence{}, func(tx pgx.Tx) error {
+		r, err := lockLibrary(ctx, tx, libraryID)
+		if err != nil {
+			return err
+		}
+		if err := pruneLog(ctx, tx, r, keep); err != nil {
+			return err
+		}
+		rec = r
+		return saveRecord(ctx, tx, r)
+	})
+	if err == nil {
+		db.setLibrary(rec)
+	}
+	return err
 }
