@@ -11,11 +11,13 @@ RUN go mod download
 COPY *.go ./
 COPY cmd/ cmd/
 COPY config/ config/
+COPY googleclient/ googleclient/
 COPY internal/demo/ internal/demo/
 COPY internal/googlefake/ internal/googlefake/
 COPY httpapi/ httpapi/
 COPY index/ index/
 COPY internal/intern/ internal/intern/
+COPY schedule/ schedule/
 COPY syncer/ syncer/
 RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/foldermirror ./cmd/foldermirror
 # The index's directory, made here: the final image has no shell to make it.

@@ -1,11 +1,13 @@
-// Package foldermirror holds the domain types shared by the syncer, the index
-// and the HTTP API: the libraries mirrored, folders, Drive permissions, the
-// grants they make, the sync state of a library, and the interfaces an index
-// backend offers.
+// Package foldermirror holds the domain types shared by the syncer, the
+// scheduler, the index and the HTTP API: the libraries mirrored, folders,
+// Drive permissions, the grants they make, the sync state of a library, what
+// a sync is asked and reports, and the interfaces an index backend offers.
 //
 // Subpackages each own one concern: config (loading and validation), index
-// (the bbolt backend), syncer (reading Google Drive and the Directory),
-// httpapi (the REST API) and googlefake (test fakes of Google's APIs).
+// (the bbolt backend), googleclient (the clients of Google's APIs), syncer
+// (reading Google Drive and the Directory), schedule (running the syncs under
+// their leases, on schedules and on request), httpapi (the REST API) and
+// googlefake (test fakes of Google's APIs).
 package foldermirror
 
 import (

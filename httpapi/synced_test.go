@@ -54,10 +54,7 @@ func newSynced(t *testing.T, backend string, fake *googlefake.Server, libs ...fm
 	cfg := fmtest.LoadConfig(t, c)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	db := fmtest.OpenIndex(t, backend, cfg.DataDir)
-	s, err := syncer.New(cfg, db, syncer.Options{Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := fmtest.Syncer(t, cfg, db, logger)
 	authn := auth.New(cfg, auth.Directory{Config: cfg}, auth.Options{})
 	t.Cleanup(authn.Close)
 	api := httpapi.New(cfg, db, authn, httpapi.Options{Logger: logger})
@@ -65,13 +62,13 @@ func newSynced(t *testing.T, backend string, fake *googlefake.Server, libs ...fm
 }
 
 // sync syncs a library in mode and fails the test unless it ran so.
-func (s *synced) sync(lib string, mode syncer.Mode) {
+func (s *synced) sync(lib string, mode fm.SyncMode) {
 	s.t.Helper()
-	res, err := s.syncer.Sync(context.Background(), lib, mode, nil)
+	res, err := s.syncer.Sync(context.Background(), fm.SyncRequest{Library: lib, Mode: mode}, nil)
 	if err != nil {
 		s.t.Fatalf("sync %s: %v", lib, err)
 	}
-	if res.Full != (mode == syncer.Full) {
+	if res.Full != (mode == fm.SyncFull) {
 		s.t.Fatalf("sync %s: full %v, asked %v", lib, res.Full, mode)
 	}
 }
@@ -169,7 +166,7 @@ func TestPermissionsInDriveOrder(t *testing.T) {
 				fm.Library{ID: "team", Domain: "example.com", SharedDriveID: team})
 			svc := fmtest.DriveAs(t, fake, syncedStorage)
 			for _, lib := range []string{"mydrive", "team"} {
-				s.sync(lib, syncer.Full)
+				s.sync(lib, fm.SyncFull)
 				s.checkDriveOrder("after a full sync", lib, svc)
 			}
 
@@ -179,7 +176,7 @@ func TestPermissionsInDriveOrder(t *testing.T) {
 			fake.Share(team, user("amy@example.com", "reader"))
 			fake.Share(shared[1], user("bea@example.com", "reader"))
 			for _, lib := range []string{"mydrive", "team"} {
-				s.sync(lib, syncer.Auto)
+				s.sync(lib, fm.SyncAuto)
 				s.checkDriveOrder("after an incremental sync", lib, svc)
 			}
 		})
@@ -211,7 +208,7 @@ func TestAnotherDomainsDriveStaysOut(t *testing.T) {
 			partner := fake.CreateSharedDrive("Partner", "olga@other.org")
 			fake.Share(partner, googlefake.Permission{Type: "domain", Role: "reader", Domain: "other.org"})
 			s := newSynced(t, backend, fake, fm.Library{ID: "mydrive", Domain: "example.com", RootFolderID: root})
-			s.sync("mydrive", syncer.Full)
+			s.sync("mydrive", fm.SyncFull)
 
 			var member string
 			for _, step := range []struct {
@@ -225,7 +222,7 @@ func TestAnotherDomainsDriveStaysOut(t *testing.T) {
 				{"the storage account removed from the drive", func() { fake.Unshare(partner, member) }},
 			} {
 				step.do()
-				s.sync("mydrive", syncer.Auto)
+				s.sync("mydrive", fm.SyncAuto)
 				if f, err := s.db.Folder(context.Background(), "mydrive", partner); fm.ErrorCode(err) != fm.ENOTFOUND {
 					t.Errorf("%s: the drive's root is a folder of the My Drive library: %+v %v", step.name, f, err)
 				}

@@ -6,8 +6,8 @@ import (
 	"math"
 	"testing"
 
+	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
-	"github.com/foldermirror/foldermirror/syncer"
 )
 
 // buildTree creates n folders under a new root: ten children a folder,
@@ -40,11 +40,11 @@ func BenchmarkFullSync10k(b *testing.B) {
 	fake := startFake(b)
 	root := buildTree(fake, folders)
 	e := newEnv(b, fake, "id: bench, rootFolderId: "+root)
-	var res *syncer.Result
+	var res *fm.SyncResult
 	b.ResetTimer()
 	for b.Loop() {
 		var err error
-		if res, err = e.s.Sync(context.Background(), "bench", syncer.Full, nil); err != nil {
+		if res, err = e.s.Sync(context.Background(), fm.SyncRequest{Library: "bench", Mode: fm.SyncFull}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
-	"github.com/foldermirror/foldermirror/syncer"
 )
 
 // An authorized_user key acts as its own user, whatever storageAccount says:
@@ -25,7 +25,7 @@ func TestAuthorizedUserKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.restartSyncer()
-	if _, err := e.s.Sync(context.Background(), "eng", syncer.Full, nil); err == nil {
+	if _, err := e.s.Sync(context.Background(), fm.SyncRequest{Library: "eng", Mode: fm.SyncFull}, nil); err == nil {
 		t.Fatal("synced a root the key's user cannot see")
 	} else if want := "not shared with the user of the authorized_user key " + e.cfg.Storage.CredentialsFile; !strings.Contains(err.Error(), want) {
 		t.Fatalf("a root the key's user cannot see: %v, want it to say %q", err, want)

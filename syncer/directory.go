@@ -9,9 +9,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/googleclient"
 	"golang.org/x/sync/errgroup"
 	admin "google.golang.org/api/admin/directory/v1"
 	"google.golang.org/api/googleapi"
@@ -24,23 +24,10 @@ const (
 	membersPageSize = 200
 )
 
-// DirectoryResult tells what a directory sync read.
-type DirectoryResult struct {
-	Domain string
-	Users  int
-	Groups int
-	// UnreadableGroups are the groups nested in the domain's that its admin
-	// may not read (another organisation's, or gone): they contribute no
-	// members.
-	UnreadableGroups []string
-	Calls            int64
-	Duration         time.Duration
-}
-
 // SyncDirectory reads a domain's users and groups, with their direct
 // members, as the domain's adminEmail, and replaces the domain's directory
-// in the index, which resolves nested groups across every domain's
-// directory.
+// in the index under fence, which resolves nested groups across every
+// domain's directory.
 //
 // A group nested in the domain's is read as follows. One of another
 // configured domain that has a directory (an adminEmail) is not read here:
@@ -56,8 +43,8 @@ type DirectoryResult struct {
 // last good directory stays, whole. A domain's directory is thus replaced
 // whole or not at all; when several domains are synced and some fail, the
 // others are replaced and the failed ones keep their last good directory.
-func (s *Syncer) SyncDirectory(ctx context.Context, domain string) (*DirectoryResult, error) {
-	dom := s.cfg.Domain(domain)
+func (s *Syncer) SyncDirectory(ctx context.Context, domain string, fence fm.Fence) (*fm.DirectoryResult, error) {
+	dom := s.domain(domain)
 	if dom == nil {
 		return nil, fm.Errorf(fm.ENOTFOUND, "Domain %s is not configured.", domain)
 	}
@@ -65,23 +52,23 @@ func (s *Syncer) SyncDirectory(ctx context.Context, domain string) (*DirectoryRe
 		return nil, fmt.Errorf("directory of %s: domains[].adminEmail is not set", domain)
 	}
 	var calls atomic.Int64
-	ctx = withCallCounter(ctx, &calls)
+	ctx = googleclient.WithCallCounter(ctx, &calls)
 	start := s.opts.Now()
-	svc, err := s.directoryFor(dom.AdminEmail)
+	svc, err := s.clients.Directory(dom.AdminEmail)
 	if err != nil {
 		return nil, err
 	}
-	r := &directoryReader{svc: svc, domain: dom.Name, readElsewhere: s.directoryDomains(dom.Name), concurrency: s.cfg.Storage.Concurrency}
+	r := &directoryReader{svc: svc, domain: dom.Name, readElsewhere: s.directoryDomains(dom.Name), concurrency: s.opts.Concurrency}
 	snap, groups, err := r.read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("directory of %s, read as %s: %w", domain, dom.AdminEmail, err)
 	}
 	snap.SyncedAt = start.UTC()
-	if err := s.index.ReplaceDirectory(ctx, snap, fenceOf(ctx)); err != nil {
+	if err := s.index.ReplaceDirectory(ctx, snap, fence); err != nil {
 		return nil, err
 	}
 	s.opts.Metrics.unreadableGroups.WithLabelValues(dom.Name).Set(float64(len(snap.Unreadable)))
-	res := &DirectoryResult{Domain: domain, Users: len(snap.Users), Groups: groups, UnreadableGroups: snap.Unreadable,
+	res := &fm.DirectoryResult{Domain: domain, Users: len(snap.Users), Groups: groups, UnreadableGroups: snap.Unreadable,
 		Calls: calls.Load(), Duration: s.opts.Now().Sub(start)}
 	if n := len(snap.Unreadable); n > 0 {
 		s.logger.Warn("directory: nested groups its admin may not read contribute no members",
@@ -100,7 +87,7 @@ const maxGroupsLogged = 20
 // have a directory of their own: groups of theirs are resolved from it.
 func (s *Syncer) directoryDomains(domain string) map[string]bool {
 	out := map[string]bool{}
-	for _, d := range s.cfg.Domains {
+	for _, d := range s.opts.Domains {
 		if d.AdminEmail != "" && !strings.EqualFold(d.Name, domain) {
 			out[strings.ToLower(d.Name)] = true
 		}
@@ -236,5 +223,5 @@ func refusedGroup(err error) bool {
 	if !errors.As(err, &gerr) {
 		return false
 	}
-	return gerr.Code == http.StatusNotFound || gerr.Code == http.StatusForbidden && !isRateLimit(gerr)
+	return gerr.Code == http.StatusNotFound || gerr.Code == http.StatusForbidden && !googleclient.IsRateLimit(gerr)
 }

@@ -38,7 +38,7 @@ func TestSyncDirectory(t *testing.T) {
 	fake.AddGroup("loop-b@example.com", "loop-a@example.com")
 	e := newEnv(t, fake)
 	fake.ResetCalls()
-	res, err := e.s.SyncDirectory(context.Background(), "example.com")
+	res, err := e.s.SyncDirectory(context.Background(), "example.com", fm.Fence{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestSyncDirectory(t *testing.T) {
 
 	// A user removed from the directory is no longer known after the next sync.
 	fake.RemoveUser("alice@example.com")
-	if _, err := e.s.SyncDirectory(context.Background(), "example.com"); err != nil {
+	if _, err := e.s.SyncDirectory(context.Background(), "example.com", fm.Fence{}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := e.db.Lookup(context.Background(), "alice@example.com"); got.Known || got.InDirectory || len(got.Groups) != 0 {
@@ -84,11 +84,11 @@ func TestSyncDirectoryRefused(t *testing.T) {
 	fake := startFake(t)
 	fake.AddUser(admin) // not made an admin
 	e := newEnv(t, fake)
-	_, err := e.s.SyncDirectory(context.Background(), "example.com")
+	_, err := e.s.SyncDirectory(context.Background(), "example.com", fm.Fence{})
 	if err == nil || !strings.Contains(err.Error(), admin) || !strings.Contains(err.Error(), "Not Authorized") {
 		t.Errorf("error %v; want it to name the admin and Google's refusal", err)
 	}
-	if _, err := e.s.SyncDirectory(context.Background(), "nope.org"); err == nil {
+	if _, err := e.s.SyncDirectory(context.Background(), "nope.org", fm.Fence{}); err == nil {
 		t.Error("unconfigured domain synced")
 	}
 }
@@ -111,7 +111,7 @@ func TestSyncDirectoryNestedGroupsConcurrencyOne(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := e.s.SyncDirectory(ctx, "example.com")
+		_, err := e.s.SyncDirectory(ctx, "example.com", fm.Fence{})
 		done <- err
 	}()
 	select {
@@ -265,9 +265,9 @@ func newDirectoryEnv(t *testing.T, fake *googlefake.Server, directoryEndpoint st
 }
 
 // syncDirectory syncs a domain's directory or fails the test.
-func (e *env) syncDirectory(domain string) *syncer.DirectoryResult {
+func (e *env) syncDirectory(domain string) *fm.DirectoryResult {
 	e.t.Helper()
-	res, err := e.s.SyncDirectory(context.Background(), domain)
+	res, err := e.s.SyncDirectory(context.Background(), domain, fm.Fence{})
 	if err != nil {
 		e.t.Fatalf("directory of %s: %v", domain, err)
 	}
@@ -405,7 +405,7 @@ func TestSyncDirectoryFailuresKeepTheLastGoodDirectory(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			proxy.reply(tc.group, tc.reply)
 			defer proxy.reply(tc.group, cannedReply{})
-			_, err := e.s.SyncDirectory(context.Background(), "beta.example")
+			_, err := e.s.SyncDirectory(context.Background(), "beta.example", fm.Fence{})
 			if err == nil || !strings.Contains(err.Error(), tc.group) || !strings.Contains(err.Error(), fmt.Sprint(tc.reply.status)) {
 				t.Fatalf("error %v; want one naming %s and %d", err, tc.group, tc.reply.status)
 			}
@@ -417,23 +417,5 @@ func TestSyncDirectoryFailuresKeepTheLastGoodDirectory(t *testing.T) {
 	e.syncDirectory("beta.example")
 	if known, _ := e.lookup("bob@beta.example"); known {
 		t.Error("bob still known after a sync that succeeded")
-	}
-}
-
-// The scheduler's status of a directory names its unreadable groups.
-func TestDirectoryStatusNamesUnreadableGroups(t *testing.T) {
-	fake, proxy := twoOrganizations(t)
-	e := newDirectoryEnv(t, fake, proxy.url, "alpha.example", "beta.example")
-	sc := newScheduler(t, e.env)
-	events := make(chan syncer.Event, 10)
-	if _, err := sc.Follow(context.Background(), syncer.DirectoryJob("beta.example"), syncer.Full, events); err != nil {
-		t.Fatal(err)
-	}
-	if _, final := drain(events); final.Error != "" || final.Directory == nil {
-		t.Fatalf("final event %+v", final)
-	}
-	st := statusOf(sc, syncer.DirectoryJob("beta.example"))
-	if st.LastFull == nil || !slices.Equal(st.LastFull.UnreadableGroups, []string{"hidden@gamma.org", "outside@gamma.org"}) || st.LastError != "" {
-		t.Errorf("status %+v (last full %+v)", st, st.LastFull)
 	}
 }

@@ -6,15 +6,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/googleclient"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
-	"github.com/foldermirror/foldermirror/syncer"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // faultWorld is a My Drive library of two pages of folders and a shared
@@ -46,9 +45,8 @@ func faultWorld(t *testing.T) (*googlefake.Server, []string, [2][]string) {
 
 func faultyEnv(t *testing.T, fake *googlefake.Server, libs []string) *env {
 	e := newEnv(t, fake, libs...)
-	e.retry = syncer.RetryPolicy{Attempts: 10, BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond}
+	e.retry = googleclient.RetryPolicy{Attempts: 10, BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond}
 	e.tryTimeout = 300 * time.Millisecond
-	e.metrics = syncer.NewMetrics(prometheus.NewRegistry())
 	e.restartSyncer()
 	return e
 }
@@ -76,13 +74,13 @@ func TestTransientFaults(t *testing.T) {
 		for _, lib := range []string{"mine", "team"} {
 			fake.SetFaults(0, 0)
 			fake.ResetCalls()
-			if _, err := clean.s.Sync(context.Background(), lib, syncer.Auto, nil); err != nil {
+			if _, err := clean.s.Sync(context.Background(), fm.SyncRequest{Library: lib, Mode: fm.SyncAuto}, nil); err != nil {
 				t.Fatal(err)
 			}
 			want := driveCalls(fake.Calls())
 			fake.SetFaults(0.2, uint64(round*10+len(lib)))
 			fake.ResetCalls()
-			res, err := faulty.s.Sync(context.Background(), lib, syncer.Auto, nil)
+			res, err := faulty.s.Sync(context.Background(), fm.SyncRequest{Library: lib, Mode: fm.SyncAuto}, nil)
 			fake.SetFaults(0, 0)
 			if err != nil {
 				t.Fatalf("round %d, %s: %v", round, lib, err)
@@ -120,7 +118,8 @@ func mutateForFaults(fake *googlefake.Server, ids [2][]string, round int) {
 }
 
 // A permanent error fails only its library's sync: its last good tree is
-// still served, the status and the metrics say why, the other library syncs.
+// still served, the other library syncs meanwhile. (What the scheduler's
+// status and metrics say of a failed sync, package schedule tests.)
 func TestPermanentErrorsFailOneLibrary(t *testing.T) {
 	fake, libs, _ := faultWorld(t)
 	fake.AddUser("other-storage@example.com")
@@ -140,7 +139,6 @@ func TestPermanentErrorsFailOneLibrary(t *testing.T) {
 	defer proxy.Close()
 	e := newEnv(t, fake, libs...)
 	e.cfg.Storage.Endpoint = proxy.URL + "/drive/v3/"
-	e.metrics = syncer.NewMetrics(prometheus.NewRegistry())
 	e.restartSyncer()
 	e.sync("mine")
 	e.sync("team")
@@ -159,24 +157,26 @@ func TestPermanentErrorsFailOneLibrary(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.breakIt()
-			sc := newScheduler(t, e)
-			mine, team := make(chan syncer.Event, 100), make(chan syncer.Event, 100)
-			sc.Follow(context.Background(), "team", syncer.Full, team)
-			sc.Follow(context.Background(), "mine", syncer.Full, mine)
-			if _, final := drain(team); final.Error == "" {
+			errs := map[string]error{}
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			for _, lib := range []string{"team", "mine"} {
+				wg.Go(func() {
+					_, err := e.s.Sync(context.Background(), fm.SyncRequest{Library: lib, Mode: fm.SyncFull}, nil)
+					mu.Lock()
+					defer mu.Unlock()
+					errs[lib] = err
+				})
+			}
+			wg.Wait()
+			if errs["team"] == nil {
 				t.Errorf("team synced despite the fault")
 			}
-			if _, final := drain(mine); final.Error != "" {
-				t.Errorf("mine failed with team: %s", final.Error)
-			}
-			if st := statusOf(sc, "team"); st.LastError == "" {
-				t.Errorf("status of team: %+v", st)
+			if err := errs["mine"]; err != nil {
+				t.Errorf("mine failed with team: %v", err)
 			}
 			if got := e.tree("team"); strings.Join(got, "|") != strings.Join(before, "|") {
 				t.Errorf("team's tree changed: %v", got)
-			}
-			if n := testutil.ToFloat64(e.metrics.Failures().WithLabelValues("team", "full")); n == 0 {
-				t.Error("no failure counted for team")
 			}
 		})
 	}
@@ -249,7 +249,7 @@ func TestListingAndPermissionsStopEachOther(t *testing.T) {
 				fake.ServeHTTP(w, r)
 			})
 		})
-		_, err := e.s.Sync(context.Background(), "team", syncer.Full, nil)
+		_, err := e.s.Sync(context.Background(), fm.SyncRequest{Library: "team", Mode: fm.SyncFull}, nil)
 		if err == nil || !strings.Contains(err.Error(), "list folders") {
 			t.Fatalf("error %v; want the listing's", err)
 		}
@@ -277,7 +277,7 @@ func TestListingAndPermissionsStopEachOther(t *testing.T) {
 				fake.ServeHTTP(w, r)
 			})
 		})
-		_, err := e.s.Sync(context.Background(), "team", syncer.Full, nil)
+		_, err := e.s.Sync(context.Background(), fm.SyncRequest{Library: "team", Mode: fm.SyncFull}, nil)
 		if err == nil || !strings.Contains(err.Error(), "list permissions") {
 			t.Fatalf("error %v; want the permissions'", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/googleclient"
 	"golang.org/x/oauth2"
 	drive "google.golang.org/api/drive/v3"
 	"google.golang.org/api/googleapi"
@@ -31,8 +32,8 @@ const (
 )
 
 // fullSync reads a library's whole tree and replaces the indexed one (prev's,
-// nil if none) with it; why says what made it a full sync.
-func (s *Syncer) fullSync(ctx context.Context, lib *fm.Library, prev *fm.LibraryState, why FullReason, progress ProgressFunc) (*Result, error) {
+// nil if none) with it, under fence; why says what made it a full sync.
+func (s *Syncer) fullSync(ctx context.Context, lib *fm.Library, prev *fm.LibraryState, why fm.FullReason, fence fm.Fence, progress fm.ProgressFunc) (*fm.SyncResult, error) {
 	r, err := s.newReader(lib, progress)
 	if err != nil {
 		return nil, err
@@ -51,7 +52,7 @@ func (s *Syncer) fullSync(ctx context.Context, lib *fm.Library, prev *fm.Library
 		return nil, s.describe(err, lib)
 	}
 	r.odd.report(s.logger, lib.ID)
-	drift, err := s.writeTree(ctx, lib.ID, st, placed, state, progress)
+	drift, err := s.writeTree(ctx, lib.ID, fence, st, placed, state, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -62,15 +63,15 @@ func (s *Syncer) fullSync(ctx context.Context, lib *fm.Library, prev *fm.Library
 	if drift.Total() > 0 && prev != nil {
 		s.logger.Warn("full sync corrected drift", "library", lib.ID, "added", drift.Added, "removed", drift.Removed, "changed", drift.Changed)
 	}
-	return &Result{Library: lib.ID, Full: true, FullReason: why, Folders: now.Folders, Permissions: now.Permissions, Drift: drift}, nil
+	return &fm.SyncResult{Library: lib.ID, Full: true, FullReason: why, Folders: now.Folders, Permissions: now.Permissions, Drift: drift}, nil
 }
 
-func (s *Syncer) newReader(lib *fm.Library, progress ProgressFunc) (*reader, error) {
-	svc, err := s.driveFor(lib.StorageAccount)
+func (s *Syncer) newReader(lib *fm.Library, progress fm.ProgressFunc) (*reader, error) {
+	svc, err := s.clients.Drive(lib.StorageAccount)
 	if err != nil {
 		return nil, err
 	}
-	return &reader{logger: s.logger, svc: svc, lib: lib, progress: progress, concurrency: s.cfg.Storage.Concurrency}, nil
+	return &reader{logger: s.logger, svc: svc, lib: lib, progress: progress, concurrency: s.opts.Concurrency}, nil
 }
 
 // reader reads one library from Drive.
@@ -80,7 +81,7 @@ type reader struct {
 	logger      *slog.Logger
 	svc         *drive.Service
 	lib         *fm.Library
-	progress    ProgressFunc
+	progress    fm.ProgressFunc
 	concurrency int
 }
 
@@ -208,7 +209,7 @@ func (r *reader) listFolders(ctx context.Context, st *stage, early *permissionQu
 			}
 			listed++
 		}
-		r.progress(Progress{Library: r.lib.ID, Phase: "listing", Done: listed})
+		r.progress(fm.Progress{Library: r.lib.ID, Phase: "listing", Done: listed})
 	})
 	if err == nil {
 		err = failed
@@ -268,7 +269,7 @@ func (r *reader) stageSets(st *stage, n uint32, list, own []fm.Permission) error
 // hands each page's folders to page. Drive answers more than asked at times:
 // shortcuts and trash, which are not folders of a library, are left out.
 func (r *reader) listFolderPages(ctx context.Context, q string, page func([]*drive.File)) error {
-	ctx, stop := withReadAhead(ctx)
+	ctx, stop := googleclient.WithReadAhead(ctx)
 	defer stop()
 	call := r.svc.Files.List().Q(q).PageSize(listPageSize).Fields(listFields).SupportsAllDrives(true).Context(ctx)
 	if r.lib.IsSharedDrive() {
@@ -412,8 +413,8 @@ func (r *reader) queueStaged(q *permissionQueue, st *stage, n uint32) {
 func (s *Syncer) describe(err error, lib *fm.Library) error {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
-		if s.creds.authorizedUser() {
-			return fmt.Errorf("the authorized_user key %s: the token endpoint refused its refresh token (%s): %w", s.creds.path, re.ErrorCode, err)
+		if s.clients.AuthorizedUser() {
+			return fmt.Errorf("the authorized_user key %s: the token endpoint refused its refresh token (%s): %w", s.clients.CredentialsFile(), re.ErrorCode, err)
 		}
 		return fmt.Errorf("storage account %s: the token endpoint refused to act as it (%s; is domain-wide delegation granted to the key's client for the Drive scope?): %w",
 			lib.StorageAccount, re.ErrorCode, err)
@@ -424,8 +425,8 @@ func (s *Syncer) describe(err error, lib *fm.Library) error {
 			what = "shared drive " + lib.SharedDriveID
 		}
 		actor := "storage account " + lib.StorageAccount
-		if s.creds.authorizedUser() {
-			actor = "the user of the authorized_user key " + s.creds.path
+		if s.clients.AuthorizedUser() {
+			actor = "the user of the authorized_user key " + s.clients.CredentialsFile()
 		}
 		return fmt.Errorf("%s not found, or not shared with %s: %w", what, actor, err)
 	}

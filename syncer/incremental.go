@@ -28,8 +28,8 @@ const (
 )
 
 // incrementalSync reads the changes since the library's token and applies
-// them, with the new token, in one transaction.
-func (s *Syncer) incrementalSync(ctx context.Context, lib *fm.Library, prev *fm.LibraryState, progress ProgressFunc) (*Result, error) {
+// them, with the new token, in one transaction under fence.
+func (s *Syncer) incrementalSync(ctx context.Context, lib *fm.Library, prev *fm.LibraryState, fence fm.Fence, progress fm.ProgressFunc) (*fm.SyncResult, error) {
 	r, err := s.newReader(lib, progress)
 	if err != nil {
 		return nil, err
@@ -46,25 +46,26 @@ func (s *Syncer) incrementalSync(ctx context.Context, lib *fm.Library, prev *fm.
 	if err := r.readPermissions(ctx, p.order, prev.RootID); err != nil {
 		return nil, s.describe(err, lib)
 	}
-	res := &Result{Library: lib.ID, Changes: len(changes)}
+	res := &fm.SyncResult{Library: lib.ID, Changes: len(changes)}
 	if p.rootReread {
 		res.Reread++
 	}
-	if err := s.applyPlan(ctx, lib, p, token, res, progress); err != nil {
+	if err := s.applyPlan(ctx, lib, fence, p, token, res, progress); err != nil {
 		return nil, err
 	}
 	r.odd.report(s.logger, lib.ID)
 	return res, nil
 }
 
-// applyPlan applies the plan with the new token in one transaction. When
+// applyPlan applies the plan with the new token in one transaction under
+// fence. When
 // Drive must tell the lists of some folders first, the transaction is
 // rolled back, those folders are read, and it runs again.
-func (s *Syncer) applyPlan(ctx context.Context, lib *fm.Library, p *plan, token string, res *Result, progress ProgressFunc) error {
+func (s *Syncer) applyPlan(ctx context.Context, lib *fm.Library, fence fm.Fence, p *plan, token string, res *fm.SyncResult, progress fm.ProgressFunc) error {
 	now := s.opts.Now().UTC()
 	for {
-		progress(Progress{Library: lib.ID, Phase: "writing", Total: len(p.order) + len(p.removed)})
-		err := s.index.UpdateLibrary(ctx, lib.ID, fenceOf(ctx), func(tx fm.LibraryTx) error {
+		progress(fm.Progress{Library: lib.ID, Phase: "writing", Total: len(p.order) + len(p.removed)})
+		err := s.index.UpdateLibrary(ctx, lib.ID, fence, func(tx fm.LibraryTx) error {
 			var err error
 			if res.Applied, err = p.apply(tx, token, now); err != nil {
 				return err
@@ -105,7 +106,7 @@ func (r *reader) readChanges(ctx context.Context, token string) ([]*drive.Change
 			return nil, "", fmt.Errorf("list changes: %w", err)
 		}
 		changes = append(changes, page.Changes...)
-		r.progress(Progress{Library: r.lib.ID, Phase: "changes", Done: len(changes)})
+		r.progress(fm.Progress{Library: r.lib.ID, Phase: "changes", Done: len(changes)})
 		if page.NewStartPageToken != "" {
 			return changes, page.NewStartPageToken, nil
 		}

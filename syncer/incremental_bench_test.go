@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
-	"github.com/foldermirror/foldermirror/syncer"
 )
 
 // BenchmarkIncremental measures incremental syncs of a My Drive library of
@@ -49,7 +49,7 @@ func BenchmarkIncremental(b *testing.B) {
 				bc.before()
 				fake.SetLatency(30 * time.Millisecond)
 				b.StartTimer()
-				res, err := e.s.Sync(context.Background(), "lib", syncer.Auto, nil)
+				res, err := e.s.Sync(context.Background(), fm.SyncRequest{Library: "lib", Mode: fm.SyncAuto}, nil)
 				if err != nil || res.Full {
 					b.Fatalf("%v %+v", err, res)
 				}

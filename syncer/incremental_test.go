@@ -8,13 +8,12 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
-	"github.com/foldermirror/foldermirror/syncer"
 )
 
-func (e *env) incremental(lib string) *syncer.Result {
+func (e *env) incremental(lib string) *fm.SyncResult {
 	e.t.Helper()
 	e.fake.ResetCalls()
-	res, err := e.s.Sync(context.Background(), lib, syncer.Auto, nil)
+	res, err := e.s.Sync(context.Background(), fm.SyncRequest{Library: lib, Mode: fm.SyncAuto}, nil)
 	if err != nil {
 		e.t.Fatalf("incremental sync of %s: %v", lib, err)
 	}
@@ -108,17 +107,17 @@ func TestFullSyncSaysWhy(t *testing.T) {
 	e := newEnv(t, fake, "id: lib, rootFolderId: "+root)
 	for _, step := range []struct {
 		name   string
-		mode   syncer.Mode
+		mode   fm.SyncMode
 		before func()
-		want   syncer.FullReason
+		want   fm.FullReason
 	}{
-		{"never synced", syncer.Auto, func() {}, syncer.FullFirst},
-		{"incremental", syncer.Auto, func() {}, ""},
-		{"asked", syncer.Full, func() {}, syncer.FullAsked},
-		{"token refused", syncer.Auto, fake.ExpireChangeTokens, syncer.FullTokenRefused},
+		{"never synced", fm.SyncAuto, func() {}, fm.FullFirst},
+		{"incremental", fm.SyncAuto, func() {}, ""},
+		{"asked", fm.SyncFull, func() {}, fm.FullAsked},
+		{"token refused", fm.SyncAuto, fake.ExpireChangeTokens, fm.FullTokenRefused},
 	} {
 		step.before()
-		res, err := e.s.Sync(context.Background(), "lib", step.mode, nil)
+		res, err := e.s.Sync(context.Background(), fm.SyncRequest{Library: "lib", Mode: step.mode}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +135,7 @@ func TestExpiredTokenFallsBackToFullSync(t *testing.T) {
 	e.sync("lib")
 	fake.CreateFolder(storage, root, "New")
 	fake.ExpireChangeTokens()
-	res, err := e.s.Sync(context.Background(), "lib", syncer.Auto, nil)
+	res, err := e.s.Sync(context.Background(), fm.SyncRequest{Library: "lib", Mode: fm.SyncAuto}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

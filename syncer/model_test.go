@@ -12,7 +12,6 @@ import (
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
-	"github.com/foldermirror/foldermirror/syncer"
 	drive "google.golang.org/api/drive/v3"
 )
 
@@ -64,7 +63,7 @@ func runModel(t *testing.T, backend string, seed uint64, alone bool) {
 			m.mutate()
 		}
 		for _, lib := range []string{"mydrive", "shared"} {
-			res, err := inc.s.Sync(context.Background(), lib, syncer.Auto, nil)
+			res, err := inc.s.Sync(context.Background(), fm.SyncRequest{Library: lib, Mode: fm.SyncAuto}, nil)
 			if err != nil {
 				t.Fatalf("batch %d: incremental sync of %s: %v", batch, lib, err)
 			}

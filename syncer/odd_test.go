@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
-	"github.com/foldermirror/foldermirror/syncer"
 )
 
 // Odd Drive data is synced without failing, the same by full and by
@@ -98,7 +98,7 @@ func TestOddDriveData(t *testing.T) {
 	// The same data through changes equals a fresh full sync.
 	fake.Rename(c, "C renamed")
 	fake.Share(b, googlefake.Permission{Type: "domain", Role: "reader", Domain: "example.com", AllowFileDiscovery: true})
-	if res, err := e.s.Sync(context.Background(), "lib", syncer.Auto, nil); err != nil || res.Full {
+	if res, err := e.s.Sync(context.Background(), fm.SyncRequest{Library: "lib", Mode: fm.SyncAuto}, nil); err != nil || res.Full {
 		t.Fatalf("incremental: %+v %v", res, err)
 	}
 	fresh := newEnv(t, fake, "id: lib, rootFolderId: "+root)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	fm "github.com/foldermirror/foldermirror"
 	drive "google.golang.org/api/drive/v3"
 )
 
@@ -82,7 +83,7 @@ func (q *permissionQueue) work() {
 			q.fail(err)
 			continue
 		}
-		q.r.progress(Progress{Library: q.r.lib.ID, Phase: "permissions", Done: int(q.done.Add(1)), Total: int(q.added.Load())})
+		q.r.progress(fm.Progress{Library: q.r.lib.ID, Phase: "permissions", Done: int(q.done.Add(1)), Total: int(q.added.Load())})
 	}
 }
 

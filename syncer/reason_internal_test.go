@@ -1,7 +1,6 @@
 package syncer
 
 import (
-	"context"
 	"testing"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -11,24 +10,22 @@ import (
 // in the index, never by the index's data.
 func TestFullReason(t *testing.T) {
 	synced := &fm.LibraryState{StartPageToken: "42"}
-	scheduled := withScheduledFull(context.Background())
 	for _, tt := range []struct {
 		name string
-		ctx  context.Context
-		mode Mode
+		req  fm.SyncRequest
 		prev *fm.LibraryState
-		want FullReason
+		want fm.FullReason
 	}{
-		{"never synced", context.Background(), Auto, nil, FullFirst},
-		{"never synced, full asked", context.Background(), Full, nil, FullFirst},
-		{"never synced, on the full schedule", scheduled, Full, nil, FullFirst},
-		{"synced", context.Background(), Auto, synced, ""},
-		{"synced, full asked", context.Background(), Full, synced, FullAsked},
-		{"synced, on the full schedule", scheduled, Full, synced, FullScheduled},
-		{"synced, an incremental run whatever its context", scheduled, Auto, synced, ""},
-		{"no token saved", context.Background(), Auto, &fm.LibraryState{}, FullNoToken},
+		{"never synced", fm.SyncRequest{Mode: fm.SyncAuto}, nil, fm.FullFirst},
+		{"never synced, full asked", fm.SyncRequest{Mode: fm.SyncFull}, nil, fm.FullFirst},
+		{"never synced, on the full schedule", fm.SyncRequest{Mode: fm.SyncFull, FullReason: fm.FullScheduled}, nil, fm.FullFirst},
+		{"synced", fm.SyncRequest{Mode: fm.SyncAuto}, synced, ""},
+		{"synced, full asked", fm.SyncRequest{Mode: fm.SyncFull}, synced, fm.FullAsked},
+		{"synced, on the full schedule", fm.SyncRequest{Mode: fm.SyncFull, FullReason: fm.FullScheduled}, synced, fm.FullScheduled},
+		{"synced, an incremental run whatever its reason", fm.SyncRequest{Mode: fm.SyncAuto, FullReason: fm.FullScheduled}, synced, ""},
+		{"no token saved", fm.SyncRequest{Mode: fm.SyncAuto}, &fm.LibraryState{}, fm.FullNoToken},
 	} {
-		if got := fullReason(tt.ctx, tt.mode, tt.prev); got != tt.want {
+		if got := fullReason(tt.req, tt.prev); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/googleclient"
 	"github.com/foldermirror/foldermirror/index/indextest"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
@@ -34,7 +35,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // env is a fake Drive, an index and a syncer of the configured libraries.
 type env struct {
 	t          testing.TB
-	retry      syncer.RetryPolicy
+	retry      googleclient.RetryPolicy
 	tryTimeout time.Duration
 	metrics    *syncer.Metrics
 	logger     *slog.Logger
@@ -82,20 +83,25 @@ func library(t testing.TB, spec string) fm.Library {
 	return l
 }
 
-// restartSyncer replaces the syncer by a new one, with no cached tokens.
+// restartSyncer replaces the syncer, and its Google clients, by new ones of
+// e.cfg, with no cached tokens.
 func (e *env) restartSyncer() {
 	e.t.Helper()
 	if e.retry.Attempts == 0 {
-		e.retry = syncer.RetryPolicy{Attempts: 3, BaseDelay: time.Millisecond, MaxDelay: 10 * time.Millisecond}
+		e.retry = googleclient.RetryPolicy{Attempts: 3, BaseDelay: time.Millisecond, MaxDelay: 10 * time.Millisecond}
 	}
 	if e.logger == nil {
 		e.logger = quiet
 	}
-	s, err := syncer.New(e.cfg, e.db, syncer.Options{Logger: e.logger, Retry: e.retry, TryTimeout: e.tryTimeout, Metrics: e.metrics})
+	gopts := fmtest.GoogleOptions(e.cfg)
+	gopts.Retry, gopts.TryTimeout = e.retry, e.tryTimeout
+	clients, err := googleclient.New(gopts)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.s = s
+	opts := fmtest.SyncerOptions(e.cfg)
+	opts.Logger, opts.Metrics = e.logger, e.metrics
+	e.s = syncer.New(e.db, clients, opts)
 }
 
 // startFake starts a Google fake whose users include storage.
@@ -106,9 +112,9 @@ func startFake(t testing.TB) *googlefake.Server {
 	return fake
 }
 
-func (e *env) sync(lib string) *syncer.Result {
+func (e *env) sync(lib string) *fm.SyncResult {
 	e.t.Helper()
-	res, err := e.s.Sync(context.Background(), lib, syncer.Full, nil)
+	res, err := e.s.Sync(context.Background(), fm.SyncRequest{Library: lib, Mode: fm.SyncFull}, nil)
 	if err != nil {
 		e.t.Fatalf("sync %s: %v", lib, err)
 	}
@@ -380,7 +386,7 @@ func TestSyncFailuresKeepTheIndex(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup()
 			}
-			_, err := e.s.Sync(context.Background(), tc.lib, syncer.Full, nil)
+			_, err := e.s.Sync(context.Background(), fm.SyncRequest{Library: tc.lib, Mode: fm.SyncFull}, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want it to say %q", err, tc.want)
 			}
@@ -399,8 +405,8 @@ func TestProgressReports(t *testing.T) {
 	}
 	e := newEnv(t, fake, "id: lib, rootFolderId: "+root)
 	var phases []string
-	var writing []syncer.Progress
-	res, err := e.s.Sync(context.Background(), "lib", syncer.Full, func(p syncer.Progress) {
+	var writing []fm.Progress
+	res, err := e.s.Sync(context.Background(), fm.SyncRequest{Library: "lib", Mode: fm.SyncFull}, func(p fm.Progress) {
 		if len(phases) == 0 || phases[len(phases)-1] != p.Phase {
 			phases = append(phases, p.Phase)
 		}

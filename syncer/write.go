@@ -18,21 +18,22 @@ const (
 // writeTree replaces the library's tree in the index with the placed
 // folders of st: their permission sets, then the folders in order of ID
 // (progress counts them), then the links from parents to children in order
-// of parent and child ID. Readers switch to the new tree at Commit.
-func (s *Syncer) writeTree(ctx context.Context, libraryID string, st *stage, placed []uint32, state fm.LibraryState, progress ProgressFunc) (fm.Drift, error) {
-	w, err := s.index.BeginFullSync(ctx, libraryID, fenceOf(ctx))
+// of parent and child ID, every write under fence. Readers switch to the new
+// tree at Commit.
+func (s *Syncer) writeTree(ctx context.Context, libraryID string, fence fm.Fence, st *stage, placed []uint32, state fm.LibraryState, progress fm.ProgressFunc) (fm.Drift, error) {
+	w, err := s.index.BeginFullSync(ctx, libraryID, fence)
 	if err != nil {
 		return fm.Drift{}, err
 	}
 	defer w.Abort() //nolint:errcheck // after Commit, a no-op; else the sync fails with the first error
 	byID := slices.Clone(placed)
 	slices.SortFunc(byID, func(a, b uint32) int { return bytes.Compare(st.ids.Bytes(a), st.ids.Bytes(b)) })
-	progress(Progress{Library: libraryID, Phase: "writing", Total: len(placed)})
+	progress(fm.Progress{Library: libraryID, Phase: "writing", Total: len(placed)})
 	if err := putSets(ctx, w, st, placed); err != nil {
 		return fm.Drift{}, err
 	}
 	if err := putFolders(ctx, w, st, byID, func(done int) {
-		progress(Progress{Library: libraryID, Phase: "writing", Done: done, Total: len(placed)})
+		progress(fm.Progress{Library: libraryID, Phase: "writing", Done: done, Total: len(placed)})
 	}); err != nil {
 		return fm.Drift{}, err
 	}

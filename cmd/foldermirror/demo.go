@@ -10,11 +10,13 @@ import (
 	"path/filepath"
 	"time"
 
+	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/index/bolt"
 	"github.com/foldermirror/foldermirror/internal/demo"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
-	"github.com/foldermirror/foldermirror/syncer"
+	"github.com/foldermirror/foldermirror/schedule"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // demoCommand runs a generated domain in an in-process Google fake, syncs
@@ -133,13 +135,14 @@ func (c *demoCommand) syncAll(ctx context.Context, cfg *config.Config) error {
 		return err
 	}
 	defer db.Close() //nolint:errcheck // every sync committed what it wrote
-	s, err := syncer.New(cfg, db, syncer.Options{Logger: quiet})
+	s, err := newSyncer(cfg, db, quiet, prometheus.NewRegistry())
 	if err != nil {
 		return err
 	}
+	runner := schedule.Runner{Syncer: s, Leases: db}
 	fmt.Fprintf(c.stdout, "foldermirror demo: a generated domain, %s, in an in-process Google Drive fake.\n\n", demo.Domain)
-	for _, job := range syncer.Jobs(cfg, "") {
-		ev, err := s.Run(ctx, job, syncer.Full, nil, syncer.RunOptions{})
+	for _, job := range planOf(cfg).Jobs("") {
+		ev, err := runner.Run(ctx, job, fm.SyncFull, nil, schedule.RunOptions{})
 		if err != nil {
 			return err
 		}
@@ -153,7 +156,7 @@ func (c *demoCommand) syncAll(ctx context.Context, cfg *config.Config) error {
 }
 
 // demoSyncLine is a library sync's outcome in a line of the demo's table.
-func demoSyncLine(lib *config.Library, res *syncer.Result) string {
+func demoSyncLine(lib *config.Library, res *fm.SyncResult) string {
 	return fmt.Sprintf("  synced %-12s %-11s %5d %-7s %6d %-11s  %4d %-11s  %s", lib.ID, lib.Name,
 		res.Folders, noun(res.Folders, "folder"), res.Permissions, noun(res.Permissions, "permission"),
 		res.Calls, noun(res.Calls, "Drive call"), res.Duration.Round(time.Millisecond))

@@ -18,6 +18,7 @@ import (
 // whichever keeps it.
 type indexBackend interface {
 	syncer.Index
+	fm.Leases
 	admin.Index
 	fm.DirectoryStore
 	Close() error

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
-	"github.com/foldermirror/foldermirror/syncer"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/term"
@@ -71,14 +71,14 @@ func (d *progressDisplay) job(name string) *jobProgress {
 	defer d.mu.Unlock()
 	j, ok := d.jobs[name]
 	if !ok {
-		j = &jobProgress{name: name, listing: d.listing(name), counts: map[string]syncer.Progress{}}
+		j = &jobProgress{name: name, listing: d.listing(name), counts: map[string]fm.Progress{}}
 		d.jobs[name] = j
 	}
 	return j
 }
 
 // update shows a job's progress; it may be called from several goroutines.
-func (d *progressDisplay) update(job string, pr syncer.Progress) {
+func (d *progressDisplay) update(job string, pr fm.Progress) {
 	if pr.Phase == "done" {
 		return // the job's outcome says it
 	}
@@ -183,12 +183,12 @@ type jobProgress struct {
 
 	mu     sync.Mutex
 	phases []string // in the order they started
-	counts map[string]syncer.Progress
+	counts map[string]fm.Progress
 	last   time.Time // of the last plain line
 }
 
 // record keeps a progress report and tells whether its phase is new.
-func (j *jobProgress) record(pr syncer.Progress) bool {
+func (j *jobProgress) record(pr fm.Progress) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	_, known := j.counts[pr.Phase]
@@ -246,7 +246,7 @@ func (j *jobProgress) describe(phase string, counts bool) string {
 
 // doneOf returns "done/total" of a phase, and the unit of writing's:
 // "3/10 folders".
-func doneOf(phase string, p syncer.Progress) string {
+func doneOf(phase string, p fm.Progress) string {
 	if phase == "writing" {
 		return fmt.Sprintf("%d/%d %s", p.Done, p.Total, noun(p.Total, "folder"))
 	}
@@ -255,21 +255,21 @@ func doneOf(phase string, p syncer.Progress) string {
 
 // barPhase returns the progress of the phase the bar shows: the last
 // current one whose total is known.
-func (j *jobProgress) barPhase() (syncer.Progress, bool) {
+func (j *jobProgress) barPhase() (fm.Progress, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	_, p, ok := j.barPhaseLocked()
 	return p, ok
 }
 
-func (j *jobProgress) barPhaseLocked() (string, syncer.Progress, bool) {
+func (j *jobProgress) barPhaseLocked() (string, fm.Progress, bool) {
 	cur := j.current()
 	for i := len(cur) - 1; i >= 0; i-- {
 		if p := j.counts[cur[i]]; p.Total > 0 {
 			return cur[i], p, true
 		}
 	}
-	return "", syncer.Progress{}, false
+	return "", fm.Progress{}, false
 }
 
 // label says the current phases on a terminal line, the bar's last, its

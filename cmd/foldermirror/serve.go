@@ -17,7 +17,7 @@ import (
 	"github.com/foldermirror/foldermirror/httpapi/admin"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/foldermirror/foldermirror/index/postgres"
-	"github.com/foldermirror/foldermirror/syncer"
+	"github.com/foldermirror/foldermirror/schedule"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -93,7 +93,7 @@ type daemonParts struct {
 	ctx       context.Context // ends when the daemon closes
 	cancel    context.CancelFunc
 	db        indexBackend
-	scheduler *syncer.Scheduler
+	scheduler *schedule.Scheduler
 	auth      *auth.Authenticator
 	api       *server
 	admin     *server
@@ -193,11 +193,11 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 		return d, err
 	}
 	reg := newRegistry(d.db)
-	s, err := syncer.New(cfg, d.db, syncer.Options{Logger: logger, Metrics: syncer.NewMetrics(reg)})
+	s, err := newSyncer(cfg, d.db, logger, reg)
 	if err != nil {
 		return d, err
 	}
-	if d.scheduler, err = syncer.NewScheduler(s); err != nil {
+	if d.scheduler, err = newScheduler(cfg, s, d.db, logger, reg); err != nil {
 		return d, err
 	}
 	d.auth = auth.New(cfg, auth.Directory{Config: cfg, Synced: d.db}, auth.Options{Logger: logger})

@@ -13,9 +13,11 @@ import (
 	"strings"
 	"time"
 
+	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/admin"
-	"github.com/foldermirror/foldermirror/syncer"
+	"github.com/foldermirror/foldermirror/schedule"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // syncCommand syncs now, showing progress: through the daemon when one runs
@@ -52,7 +54,7 @@ func (c *syncCommand) Run(ctx context.Context) error {
 	if c.library != "" && cfg.Library(c.library) == nil {
 		return fmt.Errorf("--library %s: no such library in %s", c.library, c.configPath)
 	}
-	c.jobs = len(syncer.Jobs(cfg, c.library))
+	c.jobs = len(planOf(cfg).Jobs(c.library))
 	// A daemon holds a bbolt index alone: it is asked. A PostgreSQL index is
 	// shared: this command syncs by itself, under the jobs' leases.
 	base, daemonRuns := "", false
@@ -142,7 +144,7 @@ func (c *syncCommand) viaDaemon(ctx context.Context, base, token string) error {
 	lines := bufio.NewScanner(resp.Body)
 	lines.Buffer(make([]byte, 64<<10), 1<<20)
 	for lines.Scan() {
-		var ev syncer.Event
+		var ev schedule.Event
 		if err := json.Unmarshal(lines.Bytes(), &ev); err != nil {
 			return fmt.Errorf("the daemon's answer: %w", err)
 		}
@@ -178,17 +180,18 @@ func (c *syncCommand) locally(ctx context.Context, cfg *config.Config) error {
 	if err := connect(ctx, c.db); err != nil {
 		return err
 	}
-	s, err := syncer.New(cfg, c.db, syncer.Options{Logger: logger})
+	s, err := newSyncer(cfg, c.db, logger, prometheus.NewRegistry())
 	if err != nil {
 		return err
 	}
-	mode := syncer.Auto
+	runner := schedule.Runner{Syncer: s, Leases: c.db}
+	mode := fm.SyncAuto
 	if c.full {
-		mode = syncer.Full
+		mode = fm.SyncFull
 	}
 	var failed []error
-	for _, job := range syncer.Jobs(cfg, c.library) {
-		ev, err := s.Run(ctx, job, mode, func(p syncer.Progress) { c.progress.update(job, p) }, syncer.RunOptions{LeaseWait: c.wait})
+	for _, job := range planOf(cfg).Jobs(c.library) {
+		ev, err := runner.Run(ctx, job, mode, func(p fm.Progress) { c.progress.update(job, p) }, schedule.RunOptions{LeaseWait: c.wait})
 		if err != nil {
 			ev.Error = err.Error()
 		}
@@ -200,7 +203,7 @@ func (c *syncCommand) locally(ctx context.Context, cfg *config.Config) error {
 }
 
 // show shows an event: progress, or a job's outcome (an error if it failed).
-func (c *syncCommand) show(ev syncer.Event) error {
+func (c *syncCommand) show(ev schedule.Event) error {
 	if !ev.Final() {
 		c.progress.update(ev.Job, *ev.Progress)
 		return nil
@@ -219,7 +222,7 @@ func (c *syncCommand) show(ev syncer.Event) error {
 }
 
 // directoryLine is a directory sync's outcome in a line.
-func directoryLine(job string, d *syncer.DirectoryResult) string {
+func directoryLine(job string, d *fm.DirectoryResult) string {
 	return fmt.Sprintf("%s: %s, %s, %s, %s", job, count(d.Users, "user"), count(d.Groups, "group"),
 		count(d.Calls, "Directory call"), d.Duration.Round(time.Millisecond))
 }
@@ -231,7 +234,7 @@ func (j jobFailed) Error() string { return string(j) }
 
 // summary is a library sync's outcome in a line; a full sync says why it
 // read the whole library.
-func summary(r *syncer.Result) string {
+func summary(r *fm.SyncResult) string {
 	if r.Full {
 		why := ""
 		if r.FullReason != "" {

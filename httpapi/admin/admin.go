@@ -16,15 +16,18 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
-	"github.com/foldermirror/foldermirror/syncer"
+	"github.com/foldermirror/foldermirror/schedule"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Scheduler is what the admin listener needs of the scheduler.
 type Scheduler interface {
-	Follow(ctx context.Context, name string, mode syncer.Mode, events chan<- syncer.Event) (bool, error)
-	Status() []syncer.JobStatus
+	Follow(ctx context.Context, name string, mode fm.SyncMode, events chan<- schedule.Event) (bool, error)
+	Status() []schedule.JobStatus
+	// Jobs names what a sync of library brings: the library, or everything
+	// for ""; nil for no such library.
+	Jobs(library string) []string
 }
 
 // Index is what the admin listener reads of the index.
@@ -145,7 +148,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 
 // libraryStatus is a library's line in /status.
 type libraryStatus struct {
-	syncer.JobStatus
+	schedule.JobStatus
 	Synced          bool      `json:"synced"`
 	Folders         int       `json:"folders"`
 	Permissions     int       `json:"permissions"`
@@ -159,7 +162,7 @@ type libraryStatus struct {
 
 // directoryStatus is a directory's line in /status.
 type directoryStatus struct {
-	syncer.JobStatus
+	schedule.JobStatus
 	LeaseHolder string `json:"leaseHolder,omitempty"`
 }
 

@@ -18,28 +18,33 @@ import (
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/admin"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
-	"github.com/foldermirror/foldermirror/syncer"
+	"github.com/foldermirror/foldermirror/schedule"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// scheduler plays a scheduler whose syncs report two steps and succeed.
+// scheduler plays a scheduler, of the configuration's directory and
+// library, whose syncs report two steps and succeed.
 type scheduler struct{ followed []string }
 
-func (s *scheduler) Follow(_ context.Context, name string, mode syncer.Mode, events chan<- syncer.Event) (bool, error) {
+func (s *scheduler) Follow(_ context.Context, name string, mode fm.SyncMode, events chan<- schedule.Event) (bool, error) {
 	s.followed = append(s.followed, name)
 	go func() {
-		events <- syncer.Event{Job: name, Progress: &syncer.Progress{Library: name, Phase: "listing", Done: 1}}
-		events <- syncer.Event{Job: name, Result: &syncer.Result{Library: name, Full: mode == syncer.Full, Folders: 3}}
+		events <- schedule.Event{Job: name, Progress: &fm.Progress{Library: name, Phase: "listing", Done: 1}}
+		events <- schedule.Event{Job: name, Result: &fm.SyncResult{Library: name, Full: mode == fm.SyncFull, Folders: 3}}
 		close(events)
 	}()
 	return true, nil
 }
 
-func (s *scheduler) Status() []syncer.JobStatus {
-	return []syncer.JobStatus{
-		{Name: "directory:example.com", LastFull: &syncer.RunStatus{Users: 3, UnreadableGroups: []string{"outside@other.org"}}},
+func (s *scheduler) Status() []schedule.JobStatus {
+	return []schedule.JobStatus{
+		{Name: "directory:example.com", LastFull: &schedule.RunStatus{Users: 3, UnreadableGroups: []string{"outside@other.org"}}},
 		{Name: "eng", LastError: "boom"},
 	}
+}
+
+func (s *scheduler) Jobs(library string) []string {
+	return schedule.Plan{Directories: []string{"example.com"}, Libraries: []string{"eng"}}.Jobs(library)
 }
 
 // index plays an index where only synced libraries exist.
@@ -172,7 +177,7 @@ func TestSyncStreamsEvents(t *testing.T) {
 		var finals []string
 		lines := bufio.NewScanner(resp.Body)
 		for lines.Scan() && resp.StatusCode == http.StatusOK {
-			var ev syncer.Event
+			var ev schedule.Event
 			if err := json.Unmarshal(lines.Bytes(), &ev); err != nil {
 				t.Fatalf("%s: line %q: %v", tc.query, lines.Text(), err)
 			}

@@ -6,7 +6,8 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/foldermirror/foldermirror/syncer"
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/schedule"
 )
 
 // sync starts a resync, or joins the one running, and streams its events
@@ -14,16 +15,16 @@ import (
 // directory and library) &mode=full|incremental (default incremental, which
 // reads everything when a library has no changes token).
 func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
-	mode := syncer.Auto
+	mode := fm.SyncAuto
 	switch r.URL.Query().Get("mode") {
 	case "", "incremental":
 	case "full":
-		mode = syncer.Full
+		mode = fm.SyncFull
 	default:
 		writeError(w, http.StatusBadRequest, "mode must be full or incremental")
 		return
 	}
-	names := syncer.Jobs(s.cfg, r.URL.Query().Get("library"))
+	names := s.scheduler.Jobs(r.URL.Query().Get("library"))
 	if names == nil {
 		writeError(w, http.StatusNotFound, "no library "+r.URL.Query().Get("library"))
 		return
@@ -33,10 +34,10 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 	// scheduler stops waiting for them; the syncs go on.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	events := make(chan syncer.Event, 64)
+	events := make(chan schedule.Event, 64)
 	var streams sync.WaitGroup
 	for _, name := range names {
-		ch := make(chan syncer.Event, 64)
+		ch := make(chan schedule.Event, 64)
 		if _, err := s.scheduler.Follow(ctx, name, mode, ch); err != nil {
 			writeError(w, http.StatusServiceUnavailable, err.Error())
 			return

@@ -1,5 +1,6 @@
 // Package fmtest is the set-up foldermirror's tests share: a Google fake, a
-// service-account key of it, a configuration that points at it, an index.
+// service-account key of it, a configuration that points at it, an index,
+// a syncer of the configuration.
 //
 // Each helper takes the test first, fails it on an error and registers its
 // own clean-up with t.Cleanup, so that a test reads as what it sets up:

@@ -1,4 +1,8 @@
-package syncer
+// Package schedule runs the syncs: each job (a library's sync, a domain's
+// directory's) under its lease, at start, on the cron schedules and on
+// request, one run of a job at a time, and keeps what it knows of them for
+// the admin listener.
+package schedule
 
 import (
 	"context"
@@ -11,8 +15,46 @@ import (
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/robfig/cron/v3"
 )
+
+// Syncer syncs libraries and directories (syncer.Syncer).
+type Syncer interface {
+	// Sync brings one library up to date, reporting its progress.
+	Sync(ctx context.Context, req fm.SyncRequest, progress fm.ProgressFunc) (*fm.SyncResult, error)
+	// SyncDirectory reads a domain's directory and replaces the index's
+	// with it, under fence.
+	SyncDirectory(ctx context.Context, domain string, fence fm.Fence) (*fm.DirectoryResult, error)
+}
+
+// Index is what the scheduler reads of the index.
+type Index interface {
+	// Library returns the state of a synced library; ENOTFOUND if it was
+	// never synced.
+	Library(ctx context.Context, libraryID string) (*fm.LibraryState, error)
+}
+
+// Options say what a scheduler runs, when, and with what.
+type Options struct {
+	// Incremental and Full are the cron specs of the incremental and the
+	// full schedules (schedule.incremental, schedule.full).
+	Incremental, Full string
+	// Concurrency bounds the runs that go at once (storage.concurrency); at
+	// least one.
+	Concurrency int
+	// Plan names the jobs: the directories and the libraries.
+	Plan Plan
+	// Syncer runs the syncs, each under the lease of its job, which Leases
+	// give.
+	Syncer Syncer
+	Leases fm.Leases
+	// Index tells which libraries were never synced.
+	Index  Index
+	Logger *slog.Logger
+	// Metrics records how runs went; unregistered ones by default.
+	Metrics *Metrics
+}
 
 // Scheduler runs syncs: at start the directories and the libraries never
 // synced, then on the configured cron schedules, and on request. A library
@@ -21,10 +63,13 @@ import (
 // once and how many calls each run makes in parallel: it is not a cap on the
 // calls in flight over all runs.
 type Scheduler struct {
-	syncer *Syncer
-	logger *slog.Logger
-	cron   *cron.Cron
-	slots  chan struct{}
+	runner  Runner
+	plan    Plan
+	index   Index
+	metrics *Metrics
+	logger  *slog.Logger
+	cron    *cron.Cron
+	slots   chan struct{}
 	// entries are the cron entries of the incremental and full schedules.
 	incremental, full cron.EntryID
 
@@ -42,11 +87,11 @@ type Scheduler struct {
 // Event is what a sync reports to those following it: progress, then, last,
 // its result or its error.
 type Event struct {
-	Job       string           `json:"job"`
-	Progress  *Progress        `json:"progress,omitempty"`
-	Result    *Result          `json:"result,omitempty"`
-	Directory *DirectoryResult `json:"directory,omitempty"`
-	Error     string           `json:"error,omitempty"`
+	Job       string              `json:"job"`
+	Progress  *fm.Progress        `json:"progress,omitempty"`
+	Result    *fm.SyncResult      `json:"result,omitempty"`
+	Directory *fm.DirectoryResult `json:"directory,omitempty"`
+	Error     string              `json:"error,omitempty"`
 }
 
 // Final tells whether the event is a job's last.
@@ -55,7 +100,7 @@ func (e *Event) Final() bool { return e.Progress == nil }
 // job is a sync under way and who follows it.
 type job struct {
 	name      string
-	mode      Mode
+	mode      fm.SyncMode
 	opts      RunOptions
 	followers []follower
 }
@@ -93,29 +138,38 @@ type RunStatus struct {
 	UnreadableGroups []string `json:"unreadableGroups,omitempty"`
 }
 
-// NewScheduler returns a scheduler of s's libraries; Start starts it.
-func NewScheduler(s *Syncer) (*Scheduler, error) {
+// New returns a scheduler of opts' plan; Start starts it.
+func New(opts Options) (*Scheduler, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = NewMetrics(prometheus.NewRegistry())
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	sc := &Scheduler{
-		syncer:  s,
-		logger:  s.logger,
+		runner:  Runner{Syncer: opts.Syncer, Leases: opts.Leases},
+		plan:    opts.Plan,
+		index:   opts.Index,
+		metrics: opts.Metrics,
+		logger:  opts.Logger,
 		cron:    cron.New(),
-		slots:   make(chan struct{}, max(1, s.cfg.Storage.Concurrency)),
+		slots:   make(chan struct{}, max(1, opts.Concurrency)),
 		ctx:     ctx,
 		cancel:  cancel,
 		running: map[string]*job{},
 		status:  map[string]*JobStatus{},
 	}
 	var err error
-	if sc.incremental, err = sc.cron.AddFunc(s.cfg.Schedule.Incremental, func() { sc.triggerAll(Auto, sc.scheduled("incremental", sc.incremental)) }); err != nil {
+	if sc.incremental, err = sc.cron.AddFunc(opts.Incremental, func() { sc.triggerAll(fm.SyncAuto, sc.scheduled("incremental", sc.incremental)) }); err != nil {
 		cancel()
-		return nil, fmt.Errorf("schedule.incremental %q: %w", s.cfg.Schedule.Incremental, err)
+		return nil, fmt.Errorf("schedule.incremental %q: %w", opts.Incremental, err)
 	}
-	if sc.full, err = sc.cron.AddFunc(s.cfg.Schedule.Full, func() { sc.triggerAll(Full, sc.scheduled("full", sc.full)) }); err != nil {
+	if sc.full, err = sc.cron.AddFunc(opts.Full, func() { sc.triggerAll(fm.SyncFull, sc.scheduled("full", sc.full)) }); err != nil {
 		cancel()
-		return nil, fmt.Errorf("schedule.full %q: %w", s.cfg.Schedule.Full, err)
+		return nil, fmt.Errorf("schedule.full %q: %w", opts.Full, err)
 	}
-	for _, name := range Jobs(s.cfg, "") {
+	for _, name := range sc.plan.Jobs("") {
 		sc.status[name] = &JobStatus{Name: name}
 	}
 	return sc, nil
@@ -125,6 +179,9 @@ func NewScheduler(s *Syncer) (*Scheduler, error) {
 // sync that succeeded; set it before Start.
 func (sc *Scheduler) OnSynced(fn func(libraryID string)) { sc.onSynced = fn }
 
+// Jobs names what a sync of library brings (see Plan.Jobs).
+func (sc *Scheduler) Jobs(library string) []string { return sc.plan.Jobs(library) }
+
 // Start syncs the directories, and the libraries that were never synced,
 // and starts the schedules. With an index shared by replicas, a replica
 // leaves these first syncs to another that runs them already.
@@ -133,9 +190,9 @@ func (sc *Scheduler) Start() {
 		return // stopped already
 	}
 	sc.triggerDirectories(sc.scheduled("directory", sc.full))
-	for _, lib := range sc.syncer.cfg.Libraries {
-		if _, err := sc.syncer.index.Library(sc.ctx, lib.ID); fm.ErrorCode(err) == fm.ENOTFOUND {
-			sc.trigger(lib.ID, Full, RunOptions{Schedule: "initial"})
+	for _, lib := range sc.plan.Libraries {
+		if _, err := sc.index.Library(sc.ctx, lib); fm.ErrorCode(err) == fm.ENOTFOUND {
+			sc.trigger(lib, fm.SyncFull, RunOptions{Schedule: "initial"})
 		}
 	}
 	sc.cron.Start()
@@ -152,26 +209,26 @@ func (sc *Scheduler) scheduled(kind string, id cron.EntryID) RunOptions {
 }
 
 // triggerAll syncs every library; a full sync brings the directories too.
-func (sc *Scheduler) triggerAll(mode Mode, opts RunOptions) {
-	if mode == Full {
+func (sc *Scheduler) triggerAll(mode fm.SyncMode, opts RunOptions) {
+	if mode == fm.SyncFull {
 		dirs := opts
 		dirs.Schedule = "directory"
 		sc.triggerDirectories(dirs)
 	}
-	for _, lib := range sc.syncer.cfg.Libraries {
-		sc.trigger(lib.ID, mode, opts)
+	for _, lib := range sc.plan.Libraries {
+		sc.trigger(lib, mode, opts)
 	}
 }
 
 func (sc *Scheduler) triggerDirectories(opts RunOptions) {
-	for _, name := range directoryJobs(sc.syncer.cfg) {
-		sc.trigger(name, Full, opts)
+	for _, name := range sc.plan.directoryJobs() {
+		sc.trigger(name, fm.SyncFull, opts)
 	}
 }
 
 // trigger starts a job nobody follows, unless it runs already; it fails
 // only when the scheduler stops.
-func (sc *Scheduler) trigger(name string, mode Mode, opts RunOptions) {
+func (sc *Scheduler) trigger(name string, mode fm.SyncMode, opts RunOptions) {
 	if _, err := sc.follow(context.Background(), name, mode, opts, nil); err != nil {
 		sc.logger.Debug("sync not started", "job", name, "err", err)
 	}
@@ -179,7 +236,7 @@ func (sc *Scheduler) trigger(name string, mode Mode, opts RunOptions) {
 
 // Trigger starts a sync of one library unless one is running; it reports
 // whether it started one.
-func (sc *Scheduler) Trigger(libraryID string, mode Mode) bool {
+func (sc *Scheduler) Trigger(libraryID string, mode fm.SyncMode) bool {
 	started, _ := sc.Follow(context.Background(), libraryID, mode, nil)
 	return started
 }
@@ -192,12 +249,12 @@ func (sc *Scheduler) Trigger(libraryID string, mode Mode) bool {
 // there is nothing of that name to sync or the scheduler stopped. With an
 // index shared by replicas, a sync whose lease another replica holds fails
 // at once, naming it.
-func (sc *Scheduler) Follow(ctx context.Context, name string, mode Mode, events chan<- Event) (started bool, err error) {
+func (sc *Scheduler) Follow(ctx context.Context, name string, mode fm.SyncMode, events chan<- Event) (started bool, err error) {
 	return sc.follow(ctx, name, mode, RunOptions{}, events)
 }
 
 // follow is Follow with run options for a sync it starts.
-func (sc *Scheduler) follow(ctx context.Context, name string, mode Mode, opts RunOptions, events chan<- Event) (started bool, err error) {
+func (sc *Scheduler) follow(ctx context.Context, name string, mode fm.SyncMode, opts RunOptions, events chan<- Event) (started bool, err error) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	if _, ok := sc.status[name]; !ok {
@@ -256,7 +313,7 @@ func (sc *Scheduler) failureMessage(name string) string {
 	if strings.HasPrefix(name, directoryJob) {
 		return "directory sync failed; the users and groups of the last one that succeeded, if any, are still used"
 	}
-	if _, err := sc.syncer.index.Library(context.Background(), name); fm.ErrorCode(err) == fm.ENOTFOUND {
+	if _, err := sc.index.Library(context.Background(), name); fm.ErrorCode(err) == fm.ENOTFOUND {
 		return "sync failed; the library was never synced, so the API answers 503 for it until a sync succeeds"
 	}
 	return "sync failed; the last good data is still served"
@@ -270,18 +327,14 @@ func (sc *Scheduler) inSlot(j *job) (Event, error) {
 		return Event{}, sc.ctx.Err()
 	}
 	started := time.Now()
-	ctx := sc.ctx
-	if j.opts.Schedule == "full" {
-		ctx = withScheduledFull(ctx)
-	}
-	ev, err := sc.syncer.Run(ctx, j.name, j.mode, func(p Progress) { sc.broadcast(j, p) }, j.opts)
+	ev, err := sc.runner.Run(sc.ctx, j.name, j.mode, func(p fm.Progress) { sc.broadcast(j, p) }, j.opts)
 	sc.observe(j, ev, err, started)
 	return ev, err
 }
 
 // observe records a finished job in the metrics.
 func (sc *Scheduler) observe(j *job, ev Event, err error, started time.Time) {
-	m := sc.syncer.opts.Metrics
+	m := sc.metrics
 	kind := jobKind(j, ev)
 	if errors.Is(err, ErrSkipped) {
 		return
@@ -307,7 +360,7 @@ func jobKind(j *job, ev Event) string {
 	switch {
 	case strings.HasPrefix(j.name, directoryJob):
 		return "directory"
-	case ev.Result != nil && ev.Result.Full, ev.Result == nil && j.mode == Full:
+	case ev.Result != nil && ev.Result.Full, ev.Result == nil && j.mode == fm.SyncFull:
 		return "full"
 	}
 	return "incremental"
@@ -315,7 +368,7 @@ func jobKind(j *job, ev Event) string {
 
 // broadcast sends progress to a job's followers, dropping it for those
 // whose channel is full: a slow follower never holds a sync up.
-func (sc *Scheduler) broadcast(j *job, p Progress) {
+func (sc *Scheduler) broadcast(j *job, p fm.Progress) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	for _, f := range j.followers {

@@ -1,14 +1,14 @@
-package syncer
+package schedule
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/config"
 )
 
 // directoryJob prefixes the job names of directory syncs.
@@ -17,30 +17,33 @@ var directoryJob = fm.DirectoryLease("")
 // DirectoryJob is the name a domain's directory sync goes by: its lease's.
 func DirectoryJob(domain string) string { return fm.DirectoryLease(domain) }
 
+// Plan is what there is to sync.
+type Plan struct {
+	// Directories are the domains whose directories are synced (those with
+	// an adminEmail).
+	Directories []string
+	// Libraries are the IDs of the libraries synced.
+	Libraries []string
+}
+
 // Jobs names what a sync of library brings: that library alone or, for "",
-// every domain's directory (of the domains with an adminEmail) and then
-// every library. It returns nil for a library cfg does not have.
-func Jobs(cfg *config.Config, library string) []string {
+// every domain's directory and then every library. It returns nil for a
+// library the plan does not have.
+func (p Plan) Jobs(library string) []string {
 	if library != "" {
-		if cfg.Library(library) == nil {
+		if !slices.Contains(p.Libraries, library) {
 			return nil
 		}
 		return []string{library}
 	}
-	names := directoryJobs(cfg)
-	for _, l := range cfg.Libraries {
-		names = append(names, l.ID)
-	}
-	return names
+	return append(p.directoryJobs(), p.Libraries...)
 }
 
-// directoryJobs names the directory syncs of cfg's domains.
-func directoryJobs(cfg *config.Config) []string {
+// directoryJobs names the directory syncs.
+func (p Plan) directoryJobs() []string {
 	var names []string
-	for _, d := range cfg.Domains {
-		if d.AdminEmail != "" {
-			names = append(names, DirectoryJob(d.Name))
-		}
+	for _, d := range p.Directories {
+		names = append(names, DirectoryJob(d))
 	}
 	return names
 }
@@ -55,6 +58,7 @@ type RunOptions struct {
 	// Schedule, when set, marks a run of a schedule of that kind
 	// ("incremental", "full", "directory"): it is skipped (ErrSkipped) if a
 	// run of that kind began, on any process, less than ScheduleWithin ago.
+	// A full sync run by the full schedule says so (fm.FullScheduled).
 	Schedule       string
 	ScheduleWithin time.Duration
 }
@@ -66,17 +70,25 @@ var ErrSkipped = errors.New("skipped: another process ran it or runs it")
 // leaseRetryEvery is how often a run waiting for a lease tries again.
 const leaseRetryEvery = time.Second
 
+// Runner runs jobs one at a time, each under its lease: the scheduler's
+// runs, and those of a one-off sync.
+type Runner struct {
+	Syncer Syncer
+	// Leases are the index's: a job runs holding the lease of its name.
+	Leases fm.Leases
+}
+
 // Run runs the job named: a domain's directory sync (always whole), or a
 // library's sync in mode. It holds the job's lease meanwhile, and writes
 // under the lease's fence: it stops without committing if the lease is
 // lost, and the index refuses its writes if the lease lapsed unnoticed.
-func (s *Syncer) Run(ctx context.Context, job string, mode Mode, progress ProgressFunc, opts RunOptions) (Event, error) {
-	lease, err := s.acquire(ctx, job, opts)
+func (r Runner) Run(ctx context.Context, job string, mode fm.SyncMode, progress fm.ProgressFunc, opts RunOptions) (Event, error) {
+	lease, err := r.acquire(ctx, job, opts)
 	if err != nil {
 		return Event{Job: job}, err
 	}
 	defer lease.Release()
-	ctx, cancel := context.WithCancelCause(withFence(ctx, lease.Fence()))
+	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go func() {
 		select {
@@ -85,35 +97,19 @@ func (s *Syncer) Run(ctx context.Context, job string, mode Mode, progress Progre
 		case <-ctx.Done():
 		}
 	}()
-	ev, err := s.run(ctx, job, mode, progress)
+	ev, err := r.run(ctx, job, mode, lease.Fence(), progress, opts)
 	if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
 		err = cause
 	}
 	return ev, err
 }
 
-// fenceKey keys the fence of the lease a job runs under in its context.
-type fenceKey struct{}
-
-// withFence returns ctx carrying the fence the job's writes are made with.
-func withFence(ctx context.Context, fence fm.Fence) context.Context {
-	return context.WithValue(ctx, fenceKey{}, fence)
-}
-
-// fenceOf returns the fence of the lease the job of ctx runs under; the
-// zero Fence (a write without a lease) for a sync run by Sync or
-// SyncDirectory directly.
-func fenceOf(ctx context.Context) fm.Fence {
-	fence, _ := ctx.Value(fenceKey{}).(fm.Fence)
-	return fence
-}
-
 // acquire takes a job's lease, waiting for it up to opts.LeaseWait, and
 // claims the scheduled run opts names.
-func (s *Syncer) acquire(ctx context.Context, job string, opts RunOptions) (fm.Lease, error) {
+func (r Runner) acquire(ctx context.Context, job string, opts RunOptions) (fm.Lease, error) {
 	deadline := time.Now().Add(opts.LeaseWait)
 	for {
-		lease, err := s.index.Acquire(ctx, job)
+		lease, err := r.Leases.Acquire(ctx, job)
 		switch {
 		case errors.Is(err, fm.ErrLeaseHeld) && opts.Schedule != "":
 			return nil, ErrSkipped
@@ -130,7 +126,7 @@ func (s *Syncer) acquire(ctx context.Context, job string, opts RunOptions) (fm.L
 		if opts.Schedule == "" {
 			return lease, nil
 		}
-		claimed, err := s.index.ClaimScheduledRun(ctx, job, opts.Schedule, opts.ScheduleWithin)
+		claimed, err := r.Leases.ClaimScheduledRun(ctx, job, opts.Schedule, opts.ScheduleWithin)
 		if err == nil && !claimed {
 			err = ErrSkipped
 		}
@@ -142,12 +138,28 @@ func (s *Syncer) acquire(ctx context.Context, job string, opts RunOptions) (fm.L
 	}
 }
 
-// run runs a job, without a lease.
-func (s *Syncer) run(ctx context.Context, job string, mode Mode, progress ProgressFunc) (Event, error) {
+// run runs a job under fence, once its lease is held.
+func (r Runner) run(ctx context.Context, job string, mode fm.SyncMode, fence fm.Fence, progress fm.ProgressFunc, opts RunOptions) (Event, error) {
 	if domain, ok := strings.CutPrefix(job, directoryJob); ok {
-		res, err := s.SyncDirectory(ctx, domain)
+		res, err := r.Syncer.SyncDirectory(ctx, domain, fence)
 		return Event{Job: job, Directory: res}, err
 	}
-	res, err := s.Sync(ctx, job, mode, progress)
+	req := fm.SyncRequest{Library: job, Mode: mode, Fence: fence}
+	if opts.Schedule == "full" {
+		req.FullReason = fm.FullScheduled
+	}
+	res, err := r.Syncer.Sync(ctx, req, progress)
 	return Event{Job: job, Result: res}, err
+}
+
+// sleep waits for d, or for ctx to end.
+func sleep(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
 }

@@ -1,4 +1,4 @@
-package syncer
+package googleclient
 
 import (
 	"context"
@@ -95,7 +95,7 @@ func TestTransportRetries(t *testing.T) {
 			tr := &transport{base: http.DefaultTransport, limiter: rate.NewLimiter(rate.Inf, 1),
 				policy: RetryPolicy{Attempts: 4, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Second}, metrics: metrics}
 			var calls atomic.Int64
-			req, _ := http.NewRequestWithContext(withCallCounter(context.Background(), &calls), http.MethodGet, ts.URL, nil)
+			req, _ := http.NewRequestWithContext(WithCallCounter(context.Background(), &calls), http.MethodGet, ts.URL, nil)
 			resp, err := (&http.Client{Transport: tr}).Do(req)
 			if err != nil {
 				t.Fatal(err)
@@ -144,7 +144,7 @@ func TestTransportHonoursRetryAfter(t *testing.T) {
 				tr := &transport{base: handlerTransport{srv}, limiter: rate.NewLimiter(rate.Inf, 1),
 					policy: RetryPolicy{Attempts: 4, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Second}, metrics: metrics}
 				var calls atomic.Int64
-				req, _ := http.NewRequestWithContext(withCallCounter(context.Background(), &calls), http.MethodGet, "http://drive.invalid/", nil)
+				req, _ := http.NewRequestWithContext(WithCallCounter(context.Background(), &calls), http.MethodGet, "http://drive.invalid/", nil)
 				start := time.Now()
 				resp, err := (&http.Client{Transport: tr}).Do(req)
 				if err != nil {

@@ -1,4 +1,4 @@
-package syncer
+package googleclient
 
 import (
 	"bytes"
@@ -41,10 +41,10 @@ type prefetch struct {
 	err  error
 }
 
-// withReadAhead returns a context under which a paged listing reads one page
+// WithReadAhead returns a context under which a paged listing reads one page
 // ahead, and the function that stops it, which the listing must call when
 // it ends.
-func withReadAhead(ctx context.Context) (context.Context, func()) {
+func WithReadAhead(ctx context.Context) (context.Context, func()) {
 	ra := &readAhead{}
 	ra.ctx, ra.cancel = context.WithCancel(ctx)
 	return context.WithValue(ra.ctx, readAheadKey{}, ra), ra.stop

@@ -12,22 +12,22 @@ import (
 	"github.com/foldermirror/foldermirror/index/postgres"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/internal/pgtest"
-	"github.com/foldermirror/foldermirror/syncer"
 )
 
 // A sync whose lease lapsed while it ran (its process paused past
 // index.leaseTtl), and that another process took and gave back meanwhile,
-// fails saying the lease was lost, and commits nothing: Run hands the
-// lease's fence to every write of the sync, full or incremental, and to
-// the directory's.
-func TestRunFencedOut(t *testing.T) {
+// fails saying the lease was lost, and commits nothing: every write of the
+// sync, full or incremental, and of the directory's, is made with the
+// fence it is given. (That a run hands its lease's fence to the sync,
+// package schedule tests.)
+func TestSyncFencedOut(t *testing.T) {
 	for _, tc := range []struct {
 		name, job string
-		mode      syncer.Mode
+		mode      fm.SyncMode
 	}{
-		{"full", "eng", syncer.Full},
-		{"incremental", "eng", syncer.Auto},
-		{"directory", syncer.DirectoryJob("example.com"), syncer.Full},
+		{"full", "eng", fm.SyncFull},
+		{"incremental", "eng", fm.SyncAuto},
+		{"directory", fm.DirectoryLease("example.com"), fm.SyncFull},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -38,12 +38,12 @@ func TestRunFencedOut(t *testing.T) {
 			root := fake.CreateFolder(storage, "", "Eng")
 			e := newEnv(t, fake, "id: eng, rootFolderId: "+root)
 			url := pgtest.NewDatabase(t)
-			e.db = fmtest.OpenPostgres(t, url, postgres.Options{Holder: "replica-a"})
+			db := fmtest.OpenPostgres(t, url, postgres.Options{Holder: "replica-a"})
+			e.db = db
 			e.restartSyncer()
-			for _, job := range []string{"eng", syncer.DirectoryJob("example.com")} {
-				if _, err := e.s.Run(ctx, job, syncer.Full, nil, syncer.RunOptions{}); err != nil {
-					t.Fatal(err)
-				}
+			e.sync("eng")
+			if _, err := e.s.SyncDirectory(ctx, "example.com", fm.Fence{}); err != nil {
+				t.Fatal(err)
 			}
 			before := e.tree("eng")
 			fake.CreateFolder(storage, root, "New")
@@ -60,7 +60,7 @@ func TestRunFencedOut(t *testing.T) {
 				}
 				l.Release()
 			}
-			progress := func(p syncer.Progress) {
+			progress := func(p fm.Progress) {
 				if p.Phase == "writing" {
 					once.Do(pause)
 				}
@@ -69,7 +69,16 @@ func TestRunFencedOut(t *testing.T) {
 				e.db = &pauseBeforeDirectory{Index: e.db, pause: pause}
 				e.restartSyncer()
 			}
-			_, err := e.s.Run(ctx, tc.job, tc.mode, progress, syncer.RunOptions{})
+			lease, err := db.Acquire(ctx, tc.job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lease.Release()
+			if tc.job == "eng" {
+				_, err = e.s.Sync(ctx, fm.SyncRequest{Library: "eng", Mode: tc.mode, Fence: lease.Fence()}, progress)
+			} else {
+				_, err = e.s.SyncDirectory(ctx, "example.com", lease.Fence())
+			}
 			if !errors.Is(err, fm.ErrLeaseLost) {
 				t.Errorf("the sync fenced out: %v; want it failed, the lease lost", err)
 			}
@@ -94,4 +103,28 @@ type pauseBeforeDirectory struct {
 func (p *pauseBeforeDirectory) ReplaceDirectory(ctx context.Context, snap *fm.DirectorySnapshot, fence fm.Fence) error {
 	p.pause()
 	return p.Index.ReplaceDirectory(ctx, snap, fence)
+}
+
+// A sync cancelled while it runs (the daemon stops) leaves the index as it
+// was: a library never synced before stays so.
+func TestCancelledSyncLeavesTheIndex(t *testing.T) {
+	fake := startFake(t)
+	d := fake.CreateSharedDrive("Team", storage)
+	for range 40 {
+		fake.CreateFolder(storage, d, "x")
+	}
+	e := newEnv(t, fake, "id: team, sharedDriveId: "+d)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err := e.s.Sync(ctx, fm.SyncRequest{Library: "team", Mode: fm.SyncFull}, func(p fm.Progress) {
+		if p.Phase == "listing" {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("the cancelled sync: %v", err)
+	}
+	if _, err := e.db.Library(context.Background(), "team"); fm.ErrorCode(err) != fm.ENOTFOUND {
+		t.Errorf("a cancelled first sync left a library behind: %v", err)
+	}
 }

@@ -1,4 +1,4 @@
-package syncer
+package googleclient
 
 import (
 	"bytes"
@@ -50,7 +50,9 @@ type transport struct {
 // counterKey carries a *atomic.Int64 that counts the calls made under a context.
 type counterKey struct{}
 
-func withCallCounter(ctx context.Context, c *atomic.Int64) context.Context {
+// WithCallCounter returns a context under which every request sent, each
+// retry and token request included, adds one to c: a sync counts its calls.
+func WithCallCounter(ctx context.Context, c *atomic.Int64) context.Context {
 	return context.WithValue(ctx, counterKey{}, c)
 }
 
@@ -62,7 +64,7 @@ func countCall(ctx context.Context) {
 
 // RoundTrip implements http.RoundTripper. Only requests without a body, or
 // with a replayable one (GetBody), are retried. A listing that reads ahead
-// (withReadAhead) gets its pages from the ones read ahead.
+// (WithReadAhead) gets its pages from the ones read ahead.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ra := readAheadOf(req)
 	if ra == nil {
@@ -204,11 +206,12 @@ func retryableStatus(resp *http.Response, body []byte) bool {
 // a reason.
 func isRateLimitReason(resp *http.Response, body []byte) bool {
 	var ge *googleapi.Error
-	return errors.As(googleapi.CheckResponseWithBody(resp, body), &ge) && isRateLimit(ge)
+	return errors.As(googleapi.CheckResponseWithBody(resp, body), &ge) && IsRateLimit(ge)
 }
 
-// isRateLimit tells whether a Google error gives a rate limit as a reason.
-func isRateLimit(ge *googleapi.Error) bool {
+// IsRateLimit tells whether a Google error gives a rate limit as a reason:
+// a 403 that is one is transient, any other 403 a refusal.
+func IsRateLimit(ge *googleapi.Error) bool {
 	return slices.ContainsFunc(ge.Errors, func(e googleapi.ErrorItem) bool {
 		return e.Reason == "rateLimitExceeded" || e.Reason == "userRateLimitExceeded"
 	})

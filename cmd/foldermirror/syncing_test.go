@@ -1,0 +1,29 @@
+package main
+
+import (
+	"slices"
+	"testing"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/config"
+)
+
+// The plan syncs the directories of the domains with an adminEmail, then
+// every library.
+func TestPlanOf(t *testing.T) {
+	cfg := &config.Config{
+		Domains: []config.Domain{
+			{Name: "example.com", AdminEmail: "admin@example.com"},
+			{Name: "nodirectory.org"},
+			{Name: "other.net", AdminEmail: "root@other.net"},
+		},
+		Libraries: []fm.Library{{ID: "lib-a"}, {ID: "lib-b"}},
+	}
+	plan := planOf(cfg)
+	if want := []string{"example.com", "other.net"}; !slices.Equal(plan.Directories, want) {
+		t.Errorf("directories %q, want %q", plan.Directories, want)
+	}
+	if want := []string{"directory:example.com", "directory:other.net", "lib-a", "lib-b"}; !slices.Equal(plan.Jobs(""), want) {
+		t.Errorf("jobs %q, want %q", plan.Jobs(""), want)
+	}
+}
