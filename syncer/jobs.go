@@ -113,7 +113,7 @@ func fenceOf(ctx context.Context) fm.Fence {
 func (s *Syncer) acquire(ctx context.Context, job string, opts RunOptions) (fm.Lease, error) {
 	deadline := time.Now().Add(opts.LeaseWait)
 	for {
-		lease, err := s.index.Acquire(ctx, job)
+		lease, err := s.index.Leases().Acquire(ctx, job)
 		switch {
 		case errors.Is(err, fm.ErrLeaseHeld) && opts.Schedule != "":
 			return nil, ErrSkipped
@@ -130,7 +130,7 @@ func (s *Syncer) acquire(ctx context.Context, job string, opts RunOptions) (fm.L
 		if opts.Schedule == "" {
 			return lease, nil
 		}
-		claimed, err := s.index.ClaimScheduledRun(ctx, job, opts.Schedule, opts.ScheduleWithin)
+		claimed, err := s.index.Leases().ClaimScheduledRun(ctx, job, opts.Schedule, opts.ScheduleWithin)
 		if err == nil && !claimed {
 			err = ErrSkipped
 		}

@@ -27,7 +27,7 @@ import (
 type Index interface {
 	fm.IndexReader
 	fm.IndexWriter
-	fm.Leases
+	Leases() fm.Leases
 	// Folder returns one folder of a library; ENOTFOUND if none such.
 	Folder(ctx context.Context, libraryID, folderID string) (*fm.Folder, error)
 	// Permissions returns a folder's permissions in Drive's order.

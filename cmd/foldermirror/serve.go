@@ -238,7 +238,7 @@ func (d *daemonParts) reach(db indexBackend) (func() bool, error) {
 		return func() bool { return true }, nil
 	}
 	err := pg.Connect(d.ctx)
-	if errors.Is(err, postgres.ErrRefused) {
+	if errors.Is(err, fm.ErrIndexRefused) {
 		return nil, fmt.Errorf("index.url: %w", err)
 	}
 	if err != nil {
