@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/foldermirror/foldermirror/config"
-	"github.com/foldermirror/foldermirror/index/bolt"
 	"github.com/foldermirror/foldermirror/internal/demo"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
 	"github.com/foldermirror/foldermirror/syncer"
@@ -128,11 +127,14 @@ func (c *demoCommand) writeConfig(world *demo.World) (*config.Config, error) {
 // first request finds them.
 func (c *demoCommand) syncAll(ctx context.Context, cfg *config.Config) error {
 	quiet, _ := newLogger(io.Discard, "error")
-	db, err := bolt.Open(cfg.DataDir, quiet)
+	db, err := openIndex(cfg, quiet, nil)
 	if err != nil {
 		return err
 	}
 	defer db.Close() //nolint:errcheck // every sync committed what it wrote
+	if err := connect(ctx, db); err != nil {
+		return err
+	}
 	s, err := syncer.New(cfg, db, syncer.Options{Logger: quiet})
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/admin"
 	"github.com/foldermirror/foldermirror/syncer"
@@ -28,7 +29,7 @@ type syncCommand struct {
 	full           bool
 	wait           time.Duration
 
-	db       indexBackend
+	db       fm.Index
 	progress *progressDisplay
 	jobs     int // how many jobs were asked for
 }
