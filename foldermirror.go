@@ -4,8 +4,9 @@
 // backend offers.
 //
 // Subpackages each own one concern: config (loading and validation), index
-// (the bbolt backend), syncer (reading Google Drive and the Directory),
-// httpapi (the REST API) and googlefake (test fakes of Google's APIs).
+// (opening an index from its URL, kept by index/bolt or index/postgres),
+// syncer (reading Google Drive and the Directory), httpapi (the REST API)
+// and internal/googlefake (test fakes of Google's APIs).
 package foldermirror
 
 import (
