@@ -4,10 +4,11 @@
 // a sync is asked and reports, and the interfaces an index backend offers.
 //
 // Subpackages each own one concern: config (loading and validation), index
-// (the bbolt backend), googleclient (the clients of Google's APIs), syncer
-// (reading Google Drive and the Directory), schedule (running the syncs under
-// their leases, on schedules and on request), httpapi (the REST API) and
-// googlefake (test fakes of Google's APIs).
+// (opening an index from its URL, kept by index/bolt or index/postgres),
+// googleclient (the clients of Google's APIs), syncer (reading Google Drive
+// and the Directory), schedule (running the syncs under their leases, on
+// schedules and on request), httpapi (the REST API) and internal/googlefake
+// (test fakes of Google's APIs).
 package foldermirror
 
 import (

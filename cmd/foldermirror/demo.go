@@ -12,7 +12,6 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
-	"github.com/foldermirror/foldermirror/index/bolt"
 	"github.com/foldermirror/foldermirror/internal/demo"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
 	"github.com/foldermirror/foldermirror/schedule"
@@ -130,16 +129,19 @@ func (c *demoCommand) writeConfig(world *demo.World) (*config.Config, error) {
 // first request finds them.
 func (c *demoCommand) syncAll(ctx context.Context, cfg *config.Config) error {
 	quiet, _ := newLogger(io.Discard, "error")
-	db, err := bolt.Open(cfg.DataDir, quiet)
+	db, err := openIndex(cfg, quiet, nil)
 	if err != nil {
 		return err
 	}
 	defer db.Close() //nolint:errcheck // every sync committed what it wrote
+	if err := connect(ctx, db); err != nil {
+		return err
+	}
 	s, err := newSyncer(cfg, db, quiet, prometheus.NewRegistry())
 	if err != nil {
 		return err
 	}
-	runner := schedule.Runner{Syncer: s, Leases: db}
+	runner := schedule.Runner{Syncer: s, Leases: db.Leases()}
 	fmt.Fprintf(c.stdout, "foldermirror demo: a generated domain, %s, in an in-process Google Drive fake.\n\n", demo.Domain)
 	for _, job := range planOf(cfg).Jobs("") {
 		ev, err := runner.Run(ctx, job, fm.SyncFull, nil, schedule.RunOptions{})

@@ -16,7 +16,6 @@ import (
 	"github.com/foldermirror/foldermirror/httpapi"
 	"github.com/foldermirror/foldermirror/httpapi/admin"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
-	"github.com/foldermirror/foldermirror/index/postgres"
 	"github.com/foldermirror/foldermirror/schedule"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -92,7 +91,7 @@ type daemonParts struct {
 	logger    *slog.Logger
 	ctx       context.Context // ends when the daemon closes
 	cancel    context.CancelFunc
-	db        indexBackend
+	db        fm.Index
 	scheduler *schedule.Scheduler
 	auth      *auth.Authenticator
 	api       *server
@@ -203,7 +202,9 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 	d.auth = auth.New(cfg, auth.Directory{Config: cfg, Synced: d.db}, auth.Options{Logger: logger})
 	api = httpapi.New(cfg, d.db, d.auth, httpapi.Options{Logger: logger, Metrics: httpapi.NewMetrics(reg)})
 	d.scheduler.OnSynced(warm)
-	ready, err := d.reach(d.db)
+	reached, err := reach(d.ctx, d.db, func(err error) {
+		logger.Error("the index database cannot be reached yet; the API answers 503 until it is", "err", err)
+	})
 	if err != nil {
 		return d, err
 	}
@@ -215,7 +216,7 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 	adm := admin.New(cfg, admin.Options{Token: token, Scheduler: d.scheduler, Index: d.db, API: api, Gatherer: reg, Logger: logger})
 	d.admin = startServer(ls.admin, adm.Serve, adm.Shutdown)
 	d.background.Go(func() {
-		if !ready() {
+		if !d.following(reached) {
 			return
 		}
 		for _, lib := range cfg.Libraries {
@@ -227,35 +228,24 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 	return d, nil
 }
 
-// reach reaches a PostgreSQL index once, failing the start if the database
-// is one foldermirror must not use; if it cannot be reached, it goes on
-// trying in the background. It returns a function that waits until the
-// index is reached (false: the daemon closed first); with a PostgreSQL
-// index, it then reads what other replicas commit until the daemon closes.
-func (d *daemonParts) reach(db indexBackend) (func() bool, error) {
-	pg, ok := db.(*postgres.DB)
-	if !ok {
-		return func() bool { return true }, nil
-	}
-	err := pg.Connect(d.ctx)
-	if errors.Is(err, postgres.ErrRefused) {
-		return nil, fmt.Errorf("index.url: %w", err)
-	}
-	if err != nil {
-		d.logger.Error("the index database cannot be reached yet; the API answers 503 until it is", "err", err)
-	}
-	return func() bool {
-		if err != nil && pg.ConnectRetrying(d.ctx) != nil {
-			return false
+// following waits until the index is reached (reached, of reach), then
+// reads what other replicas commit (Watch) until the daemon closes. False:
+// the daemon closed first, or the database turned out to be one
+// foldermirror must not use.
+func (d *daemonParts) following(reached func() error) bool {
+	if err := reached(); err != nil {
+		if d.ctx.Err() == nil {
+			d.logger.Error("the index database may not be used; the API answers 503, and no sync runs", "err", err)
 		}
-		d.background.Go(func() { pg.Watch(d.ctx) })
-		return true
-	}, nil
+		return false
+	}
+	d.background.Go(func() { d.db.Watch(d.ctx) })
+	return true
 }
 
 // newRegistry returns the daemon's Prometheus registry, with Go's and the
 // process's collectors and the index's size.
-func newRegistry(db indexBackend) *prometheus.Registry {
+func newRegistry(db fm.Index) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewGoCollector(),

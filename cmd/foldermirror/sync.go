@@ -30,7 +30,7 @@ type syncCommand struct {
 	full           bool
 	wait           time.Duration
 
-	db       indexBackend
+	db       fm.Index
 	progress *progressDisplay
 	jobs     int // how many jobs were asked for
 }
@@ -184,7 +184,7 @@ func (c *syncCommand) locally(ctx context.Context, cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
-	runner := schedule.Runner{Syncer: s, Leases: c.db}
+	runner := schedule.Runner{Syncer: s, Leases: c.db.Leases()}
 	mode := fm.SyncAuto
 	if c.full {
 		mode = fm.SyncFull

@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 
+	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/googleclient"
 	"github.com/foldermirror/foldermirror/schedule"
@@ -63,14 +64,14 @@ func planOf(cfg *config.Config) schedule.Plan {
 
 // newScheduler returns the scheduler of cfg's plan on cfg's schedules,
 // running s's syncs under db's leases; its metrics are registered with reg.
-func newScheduler(cfg *config.Config, s *syncer.Syncer, db indexBackend, logger *slog.Logger, reg prometheus.Registerer) (*schedule.Scheduler, error) {
+func newScheduler(cfg *config.Config, s *syncer.Syncer, db fm.Index, logger *slog.Logger, reg prometheus.Registerer) (*schedule.Scheduler, error) {
 	return schedule.New(schedule.Options{
 		Incremental: cfg.Schedule.Incremental,
 		Full:        cfg.Schedule.Full,
 		Concurrency: cfg.Storage.Concurrency,
 		Plan:        planOf(cfg),
 		Syncer:      s,
-		Leases:      db,
+		Leases:      db.Leases(),
 		Index:       db,
 		Logger:      logger,
 		Metrics:     schedule.NewMetrics(reg),

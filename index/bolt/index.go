@@ -101,6 +101,19 @@ func (db *DB) Path() string { return db.path }
 // Close closes the index, waiting for running transactions to end.
 func (db *DB) Close() error { return db.bolt.Close() }
 
+var _ fm.Index = (*DB)(nil)
+
+// Connect returns nil: the file was read at Open, and there is nothing
+// to reach.
+func (db *DB) Connect(context.Context) error { return nil }
+
+// ConnectRetrying returns nil, as Connect does.
+func (db *DB) ConnectRetrying(context.Context) error { return nil }
+
+// Watch returns at once: no other process shares the file (Open locks
+// it), so there is nothing to follow.
+func (db *DB) Watch(context.Context) {}
+
 // init checks the schema (creating it in a new file), drops orphan
 // generations and loads the library records.
 func (db *DB) init() error {

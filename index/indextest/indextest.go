@@ -11,17 +11,10 @@ import (
 	fm "github.com/foldermirror/foldermirror"
 )
 
-// Index is what the suite tests: what the syncer and the API use of an
-// index (its leases too), and the reads tests and checks use.
+// Index is what the suite tests: an index as the daemon uses it
+// (fm.Index), and the reads tests and checks use.
 type Index interface {
-	fm.IndexReader
-	fm.IndexWriter
-	fm.DirectoryStore
-	fm.Leases
-	// Folder returns one folder of a library; ENOTFOUND if none such.
-	Folder(ctx context.Context, libraryID, folderID string) (*fm.Folder, error)
-	// Permissions returns a folder's permissions in Drive's order.
-	Permissions(ctx context.Context, libraryID, folderID string) ([]fm.Permission, error)
+	fm.Index
 	// Snapshot returns every folder of a library with its permissions,
 	// sorted by ID.
 	Snapshot(ctx context.Context, libraryID string) ([]fm.SyncedFolder, error)
@@ -83,6 +76,7 @@ func Run(t *testing.T, b Backend) {
 		{"LogPruning", testLogPruning},
 		{"Directory", testDirectory},
 		{"DirectoryGroupsAcrossDomains", testDirectoryGroupsAcrossDomains},
+		{"LeasedWrites", testLeasedWrites},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b.parallel(t)

@@ -88,7 +88,7 @@ func TestSchemaBeingMigrated(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = <-connected
-	if !errors.Is(err, postgres.ErrRefused) || !strings.Contains(err.Error(), "newer than this foldermirror's") {
+	if !errors.Is(err, fm.ErrIndexRefused) || !strings.Contains(err.Error(), "newer than this foldermirror's") {
 		t.Errorf("connect once a newer foldermirror migrated the schema: %v; want it refused", err)
 	}
 	if strings.Contains(logs.String(), "trying again") {
@@ -127,13 +127,13 @@ func TestRunStopsAtNewerSchema(t *testing.T) {
 	stopped := make(chan error, 1)
 	go func() { stopped <- db.Run(ctx) }()
 	pgtest.Exec(t, url, "UPDATE foldermirror_schema_version SET version = 99")
-	if err := <-stopped; !errors.Is(err, postgres.ErrRefused) || ctx.Err() != nil {
+	if err := <-stopped; !errors.Is(err, fm.ErrIndexRefused) || ctx.Err() != nil {
 		t.Fatalf("run: %v; want it to stop, refused", err)
 	}
 	if err := db.Health(); err == nil || !strings.Contains(err.Error(), "newer than this foldermirror's") {
 		t.Errorf("health %v", err)
 	}
-	if _, err := db.Acquire(ctx, "lib"); !errors.Is(err, postgres.ErrRefused) {
+	if _, err := db.Acquire(ctx, "lib"); !errors.Is(err, fm.ErrIndexRefused) {
 		t.Errorf("a lease taken at a newer schema: %v", err)
 	}
 }

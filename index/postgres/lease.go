@@ -13,6 +13,10 @@ import (
 
 var _ fm.Leases = (*DB)(nil)
 
+// Leases returns the index's leases, held in the database: the index
+// itself.
+func (db *DB) Leases() fm.Leases { return db }
+
 // Acquire takes the lease named name for this process, unless another
 // process holds it, with a new epoch: the fencing token of the writes made
 // under it. The lease is renewed every third of LeaseTTL, on connections

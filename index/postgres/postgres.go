@@ -105,6 +105,8 @@ type DB struct {
 	directories fm.Directories
 }
 
+var _ fm.Index = (*DB)(nil)
+
 // Open returns an index of the database at url, without connecting to it:
 // Connect (once) or Run (until it succeeds) does.
 func Open(url string, opts Options) (*DB, error) {
@@ -182,7 +184,7 @@ func (db *DB) Close() error {
 // migrates it, and reads the libraries' states and the directories.
 func (db *DB) Connect(ctx context.Context) error {
 	switch err := db.migrate(ctx); {
-	case errors.Is(err, ErrRefused):
+	case errors.Is(err, fm.ErrIndexRefused):
 		return db.refuse(err)
 	case err != nil:
 		return db.fail(err)
@@ -198,14 +200,14 @@ func (db *DB) Connect(ctx context.Context) error {
 
 // ConnectRetrying connects, trying again with backoff after failures it
 // logs, until it succeeds or ctx ends (then it returns the last failure).
-// A database foldermirror must not use (ErrRefused) fails it at once; one
-// whose schema another foldermirror process is migrating is waited for, and
-// refused at once if that process was a newer foldermirror.
+// A database foldermirror must not use (fm.ErrIndexRefused) fails it at
+// once; one whose schema another foldermirror process is migrating is
+// waited for, and refused at once if that process was a newer foldermirror.
 func (db *DB) ConnectRetrying(ctx context.Context) error {
 	for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
 		err := db.Connect(ctx)
 		switch {
-		case err == nil || errors.Is(err, ErrRefused):
+		case err == nil || errors.Is(err, fm.ErrIndexRefused):
 			return err
 		case errors.Is(err, errMigrating):
 			db.logger.Warn("another foldermirror process still creates or migrates the index's schema; waiting for it",
@@ -252,7 +254,7 @@ func (db *DB) Watch(ctx context.Context) {
 		}
 		switch {
 		case err == nil || ctx.Err() != nil:
-		case errors.Is(err, ErrRefused):
+		case errors.Is(err, fm.ErrIndexRefused):
 			db.logger.Error("the index database may no longer be used: its schema was migrated by a newer foldermirror; "+
 				"no more syncs, and what was read is served until this process is replaced by the newer foldermirror",
 				"err", db.refuse(err))
@@ -308,10 +310,6 @@ func (db *DB) Health() error {
 	defer db.mu.RUnlock()
 	return db.health
 }
-
-// ErrRefused marks a database foldermirror must not use: another service's,
-// or one whose schema a newer foldermirror wrote.
-var ErrRefused = errors.New("not a database foldermirror may use")
 
 // errMigrating: another process held the lock under which foldermirror
 // creates or migrates the schema for longer than the connections' lock
@@ -409,7 +407,7 @@ func (db *DB) checkVersion(ctx context.Context) error {
 func newerSchema(version int32) error {
 	if version > schemaVersion {
 		return fmt.Errorf("%w: its schema is version %d, newer than this foldermirror's (%d): it was written by a newer foldermirror",
-			ErrRefused, version, schemaVersion)
+			fm.ErrIndexRefused, version, schemaVersion)
 	}
 	return nil
 }
@@ -443,7 +441,7 @@ func checkDatabase(ctx context.Context, conn *pgx.Conn) error {
 	}
 	if len(others) > 0 {
 		return fmt.Errorf("%w: it holds tables of another service (%s) and no foldermirror schema: give foldermirror a database of its own",
-			ErrRefused, strings.Join(others, ", "))
+			fm.ErrIndexRefused, strings.Join(others, ", "))
 	}
 	return nil
 }

@@ -78,7 +78,7 @@ func TestRefusedDatabases(t *testing.T) {
 			if err := db.ConnectRetrying(context.Background()); err == nil {
 				t.Error("a refused database is not tried again and again: it fails at once")
 			}
-			if _, err := db.Acquire(context.Background(), "lib"); !errors.Is(err, postgres.ErrRefused) {
+			if _, err := db.Acquire(context.Background(), "lib"); !errors.Is(err, fm.ErrIndexRefused) {
 				t.Errorf("a lease taken in a refused database: %v", err)
 			}
 			if after := pgtest.Tables(t, url); !slices.Equal(before, after) {

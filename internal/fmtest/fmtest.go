@@ -27,6 +27,7 @@ import (
 	"testing"
 
 	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/index"
 	"github.com/foldermirror/foldermirror/index/bolt"
 	"github.com/foldermirror/foldermirror/index/indextest"
 	"github.com/foldermirror/foldermirror/index/postgres"
@@ -162,22 +163,37 @@ func Backends(t testing.TB) []string {
 	return []string{Bolt, Postgres}
 }
 
-// OpenIndex opens an empty index on backend, closed when the test ends: a
-// bbolt file in dataDir (OpenBolt), or a PostgreSQL database of its own
-// (OpenPostgres of a pgtest.NewDatabase; dataDir is not used).
+// OpenIndex opens an empty index on backend as the daemon does
+// (index.Open, then Connect), closed when the test ends: a bbolt file in
+// dataDir, or a PostgreSQL database of its own (a pgtest.NewDatabase;
+// dataDir is not used).
 func OpenIndex(t testing.TB, backend, dataDir string) indextest.Index {
 	t.Helper()
+	opts := index.Options{DataDir: dataDir, Logger: quiet}
 	switch backend {
 	case Bolt:
-		return OpenBolt(t, dataDir)
 	case Postgres:
-		return OpenPostgres(t, pgtest.NewDatabase(t), postgres.Options{})
+		opts.URL = pgtest.NewDatabase(t)
+	default:
+		t.Fatalf("no index backend %q; expected %q or %q", backend, Bolt, Postgres)
 	}
-	t.Fatalf("no index backend %q; expected %q or %q", backend, Bolt, Postgres)
-	return nil
+	db, err := index.Open(opts)
+	if err != nil {
+		t.Fatalf("open the %s index: %v", backend, err)
+	}
+	t.Cleanup(func() { closeIndex(t, db) })
+	if err := db.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	idx, ok := db.(indextest.Index)
+	if !ok {
+		t.Fatalf("the %s index (%T) has no Snapshot", backend, db)
+	}
+	return idx
 }
 
-// OpenBolt opens the bbolt index in dataDir, closed when the test ends.
+// OpenBolt opens the bbolt index in dataDir, closed when the test ends:
+// for a test of what only the bbolt backend has (OpenIndex otherwise).
 func OpenBolt(t testing.TB, dataDir string) *bolt.DB {
 	t.Helper()
 	db, err := bolt.Open(dataDir, quiet)
@@ -190,6 +206,8 @@ func OpenBolt(t testing.TB, dataDir string) *bolt.DB {
 
 // OpenPostgres opens the PostgreSQL index at url with opts (without a
 // logger, a quiet one) and connects it; it is closed when the test ends.
+// It is for a test of what only the PostgreSQL backend has, or that needs
+// its options (OpenIndex otherwise).
 func OpenPostgres(t testing.TB, url string, opts postgres.Options) *postgres.DB {
 	t.Helper()
 	if opts.Logger == nil {
