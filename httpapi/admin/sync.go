@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/foldermirror/foldermirror/syncer"
@@ -23,8 +24,8 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "mode must be full or incremental")
 		return
 	}
-	names := syncer.Jobs(s.cfg, r.URL.Query().Get("library"))
-	if names == nil {
+	names := s.jobsOf(r.URL.Query().Get("library"))
+	if len(names) == 0 {
 		writeError(w, http.StatusNotFound, "no library "+r.URL.Query().Get("library"))
 		return
 	}
@@ -63,4 +64,16 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// jobsOf names the jobs a resync of library runs: that library's, or every
+// job for "". None: there is no such library.
+func (s *Server) jobsOf(library string) []string {
+	switch {
+	case library == "":
+		return s.jobs
+	case slices.Contains(s.libraries, library):
+		return []string{library}
+	}
+	return nil
 }
