@@ -47,7 +47,7 @@ func newSynced(t *testing.T, backend string, fake *googlefake.Server, libs ...fm
 	c.Domains = []config.Domain{{Name: "example.com"}, {Name: "other.org"}}
 	for _, l := range libs {
 		l.Name, l.StorageAccount = l.ID, syncedStorage
-		c.Libraries = append(c.Libraries, l)
+		c.Libraries = append(c.Libraries, config.Library(l))
 	}
 	cfg := fmtest.LoadConfig(t, c)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -64,7 +64,7 @@ func newSynced(t *testing.T, backend string, fake *googlefake.Server, libs ...fm
 	authn := auth.New(authOpts)
 	t.Cleanup(authn.Close)
 	api := httpapi.New(db, authn, httpapi.Options{
-		Libraries:               cfg.Libraries,
+		Libraries:               cfg.CoreLibraries(),
 		Domains:                 []httpapi.Domain{{Name: "example.com"}, {Name: "other.org"}},
 		CallerRequestsPerSecond: defaultRate,
 		CallerBurst:             defaultBurst,

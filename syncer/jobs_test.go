@@ -4,7 +4,6 @@ import (
 	"slices"
 	"testing"
 
-	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/syncer"
 )
@@ -16,7 +15,7 @@ func TestJobs(t *testing.T) {
 			{Name: "nodirectory.org"},
 			{Name: "other.net", AdminEmail: "root@other.net"},
 		},
-		Libraries: []fm.Library{{ID: "lib-a"}, {ID: "lib-b"}},
+		Libraries: []config.Library{{ID: "lib-a"}, {ID: "lib-b"}},
 	}
 	for _, tc := range []struct {
 		library string

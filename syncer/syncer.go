@@ -251,10 +251,11 @@ const (
 // Sync brings one library up to date with Drive. The tree readers see
 // changes only when the sync succeeds, and then all at once.
 func (s *Syncer) Sync(ctx context.Context, libraryID string, mode Mode, progress ProgressFunc) (*Result, error) {
-	lib := s.cfg.Library(libraryID)
-	if lib == nil {
+	configured := s.cfg.Library(libraryID)
+	if configured == nil {
 		return nil, fm.Errorf(fm.ENOTFOUND, "Library %s is not configured.", libraryID)
 	}
+	lib := new(configured.Core())
 	if progress == nil {
 		progress = func(Progress) {}
 	}

@@ -39,7 +39,7 @@ func optionsConfig() *config.Config {
 			{SHA256: fmtest.CodeDigest("alice-code"), ActAs: "user:alice@example.com"},
 		},
 	}, {Name: "other.org"}}
-	c.Libraries = []fm.Library{
+	c.Libraries = []config.Library{
 		{ID: "eng", Name: "Engineering", Domain: "example.com", StorageAccount: "s@example.com", RootFolderID: "root", FolderDefinitionID: "standard"},
 		{ID: "team", Name: "team", Domain: "example.com", StorageAccount: "s@example.com", SharedDriveID: "drive"},
 	}
