@@ -3,27 +3,26 @@ package foldermirror
 // Library is a Drive folder tree, or a shared drive, that is mirrored: what
 // the syncer reads and the API serves under /libraries/{ID}.
 //
-// The configuration lists libraries under libraries[]; the yaml tags are its
-// keys, which package config decodes into this type (and validates, and
-// normalises: Name defaults to ID, Domain and StorageAccount are
-// lower-cased).
+// The configuration lists libraries under libraries[]; package config
+// decodes, validates and normalises them (Name defaults to ID, Domain and
+// StorageAccount are lower-cased) and maps each onto a Library.
 type Library struct {
 	// ID names the library in URL paths.
-	ID string `yaml:"id"`
+	ID string
 	// Name is for display; it defaults to ID.
-	Name string `yaml:"name"`
+	Name string
 	// Domain is the name of the configured domain the library belongs to.
-	Domain string `yaml:"domain"`
+	Domain string
 	// StorageAccount is the user whose Drive is read.
-	StorageAccount string `yaml:"storageAccount"`
+	StorageAccount string
 	// RootFolderID is the Drive ID of the root of a folder tree; exactly one
 	// of it and SharedDriveID is set.
-	RootFolderID string `yaml:"rootFolderId"`
+	RootFolderID string
 	// SharedDriveID is the ID of a shared drive mirrored whole.
-	SharedDriveID string `yaml:"sharedDriveId"`
+	SharedDriveID string
 	// FolderDefinitionID is the folderDefinitionId the API reports for the
 	// library's folders that have none of their own in Drive.
-	FolderDefinitionID string `yaml:"folderDefinitionId"`
+	FolderDefinitionID string
 }
 
 // IsSharedDrive reports whether the library is a shared drive rather than a

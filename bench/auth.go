@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"log"
@@ -28,24 +29,14 @@ type wayIn struct {
 }
 
 // authFigures measures authentication in-process: an auth.Authenticator
-// made from a configuration of a world of its own authenticates the same
-// request over and over (its credential seen before: the warm case), each
-// way in.
+// that takes the credentials of a world of its own, as the world's
+// configuration does (configYAML), authenticates the same request over and
+// over (its credential seen before: the warm case), each way in.
 func (e *env) authFigures(t *table) error {
 	fake := googlefake.New()
 	fake.Start()
 	defer fake.Close()
-	w, err := newWorld(fake, e.dir)
-	if err != nil {
-		return err
-	}
-	root := fake.CreateFolder(storageAccount, "", "Auth library")
-	cfgPath, err := w.writeConfig(e.dir, "auth", []library{{ID: "bench-auth", Name: "Auth library", RootFolderID: root, Folders: 1}})
-	if err != nil {
-		return err
-	}
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
+	if _, err := newWorld(fake, e.dir); err != nil {
 		return err
 	}
 	// The user's domain's directory, as a directory sync reads it: a Google
@@ -54,7 +45,16 @@ func (e *env) authFigures(t *table) error {
 	var synced fm.Directories
 	synced.Replace(&fm.DirectorySnapshot{Domain: fm.EmailDomain(user),
 		Users: map[string]fm.DirectoryUser{user: {ID: googlefake.UserID(user)}}})
-	a := auth.New(cfg, auth.Directory{Config: cfg, Synced: &synced}, auth.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a := auth.New(auth.Options{
+		ClockSkew: config.Default().Auth.ClockSkew,
+		Google:    auth.Google{ClientIDs: []string{clientID}, JWKSURL: fake.GoogleJWKSURL(), TokeninfoURL: fake.TokeninfoURL()},
+		Microsoft: auth.Microsoft{JWKSURLs: []string{fake.MicrosoftJWKSURL(), fake.MicrosoftJWKSURLv2()},
+			Tenants: []auth.Tenant{{ID: msTenant, ApplicationIDs: []string{msAppID}}}},
+		Domains: []auth.Domain{{Name: domain, Users: apiUsers,
+			SecurityCodes: []auth.SecurityCode{{SHA256: sha256.Sum256([]byte(securityCode)), ActAsUser: apiUsers[0]}}}},
+		Directory: &synced,
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
 	defer a.Close()
 	ways := []wayIn{
 		{"Google ID token", "Bearer " + fake.GoogleIDToken(clientID, user, googlefake.WithTTL(time.Hour))},

@@ -14,7 +14,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
 )
@@ -339,7 +338,7 @@ func (w *world) configYAML(dataDir string, libs []library) ([]byte, error) {
 	c.Domains = []config.Domain{{Name: domain, AdminEmail: adminAccount, Users: apiUsers,
 		SecurityCodes: []config.SecurityCode{{SHA256: hex.EncodeToString(sum[:]), ActAs: "user:" + apiUsers[0]}}}}
 	for _, l := range libs {
-		c.Libraries = append(c.Libraries, fm.Library{ID: l.ID, Name: l.Name, Domain: domain, StorageAccount: storageAccount,
+		c.Libraries = append(c.Libraries, config.Library{ID: l.ID, Name: l.Name, Domain: domain, StorageAccount: storageAccount,
 			FolderDefinitionID: "standard", RootFolderID: l.RootFolderID, SharedDriveID: l.SharedDriveID})
 	}
 	return yaml.Marshal(c)

@@ -161,9 +161,35 @@ type SecurityCode struct {
 	Expires time.Time `yaml:"expires"`
 }
 
-// Library is a library as configured under libraries[]: the domain core's
-// fm.Library, whose yaml tags are the keys of the file.
-type Library = fm.Library
+// Library is a library as configured under libraries[]; Core maps it onto
+// the domain core's fm.Library.
+type Library struct {
+	// ID names the library in URL paths.
+	ID string `yaml:"id"`
+	// Name is for display; it defaults to ID.
+	Name string `yaml:"name"`
+	// Domain is the name of the configured domain the library belongs to.
+	Domain string `yaml:"domain"`
+	// StorageAccount is the user whose Drive is read.
+	StorageAccount string `yaml:"storageAccount"`
+	// RootFolderID is the Drive ID of the root of a folder tree; exactly one
+	// of it and SharedDriveID is set.
+	RootFolderID string `yaml:"rootFolderId"`
+	// SharedDriveID is the ID of a shared drive mirrored whole.
+	SharedDriveID string `yaml:"sharedDriveId"`
+	// FolderDefinitionID is the folderDefinitionId the API reports for the
+	// library's folders that have none of their own in Drive.
+	FolderDefinitionID string `yaml:"folderDefinitionId"`
+}
+
+// Core returns the library as the domain core knows it. (Library has
+// fm.Library's fields, with their keys: a field added to one and not the
+// other stops this conversion from compiling.)
+func (l *Library) Core() fm.Library { return fm.Library(*l) }
+
+// IsSharedDrive reports whether the library is a shared drive rather than a
+// folder tree.
+func (l *Library) IsSharedDrive() bool { return l.SharedDriveID != "" }
 
 // Load reads the configuration file at path, applies the FOLDERMIRROR_*
 // variables of the process environment and validates the result; see Parse.
@@ -289,6 +315,16 @@ func (c *Config) Library(id string) *Library {
 		}
 	}
 	return nil
+}
+
+// CoreLibraries returns the libraries as the domain core knows them, in
+// their order in the file.
+func (c *Config) CoreLibraries() []fm.Library {
+	libs := make([]fm.Library, len(c.Libraries))
+	for i := range c.Libraries {
+		libs[i] = c.Libraries[i].Core()
+	}
+	return libs
 }
 
 // Domain returns the domain with the given name, compared without regard to

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/foldermirror/foldermirror/index/indextest"
@@ -23,12 +22,8 @@ import (
 func benchServer(b testing.TB, n int) (http.Handler, string) {
 	b.Helper()
 	fake := fmtest.StartGoogle(b)
-	c := fmtest.Config(b, fake, b.TempDir())
-	c.Domains = []config.Domain{{Name: "example.com", Users: []string{"reader@example.com"}}}
-	c.Libraries = []fm.Library{{ID: "big", Name: "Big", Domain: "example.com", StorageAccount: "s@example.com", RootFolderID: "root"}}
-	cfg := fmtest.LoadConfig(b, c)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	db := fmtest.OpenBolt(b, cfg.DataDir)
+	db := fmtest.OpenBolt(b, b.TempDir())
 	perms := []fm.Permission{
 		{ID: "1", Type: "user", Role: "owner", EmailAddress: "s@example.com", DisplayName: "Storage"},
 		{ID: "2", Type: "domain", Role: "reader", Domain: "example.com", AllowFileDiscovery: true},
@@ -51,9 +46,18 @@ func benchServer(b testing.TB, n int) (http.Handler, string) {
 		batch = append(batch, fm.SyncedFolder{Folder: fm.Folder{ID: fmt.Sprintf("f%d", i), ParentID: parent, Name: fmt.Sprintf("Folder %d", i)}, Permissions: perms})
 	}
 	indextest.FullSync(b, db, "big", fm.LibraryState{RootID: "root"}, 5000, batch...)
-	authn := auth.New(cfg, auth.Directory{Config: cfg}, auth.Options{})
+	authOpts := fmtest.AuthOptions(fake)
+	authOpts.Domains = []auth.Domain{{Name: "example.com", Users: []string{"reader@example.com"}}}
+	authn := auth.New(authOpts)
 	b.Cleanup(authn.Close)
-	return httpapi.New(cfg, db, authn, httpapi.Options{Logger: logger}).Handler(), fake.GoogleIDToken(clientID, "reader@example.com")
+	api := httpapi.New(db, authn, httpapi.Options{
+		Libraries:               []fm.Library{{ID: "big", Name: "Big", Domain: "example.com", StorageAccount: "s@example.com", RootFolderID: "root"}},
+		Domains:                 []httpapi.Domain{{Name: "example.com"}},
+		CallerRequestsPerSecond: defaultRate,
+		CallerBurst:             defaultBurst,
+		Logger:                  logger,
+	})
+	return api.Handler(), fake.GoogleIDToken(clientID, "reader@example.com")
 }
 
 // BenchmarkAPI measures the handlers' own cost (no network) beside a bare

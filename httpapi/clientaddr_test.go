@@ -5,10 +5,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 
-	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/httpapi"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 )
 
@@ -38,7 +39,11 @@ func (f *fixture) guess(peer, xff string) {
 }
 
 func trustingProxies(proxies ...string) fixtureOptions {
-	return fixtureOptions{configure: func(c *config.Config) { c.TrustedProxies = proxies }}
+	return fixtureOptions{configure: func(o *httpapi.Options) {
+		for _, p := range proxies {
+			o.TrustedProxies = append(o.TrustedProxies, netip.MustParsePrefix(p))
+		}
+	}}
 }
 
 // Behind a trusted load balancer, each caller's failed security codes count
@@ -125,7 +130,7 @@ func TestIPv6ThrottledBySlash64(t *testing.T) {
 func TestAccessLogShowsTheClient(t *testing.T) {
 	var logs fmtest.LogBuffer
 	f := newFixtureWith(t, fixtureOptions{
-		configure: func(c *config.Config) { c.TrustedProxies = []string{"10.0.0.0/8"} },
+		configure: func(o *httpapi.Options) { o.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")} },
 		logger:    slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	f.from("10.0.0.1:40000", "203.0.113.7", bobCode)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"flag"
 	"io"
@@ -16,7 +17,6 @@ import (
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/foldermirror/foldermirror/index/indextest"
@@ -36,6 +36,13 @@ const (
 	otherAdminCode   = "other-admin-code"
 )
 
+// defaultRate and defaultBurst are a configuration's default budget of
+// each caller (limits), the budget of the tests' servers.
+const (
+	defaultRate  = 1000
+	defaultBurst = 2000
+)
+
 // fixture is an API server over a hand-built index, with a Google fake
 // issuing the callers' ID tokens.
 type fixture struct {
@@ -51,12 +58,12 @@ type fixture struct {
 
 // fixtureOptions change a fixture.
 type fixtureOptions struct {
-	// configure, if not nil, changes the configuration before it is
-	// loaded.
-	configure         func(c *config.Config)
+	// configure, if not nil, changes the API's options before the server
+	// is made.
+	configure         func(o *httpapi.Options)
 	readHeaderTimeout time.Duration
-	// dir is the directory of the configuration and the index (a new one
-	// by default): another fixture's, to restart it.
+	// dir is the directory of the index (a new one by default): another
+	// fixture's, to restart it.
 	dir string
 	// allowlisted replaces example.com's allowlistedDomains.
 	allowlisted string
@@ -67,35 +74,44 @@ type fixtureOptions struct {
 	logger *slog.Logger
 }
 
-// fixtureConfig is the configuration of a fixture in dir: two domains with
-// users, flags and security codes, and three libraries of example.com, one
-// of them never synced.
-func fixtureConfig(t testing.TB, fake *googlefake.Server, dir string) *config.Config {
-	t.Helper()
-	c := fmtest.Config(t, fake, dir)
-	c.FlagDefaults = map[string]string{"theme": "light", "beta": "false"}
-	c.Domains = []config.Domain{{
-		Name:               "example.com",
-		AllowlistedDomains: []string{"partner.org"},
-		Users:              []string{"alice@example.com", "bob@example.com", "carol@example.com", "storage@example.com"},
-		Flags:              map[string]string{"beta": "true"},
-		SecurityCodes: []config.SecurityCode{
-			{SHA256: fmtest.CodeDigest(exampleAdminCode), ActAs: "admin"},
-			{SHA256: fmtest.CodeDigest(bobCode), ActAs: "user:bob@example.com"},
+// fixtureAuth is the Authenticator of a fixture: it takes fake's tokens,
+// and knows two domains with users and security codes.
+func fixtureAuth(fake *googlefake.Server) auth.Options {
+	o := fmtest.AuthOptions(fake)
+	o.Domains = []auth.Domain{{
+		Name:  "example.com",
+		Users: []string{"alice@example.com", "bob@example.com", "carol@example.com", "storage@example.com"},
+		SecurityCodes: []auth.SecurityCode{
+			{SHA256: sha256.Sum256([]byte(exampleAdminCode)), ActAsAdmin: true},
+			{SHA256: sha256.Sum256([]byte(bobCode)), ActAsUser: "bob@example.com"},
 		},
 	}, {
 		Name:          "other.org",
 		Users:         []string{"olga@other.org"},
-		Flags:         map[string]string{"theme": "dark"},
-		SecurityCodes: []config.SecurityCode{{SHA256: fmtest.CodeDigest(otherAdminCode), ActAs: "admin"}},
+		SecurityCodes: []auth.SecurityCode{{SHA256: sha256.Sum256([]byte(otherAdminCode)), ActAsAdmin: true}},
 	}}
+	return o
+}
+
+// fixtureAPI is what the API of a fixture serves: three libraries of
+// example.com, one of them never synced, and the two domains' flags: the
+// defaults theme light and beta false, under each domain's own (beta true
+// for example.com, theme dark for other.org).
+func fixtureAPI() httpapi.Options {
 	const storage = "storage@example.com"
-	c.Libraries = []fm.Library{
-		{ID: "lib-eng", Name: "Engineering", Domain: "example.com", StorageAccount: storage, RootFolderID: "root", FolderDefinitionID: "standard"},
-		{ID: "lib-drive", Name: "Team", Domain: "example.com", StorageAccount: storage, SharedDriveID: "drive1"},
-		{ID: "lib-never", Name: "Never synced", Domain: "example.com", StorageAccount: storage, RootFolderID: "nope"},
+	return httpapi.Options{
+		Libraries: []fm.Library{
+			{ID: "lib-eng", Name: "Engineering", Domain: "example.com", StorageAccount: storage, RootFolderID: "root", FolderDefinitionID: "standard"},
+			{ID: "lib-drive", Name: "Team", Domain: "example.com", StorageAccount: storage, SharedDriveID: "drive1"},
+			{ID: "lib-never", Name: "Never synced", Domain: "example.com", StorageAccount: storage, RootFolderID: "nope"},
+		},
+		Domains: []httpapi.Domain{
+			{Name: "example.com", AllowlistedDomains: []string{"partner.org"}, Flags: map[string]string{"theme": "light", "beta": "true"}},
+			{Name: "other.org", Flags: map[string]string{"theme": "dark", "beta": "false"}},
+		},
+		CallerRequestsPerSecond: defaultRate,
+		CallerBurst:             defaultBurst,
 	}
-	return c
 }
 
 func newFixture(t testing.TB) *fixture { return newFixtureWith(t, fixtureOptions{}) }
@@ -104,33 +120,33 @@ func newFixtureWith(t testing.TB, opts fixtureOptions) *fixture {
 	t.Helper()
 	fake := fmtest.StartGoogle(t)
 	dir := cmp.Or(opts.dir, t.TempDir())
-	c := fixtureConfig(t, fake, dir)
+	authOpts, apiOpts := fixtureAuth(fake), fixtureAPI()
 	if opts.allowlisted != "" {
-		c.Domains[0].AllowlistedDomains = []string{opts.allowlisted}
+		apiOpts.Domains[0].AllowlistedDomains = []string{opts.allowlisted}
 	}
 	if opts.configure != nil {
-		opts.configure(c)
+		opts.configure(&apiOpts)
 	}
-	cfg := fmtest.LoadConfig(t, c)
 	logger := cmp.Or(opts.logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	db := fmtest.OpenIndex(t, cmp.Or(opts.backend, fmtest.Bolt), cfg.DataDir)
+	db := fmtest.OpenIndex(t, cmp.Or(opts.backend, fmtest.Bolt), filepath.Join(dir, "data"))
 	writeTree(t, db, "lib-eng", fm.LibraryState{RootID: "root", LastFullSync: syncedAt}, engineeringTree())
 	writeTree(t, db, "lib-drive", fm.LibraryState{RootID: "drive1", DriveID: "drive1", SharingRequiresOrganizer: true}, driveTree())
 
 	// example.com's directory, as a directory sync reads it: its users,
 	// with the fake's IDs.
 	users := map[string]fm.DirectoryUser{}
-	for _, u := range cfg.Domain("example.com").Users {
+	for _, u := range authOpts.Domains[0].Users {
 		users[u] = fm.DirectoryUser{ID: googlefake.UserID(u)}
 	}
 	if err := db.ReplaceDirectory(context.Background(), &fm.DirectorySnapshot{Domain: "example.com", Users: users}, fm.Fence{}); err != nil {
 		t.Fatal(err)
 	}
-	authn := auth.New(cfg, auth.Directory{Config: cfg, Synced: db}, auth.Options{})
+	authOpts.Directory = db
+	authn := auth.New(authOpts)
 	t.Cleanup(authn.Close)
-	reg := prometheus.NewRegistry()
-	metrics := httpapi.NewMetrics(reg)
-	api := httpapi.New(cfg, db, authn, httpapi.Options{Logger: logger, Metrics: metrics, ReadHeaderTimeout: opts.readHeaderTimeout})
+	apiOpts.Logger, apiOpts.Metrics = logger, httpapi.NewMetrics(prometheus.NewRegistry())
+	apiOpts.ReadHeaderTimeout = opts.readHeaderTimeout
+	api := httpapi.New(db, authn, apiOpts)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +155,7 @@ func newFixtureWith(t testing.TB, opts fixtureOptions) *fixture {
 	t.Cleanup(func() { api.Shutdown(context.Background()) })
 	client := &http.Client{Transport: &http.Transport{}}
 	t.Cleanup(client.CloseIdleConnections)
-	return &fixture{t: t, fake: fake, db: db, metrics: metrics, handler: api.Handler(), url: "http://" + ln.Addr().String(), client: client}
+	return &fixture{t: t, fake: fake, db: db, metrics: apiOpts.Metrics, handler: api.Handler(), url: "http://" + ln.Addr().String(), client: client}
 }
 
 func writeTree(t testing.TB, db fm.IndexWriter, lib string, state fm.LibraryState, folders []fm.SyncedFolder) {

@@ -17,7 +17,7 @@ func (s *Server) getConfigurationFlags(c *gin.Context) {
 	if name == "" {
 		name = cl.Domain // a security code's domain for a code
 	}
-	dom := s.cfg.Domain(name)
+	dom := s.domain(name)
 	if dom == nil {
 		s.writeError(c, fm.Errorf(fm.ENOTFOUND, "Domain %s is not configured.", name))
 		return
@@ -31,12 +31,9 @@ func (s *Server) getConfigurationFlags(c *gin.Context) {
 		for _, name := range asked {
 			if v, ok := dom.Flags[name]; ok {
 				flags[name] = v
-			} else if v, ok := s.cfg.FlagDefaults[name]; ok {
-				flags[name] = v
 			}
 		}
 	} else {
-		maps.Copy(flags, s.cfg.FlagDefaults)
 		maps.Copy(flags, dom.Flags)
 	}
 	c.JSON(http.StatusOK, configurationFlagsJSON{ConfigurationsFlags: flags, Kind: kindConfigurationFlags})

@@ -33,7 +33,7 @@ func (s *Server) synced(ctx context.Context, lib *fm.Library, cl *caller) (*libr
 	if err != nil {
 		return nil, err
 	}
-	lv := &libraryView{cfg: lib, json: s.libJSON[lib.ID], lib: l, ops: &opsTables[b2i(l.State.SharingRequiresOrganizer)]}
+	lv := &libraryView{def: lib, json: s.libJSON[lib.ID], lib: l, ops: &opsTables[b2i(l.State.SharingRequiresOrganizer)]}
 	if cl != nil {
 		lv.viewer = viewerOf(l, lib.Domain, cl)
 	}
@@ -43,7 +43,7 @@ func (s *Server) synced(ctx context.Context, lib *fm.Library, cl *caller) (*libr
 // Warm brings a library's catalog to the index's latest revision, so that
 // the next request finds it ready.
 func (s *Server) Warm(ctx context.Context, libraryID string) error {
-	lib := s.cfg.Library(libraryID)
+	lib := s.library(libraryID)
 	if lib == nil {
 		return fm.Errorf(fm.ENOTFOUND, "Library %s is not configured.", libraryID)
 	}
@@ -61,7 +61,7 @@ func (s *Server) Warmed(_ context.Context, libraryID string) bool {
 // visibleLibrary returns a configured, synced library the caller may see.
 func (s *Server) visibleLibrary(ctx context.Context, cl *caller, libraryID string) (*libraryView, error) {
 	notFound := fm.Errorf(fm.ENOTFOUND, "Library %s not found.", libraryID)
-	lib := s.cfg.Library(libraryID)
+	lib := s.library(libraryID)
 	if lib == nil {
 		return nil, notFound
 	}
@@ -84,8 +84,8 @@ func (s *Server) visibleLibrary(ctx context.Context, cl *caller, libraryID strin
 // locateFolder finds a folder by ID in the synced libraries, among those the
 // caller has a role on (link grants included).
 func (s *Server) locateFolder(ctx context.Context, cl *caller, folderID string) (*libraryView, catalog.Ref, access, error) {
-	for i := range s.cfg.Libraries {
-		lib := &s.cfg.Libraries[i]
+	for i := range s.libraries {
+		lib := &s.libraries[i]
 		lv, err := s.synced(ctx, lib, nil)
 		if fm.ErrorCode(err) == fm.ENOTFOUND {
 			continue
@@ -202,8 +202,8 @@ func (s *Server) listChildren(c *gin.Context) {
 // libraryRootedAt returns the synced library whose root folder is folderID,
 // nil if none.
 func (s *Server) libraryRootedAt(ctx context.Context, folderID string) *fm.Library {
-	for i := range s.cfg.Libraries {
-		lib := &s.cfg.Libraries[i]
+	for i := range s.libraries {
+		lib := &s.libraries[i]
 		if st, err := s.index.Library(ctx, lib.ID); err == nil && st.RootID == folderID {
 			return lib
 		}

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/config"
 	"github.com/gin-gonic/gin"
 )
 
@@ -20,7 +19,7 @@ import (
 // library, the configuration its answers show changed, or the caller's
 // principals did (its groups, say).
 func (s *Server) validate(c *gin.Context, lv *libraryView) bool {
-	tag := etag(lv, s.configTags[lv.cfg.ID], callerOf(c))
+	tag := etag(lv, s.configTags[lv.def.ID], callerOf(c))
 	h := c.Writer.Header()
 	h.Set("ETag", tag)
 	h.Set("Cache-Control", "private, no-cache")
@@ -56,13 +55,13 @@ func etag(lv *libraryView, configTag []byte, cl *caller) string {
 }
 
 // configTag sums up what of the configuration a library's answers show: its
-// own keys, and its domain's (belongsToDomain and allowlisted depend on the
-// domain's name and allowlistedDomains). A change of any of them, read at
-// the next start, changes the ETags of the library's answers.
-func configTag(cfg *config.Config, lib *fm.Library) []byte {
+// own keys, and its domain's, dom (belongsToDomain and allowlisted depend
+// on the domain's name and allowlistedDomains). A change of any of them,
+// read at the next start, changes the ETags of the library's answers.
+func configTag(lib *fm.Library, dom *Domain) []byte {
 	h := sha256.New()
 	parts := []string{lib.ID, lib.Name, lib.FolderDefinitionID, lib.Domain}
-	if dom := cfg.Domain(lib.Domain); dom != nil {
+	if dom != nil {
 		parts = append(parts, slices.Sorted(slices.Values(dom.AllowlistedDomains))...)
 	}
 	for _, part := range parts {

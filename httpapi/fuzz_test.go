@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/httpapi"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 )
 
@@ -18,8 +18,8 @@ import (
 // of requests a second, more than the default budget (TestCallerBudget
 // tests it).
 func FuzzQueryParameters(f *testing.F) {
-	fx := newFixtureWith(f, fixtureOptions{configure: func(c *config.Config) {
-		c.Limits = config.Limits{CallerRequestsPerSecond: 1e9, CallerBurst: 1e9}
+	fx := newFixtureWith(f, fixtureOptions{configure: func(o *httpapi.Options) {
+		o.CallerRequestsPerSecond, o.CallerBurst = 1e9, 1e9
 	}})
 	token := fx.token("bob@example.com")
 	visible := map[string]bool{"handbook": true, "policies": true, "apollo": true, "designs": true, "locked": true,

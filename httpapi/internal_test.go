@@ -14,7 +14,6 @@ import (
 	"testing/synctest"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
@@ -72,12 +71,12 @@ func (x *slowIndex) PermissionSet(context.Context, string, fm.PermissionSetKey) 
 
 func newTestServer(t *testing.T, idx fm.IndexReader, logs *bytes.Buffer) *Server {
 	t.Helper()
-	cfg := &config.Config{
-		Limits:    config.Limits{CallerRequestsPerSecond: 1000, CallerBurst: 1000},
-		Libraries: []config.Library{{ID: "lib", Name: "Lib", Domain: "example.com", RootFolderID: "root"}},
-	}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	return New(cfg, idx, aliceAuth{}, Options{Logger: logger, Metrics: NewMetrics(prometheus.NewRegistry())})
+	return New(idx, aliceAuth{}, Options{
+		Libraries:               []fm.Library{{ID: "lib", Name: "Lib", Domain: "example.com", RootFolderID: "root"}},
+		CallerRequestsPerSecond: 1000, CallerBurst: 1000,
+		Logger: logger, Metrics: NewMetrics(prometheus.NewRegistry()),
+	})
 }
 
 // serve serves a request, and returns what it panicked with, if anything.

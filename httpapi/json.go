@@ -6,9 +6,9 @@ import (
 )
 
 // libraryView is a synced library as the API shows it to a caller: its
-// configuration, its catalog at one revision, and how it sees the caller.
+// definition, its catalog at one revision, and how it sees the caller.
 type libraryView struct {
-	cfg    *fm.Library
+	def    *fm.Library
 	json   *libraryJSON
 	lib    *catalog.Library
 	ops    *opsTable

@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/httpapi"
 )
 
 // Each caller has a request budget: over it, 429 with Retry-After; other
 // callers are not affected.
 func TestCallerBudget(t *testing.T) {
-	f := newFixtureWith(t, fixtureOptions{configure: func(c *config.Config) {
-		c.Limits = config.Limits{CallerRequestsPerSecond: 1, CallerBurst: 3}
+	f := newFixtureWith(t, fixtureOptions{configure: func(o *httpapi.Options) {
+		o.CallerRequestsPerSecond, o.CallerBurst = 1, 3
 	}})
 	bob, carol := f.token("bob@example.com"), f.token("carol@example.com")
 	for i := range 3 {

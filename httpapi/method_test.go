@@ -4,21 +4,15 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 
-	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi"
 )
 
 // Another method than GET on an API path answers 405 with Allow, in the
 // API's error shape, before any authentication; an unknown path stays 404.
 func TestMethodNotAllowed(t *testing.T) {
-	cfg, err := config.Parse([]byte("domains: [{name: example.com, flags: {theme: dark}}]\n"), filepath.Join(t.TempDir(), "config.yaml"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := httpapi.New(cfg, nil, nil, httpapi.Options{}).Handler()
+	h := httpapi.New(nil, nil, httpapi.Options{Domains: []httpapi.Domain{{Name: "example.com", Flags: map[string]string{"theme": "dark"}}}}).Handler()
 	tests := []struct {
 		method, path string
 		status       int

@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/config"
 	"github.com/gin-gonic/gin"
 )
 
@@ -23,7 +22,7 @@ func (s *Server) getPermissions(c *gin.Context) {
 		return
 	}
 	v := lv.lib.View(r)
-	key := answerKey{library: lv.cfg.ID, set: lv.lib.SetKey(v.Set), restricted: v.Restricted}
+	key := answerKey{library: lv.def.ID, set: lv.lib.SetKey(v.Set), restricted: v.Restricted}
 	body, ok := s.answers.get(key)
 	if !ok {
 		var err error
@@ -37,11 +36,11 @@ func (s *Server) getPermissions(c *gin.Context) {
 }
 
 func (s *Server) permissionsBody(ctx context.Context, lv *libraryView, key answerKey) ([]byte, error) {
-	perms, err := s.index.PermissionSet(ctx, lv.cfg.ID, key.set)
+	perms, err := s.index.PermissionSet(ctx, lv.def.ID, key.set)
 	if err != nil {
 		return nil, err
 	}
-	dom := s.cfg.Domain(lv.cfg.Domain)
+	dom := s.domain(lv.def.Domain)
 	out := folderPermissionsJSON{
 		StoragePermissions: make([]storagePermissionJSON, len(perms)),
 		Kind:               kindFolderPermissions,
@@ -103,7 +102,7 @@ func (ac *answerCache) add(k answerKey, b []byte) {
 }
 
 // storagePermission shows a Drive permission of a library of domain dom.
-func storagePermission(p fm.Permission, dom *config.Domain) storagePermissionJSON {
+func storagePermission(p fm.Permission, dom *Domain) storagePermissionJSON {
 	out := storagePermissionJSON{
 		AdditionalRoles:              additionalRoles(p.Role),
 		Email:                        p.EmailAddress,

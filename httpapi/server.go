@@ -11,11 +11,11 @@ import (
 	"net/http"
 	"net/netip"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,15 +28,16 @@ type Authenticator interface {
 
 // Server is the API server.
 type Server struct {
-	cfg      *config.Config
-	index    fm.IndexReader
-	auth     Authenticator
-	logger   *slog.Logger
-	metrics  *Metrics
-	catalogs *catalogs
-	budgets  *budgets
-	streams  *streamSlots
-	answers  *answerCache
+	libraries []fm.Library
+	domains   []Domain
+	index     fm.IndexReader
+	auth      Authenticator
+	logger    *slog.Logger
+	metrics   *Metrics
+	catalogs  *catalogs
+	budgets   *budgets
+	streams   *streamSlots
+	answers   *answerCache
 	// libJSON and configTags are each library's shared JSON and the
 	// configuration its answers show, by library ID.
 	libJSON    map[string]*libraryJSON
@@ -47,8 +48,22 @@ type Server struct {
 	http           *http.Server
 }
 
-// Options tune a Server; the zero value is usable.
+// Options say what a Server serves, and tune it.
 type Options struct {
+	// Libraries are the libraries served, each of one of Domains.
+	Libraries []fm.Library
+	// Domains are the Workspace domains served.
+	Domains []Domain
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For header
+	// names the client. Addresses are compared unmapped: an IPv4 range is
+	// an IPv4 prefix.
+	TrustedProxies []netip.Prefix
+	// CallerRequestsPerSecond is each caller's sustained request budget,
+	// CallerBurst how many requests it may make at once; over it, requests
+	// are answered 429 with Retry-After.
+	CallerRequestsPerSecond float64
+	CallerBurst             int
+	// Logger is slog.Default() by default.
 	Logger *slog.Logger
 	// Metrics records requests; unregistered ones by default.
 	Metrics *Metrics
@@ -77,8 +92,9 @@ const answerCacheBytes = 16 << 20
 
 func init() { gin.SetMode(gin.ReleaseMode) }
 
-// New returns a server of cfg's libraries, read from idx.
-func New(cfg *config.Config, idx fm.IndexReader, authn Authenticator, opts Options) *Server {
+// New returns a server of the libraries of opts, read from idx, to the
+// callers authn authenticates.
+func New(idx fm.IndexReader, authn Authenticator, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -91,15 +107,15 @@ func New(cfg *config.Config, idx fm.IndexReader, authn Authenticator, opts Optio
 	opts.StreamsPerCaller = cmp.Or(opts.StreamsPerCaller, streamsPerCaller)
 	opts.StreamChunkTimeout = cmp.Or(opts.StreamChunkTimeout, streamChunkTimeout)
 	opts.StreamDeadline = cmp.Or(opts.StreamDeadline, streamDeadline)
-	s := &Server{cfg: cfg, index: idx, auth: authn, logger: opts.Logger, metrics: opts.Metrics,
-		catalogs: newCatalogs(idx, cfg.Libraries), budgets: newBudgets(cfg.Limits.CallerRequestsPerSecond, cfg.Limits.CallerBurst),
+	s := &Server{libraries: slices.Clone(opts.Libraries), domains: slices.Clone(opts.Domains), index: idx, auth: authn, logger: opts.Logger, metrics: opts.Metrics,
+		catalogs: newCatalogs(idx, opts.Libraries), budgets: newBudgets(opts.CallerRequestsPerSecond, opts.CallerBurst),
 		streams: &streamSlots{perCaller: opts.StreamsPerCaller, chunkTimeout: opts.StreamChunkTimeout, deadline: opts.StreamDeadline,
 			active: opts.Metrics.streams, cut: opts.Metrics.streamsCut},
 		answers: newAnswerCache(answerCacheBytes),
-		libJSON: map[string]*libraryJSON{}, configTags: map[string][]byte{}, trustedProxies: cfg.TrustedProxyPrefixes()}
-	for i := range cfg.Libraries {
-		lib := &cfg.Libraries[i]
-		s.libJSON[lib.ID], s.configTags[lib.ID] = newLibraryJSON(lib), configTag(cfg, lib)
+		libJSON: map[string]*libraryJSON{}, configTags: map[string][]byte{}, trustedProxies: opts.TrustedProxies}
+	for i := range s.libraries {
+		lib := &s.libraries[i]
+		s.libJSON[lib.ID], s.configTags[lib.ID] = newLibraryJSON(lib), configTag(lib, s.domain(lib.Domain))
 	}
 	s.engine = s.routes()
 	s.http = &http.Server{

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/foldermirror/foldermirror/index/indextest"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
@@ -44,14 +43,12 @@ func bigServer(t *testing.T, n int, opts Options) (addr string, s *Server) {
 			Name: fmt.Sprintf("A folder with a name of some length %d", i)}, Permissions: domain})
 	}
 	indextest.FullSync(t, db, "big", fm.LibraryState{RootID: "root"}, 5000, folders...)
-	cfg := &config.Config{
-		Limits:    config.Limits{CallerRequestsPerSecond: 1e6, CallerBurst: 1e6},
-		Domains:   []config.Domain{{Name: "example.com"}},
-		Libraries: []fm.Library{{ID: "big", Name: "Big", Domain: "example.com", RootFolderID: "root"}},
-	}
+	opts.Libraries = []fm.Library{{ID: "big", Name: "Big", Domain: "example.com", RootFolderID: "root"}}
+	opts.Domains = []Domain{{Name: "example.com"}}
+	opts.CallerRequestsPerSecond, opts.CallerBurst = 1e6, 1e6
 	opts.Logger = slog.New(slog.DiscardHandler)
 	opts.Metrics = NewMetrics(prometheus.NewRegistry())
-	s = New(cfg, db, nameAuth{}, opts)
+	s = New(db, nameAuth{}, opts)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

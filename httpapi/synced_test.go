@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -43,21 +44,29 @@ type synced struct {
 func newSynced(t *testing.T, backend string, fake *googlefake.Server, libs ...fm.Library) *synced {
 	t.Helper()
 	c := fmtest.Config(t, fake, t.TempDir())
-	c.Domains = []config.Domain{
-		{Name: "example.com", SecurityCodes: []config.SecurityCode{{SHA256: fmtest.CodeDigest(exampleAdminCode), ActAs: "admin"}}},
-		{Name: "other.org", SecurityCodes: []config.SecurityCode{{SHA256: fmtest.CodeDigest(otherAdminCode), ActAs: "admin"}}},
-	}
+	c.Domains = []config.Domain{{Name: "example.com"}, {Name: "other.org"}}
 	for _, l := range libs {
 		l.Name, l.StorageAccount = l.ID, syncedStorage
-		c.Libraries = append(c.Libraries, l)
+		c.Libraries = append(c.Libraries, config.Library(l))
 	}
 	cfg := fmtest.LoadConfig(t, c)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	db := fmtest.OpenIndex(t, backend, cfg.DataDir)
 	s := fmtest.Syncer(t, cfg, db, logger)
-	authn := auth.New(cfg, auth.Directory{Config: cfg}, auth.Options{})
+	authOpts := fmtest.AuthOptions(fake)
+	authOpts.Domains = []auth.Domain{
+		{Name: "example.com", SecurityCodes: []auth.SecurityCode{{SHA256: sha256.Sum256([]byte(exampleAdminCode)), ActAsAdmin: true}}},
+		{Name: "other.org", SecurityCodes: []auth.SecurityCode{{SHA256: sha256.Sum256([]byte(otherAdminCode)), ActAsAdmin: true}}},
+	}
+	authn := auth.New(authOpts)
 	t.Cleanup(authn.Close)
-	api := httpapi.New(cfg, db, authn, httpapi.Options{Logger: logger})
+	api := httpapi.New(db, authn, httpapi.Options{
+		Libraries:               cfg.CoreLibraries(),
+		Domains:                 []httpapi.Domain{{Name: "example.com"}, {Name: "other.org"}},
+		CallerRequestsPerSecond: defaultRate,
+		CallerBurst:             defaultBurst,
+		Logger:                  logger,
+	})
 	return &synced{t: t, fake: fake, db: db, syncer: s, handler: api.Handler()}
 }
 

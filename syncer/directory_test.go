@@ -278,7 +278,11 @@ func (e *env) syncDirectory(domain string) *fm.DirectoryResult {
 // configuration) about a caller.
 func (e *env) lookup(email string) (bool, []string) {
 	e.t.Helper()
-	got, err := auth.Directory{Config: e.cfg, Synced: e.db}.Lookup(context.Background(), email)
+	var domains []auth.Domain
+	for _, d := range e.cfg.Domains {
+		domains = append(domains, auth.Domain{Name: d.Name, Users: d.Users})
+	}
+	got, err := auth.Directory{Domains: domains, Synced: e.db}.Lookup(context.Background(), email)
 	if err != nil {
 		e.t.Fatal(err)
 	}

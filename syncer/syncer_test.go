@@ -72,9 +72,9 @@ func newEnvOn(t testing.TB, backend string, fake *googlefake.Server, libraries .
 
 // library is the library of example.com, read as storage, that spec (the
 // keys of a YAML flow mapping, such as "id: eng, rootFolderId: X") describes.
-func library(t testing.TB, spec string) fm.Library {
+func library(t testing.TB, spec string) config.Library {
 	t.Helper()
-	l := fm.Library{Domain: "example.com", StorageAccount: storage}
+	l := config.Library{Domain: "example.com", StorageAccount: storage}
 	dec := yaml.NewDecoder(strings.NewReader("{" + spec + "}"))
 	dec.KnownFields(true)
 	if err := dec.Decode(&l); err != nil {

@@ -51,7 +51,7 @@ func newCrashWorld(t *testing.T) *crashWorld {
 		c := fmtest.Config(t, fake, w.dir)
 		c.Path, c.DataDir = filepath.Join(w.dir, name+".yaml"), filepath.Join(w.dir, name)
 		c.Domains = []config.Domain{{Name: "example.com"}}
-		c.Libraries = []fm.Library{
+		c.Libraries = []config.Library{
 			{ID: "mine", Domain: "example.com", StorageAccount: e2eStorage, RootFolderID: root},
 			{ID: "team", Domain: "example.com", StorageAccount: e2eStorage, SharedDriveID: d},
 		}

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/admin"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
@@ -45,7 +44,7 @@ func TestDatabaseFaults(t *testing.T) {
 	c.AdminListen = freePort(t)
 	c.Index = config.Index{URL: via, LeaseTTL: 3 * time.Second}
 	c.Domains = []config.Domain{{Name: "example.com", Users: []string{"alice@example.com"}}}
-	c.Libraries = []fm.Library{{ID: "eng", Name: "Engineering", Domain: "example.com", StorageAccount: e2eStorage, RootFolderID: m.root}}
+	c.Libraries = []config.Library{{ID: "eng", Name: "Engineering", Domain: "example.com", StorageAccount: e2eStorage, RootFolderID: m.root}}
 	path := fmtest.WriteConfig(t, c)
 	proxy.Cut()
 

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
@@ -49,7 +48,7 @@ func TestSyncDirectoriesAcrossOrganizations(t *testing.T) {
 		{Name: "alpha.example", AdminEmail: "admin@alpha.example"},
 		{Name: "beta.example", AdminEmail: "admin@beta.example"},
 	}
-	c.Libraries = []fm.Library{{ID: "beta", Name: "Beta", Domain: "beta.example", StorageAccount: "storage@beta.example", RootFolderID: root}}
+	c.Libraries = []config.Library{{ID: "beta", Name: "Beta", Domain: "beta.example", StorageAccount: "storage@beta.example", RootFolderID: root}}
 	path := fmtest.WriteConfig(t, c)
 
 	var out, errOut bytes.Buffer

@@ -49,7 +49,7 @@ func TestFullAndReadOnlyDisk(t *testing.T) {
 	os.MkdirAll(out, 0o755)
 	c := fmtest.Config(t, fake, dir)
 	c.Domains = []config.Domain{{Name: "example.com"}}
-	c.Libraries = []fm.Library{
+	c.Libraries = []config.Library{
 		{ID: "small", Domain: "example.com", StorageAccount: e2eStorage, RootFolderID: small},
 		{ID: "big", Domain: "example.com", StorageAccount: e2eStorage, RootFolderID: big},
 	}

@@ -185,7 +185,7 @@ func e2eConfig(t *testing.T, fake *googlefake.Server, m *model, backend string) 
 	t.Helper()
 	c := testConfig(t, fake, backend)
 	c.Domains = []config.Domain{{Name: "example.com", Users: []string{"alice@example.com", "bob@example.com", "carol@example.com"}}}
-	c.Libraries = []fm.Library{{ID: "eng", Name: "Engineering", Domain: "example.com", StorageAccount: e2eStorage, RootFolderID: m.root}}
+	c.Libraries = []config.Library{{ID: "eng", Name: "Engineering", Domain: "example.com", StorageAccount: e2eStorage, RootFolderID: m.root}}
 	return c
 }
 

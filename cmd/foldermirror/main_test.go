@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"testing"
 
-	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 )
@@ -164,7 +163,7 @@ func TestServeTakenPort(t *testing.T) {
 			c.Storage.CredentialsFile = filepath.Join(dir, "key.json")
 			c.Storage.Endpoint = "http://127.0.0.1:1/drive/v3/"
 			c.Domains = []config.Domain{{Name: "example.com"}}
-			c.Libraries = []fm.Library{{ID: "eng", Domain: "example.com", StorageAccount: "s@example.com", RootFolderID: "1abc"}}
+			c.Libraries = []config.Library{{ID: "eng", Domain: "example.com", StorageAccount: "s@example.com", RootFolderID: "1abc"}}
 			path := fmtest.WriteConfig(t, c)
 			var out, errOut bytes.Buffer
 			status := run(context.Background(), []string{"serve", "--config", path}, &out, &errOut)

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
@@ -227,7 +226,7 @@ func (w *propertyWorld) serve(t *testing.T, backend string) string {
 	c.Auth.Google.ClientIDs = []string{pClient}
 	c.Domains = []config.Domain{{Name: pDomain, AdminEmail: pAdmin}}
 	for _, l := range w.libs {
-		lib := fm.Library{ID: l.id, Domain: pDomain, StorageAccount: pStorage, RootFolderID: l.root}
+		lib := config.Library{ID: l.id, Domain: pDomain, StorageAccount: pStorage, RootFolderID: l.root}
 		if l.shared {
 			lib.RootFolderID, lib.SharedDriveID = "", l.root
 		}

@@ -199,8 +199,8 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 	if d.scheduler, err = newScheduler(cfg, s, d.db, logger, reg); err != nil {
 		return d, err
 	}
-	d.auth = auth.New(cfg, auth.Directory{Config: cfg, Synced: d.db}, auth.Options{Logger: logger})
-	api = httpapi.New(cfg, d.db, d.auth, httpapi.Options{Logger: logger, Metrics: httpapi.NewMetrics(reg)})
+	d.auth = auth.New(authOptions(cfg, auth.Options{Directory: d.db, Logger: logger}))
+	api = httpapi.New(d.db, d.auth, apiOptions(cfg, httpapi.Options{Logger: logger, Metrics: httpapi.NewMetrics(reg)}))
 	d.scheduler.OnSynced(warm)
 	reached, err := reach(d.ctx, d.db, func(err error) {
 		logger.Error("the index database cannot be reached yet; the API answers 503 until it is", "err", err)
@@ -213,7 +213,7 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 		return d, err
 	}
 	d.api = startServer(ls.api, api.Serve, api.Shutdown)
-	adm := admin.New(cfg, admin.Options{Token: token, Scheduler: d.scheduler, Index: d.db, API: api, Gatherer: reg, Logger: logger})
+	adm := admin.New(adminOptions(cfg, admin.Options{Token: token, Scheduler: d.scheduler, Index: d.db, API: api, Gatherer: reg, Logger: logger}))
 	d.admin = startServer(ls.admin, adm.Serve, adm.Shutdown)
 	d.background.Go(func() {
 		if !d.following(reached) {

@@ -40,7 +40,7 @@ func googleOptions(cfg *config.Config) googleclient.Options {
 
 // syncerOptions are the options of a syncer of cfg's libraries and domains.
 func syncerOptions(cfg *config.Config) syncer.Options {
-	opts := syncer.Options{Libraries: cfg.Libraries, Concurrency: cfg.Storage.Concurrency}
+	opts := syncer.Options{Libraries: cfg.CoreLibraries(), Concurrency: cfg.Storage.Concurrency}
 	for _, d := range cfg.Domains {
 		opts.Domains = append(opts.Domains, syncer.Domain{Name: d.Name, AdminEmail: d.AdminEmail})
 	}

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"testing"
 
-	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 )
 
@@ -17,7 +16,7 @@ func TestPlanOf(t *testing.T) {
 			{Name: "nodirectory.org"},
 			{Name: "other.net", AdminEmail: "root@other.net"},
 		},
-		Libraries: []fm.Library{{ID: "lib-a"}, {ID: "lib-b"}},
+		Libraries: []config.Library{{ID: "lib-a"}, {ID: "lib-b"}},
 	}
 	plan := planOf(cfg)
 	if want := []string{"example.com", "other.net"}; !slices.Equal(plan.Directories, want) {

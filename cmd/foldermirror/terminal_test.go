@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
@@ -145,13 +144,13 @@ func writeProgressWorld(t *testing.T, fake *googlefake.Server) string {
 			f := fake.CreateFolder(e2eStorage, drive, fmt.Sprintf("folder %d", i))
 			fake.Share(f, googlefake.Permission{Type: "user", Role: "reader", EmailAddress: fmt.Sprintf("u%d@example.com", i)})
 		}
-		c.Libraries = append(c.Libraries, fm.Library{ID: name, Domain: "example.com", StorageAccount: e2eStorage, SharedDriveID: drive})
+		c.Libraries = append(c.Libraries, config.Library{ID: name, Domain: "example.com", StorageAccount: e2eStorage, SharedDriveID: drive})
 	}
 	root := fake.CreateFolder(e2eStorage, "", "Handbook")
 	for i := range 50 {
 		fake.CreateFolder(e2eStorage, root, fmt.Sprintf("chapter %d", i))
 	}
-	c.Libraries = append(c.Libraries, fm.Library{ID: "handbook", Domain: "example.com", StorageAccount: e2eStorage, RootFolderID: root})
+	c.Libraries = append(c.Libraries, config.Library{ID: "handbook", Domain: "example.com", StorageAccount: e2eStorage, RootFolderID: root})
 	return fmtest.WriteConfig(t, c)
 }
 

@@ -12,10 +12,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/schedule"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -44,7 +44,7 @@ type API interface {
 
 // Server is the admin listener.
 type Server struct {
-	cfg       *config.Config
+	libraries []string
 	scheduler Scheduler
 	index     Index
 	api       API
@@ -57,6 +57,13 @@ const Service = "foldermirror"
 
 // Options are what the admin listener works with.
 type Options struct {
+	// Listen is the listener's configured host:port (adminListen): the Host
+	// of a request must name it, localhost or a loopback IP (see
+	// refuseCrossSite).
+	Listen string
+	// Libraries are the IDs of the libraries synced, in the order /readyz
+	// lists those it waits for; the other jobs sync directories.
+	Libraries []string
 	// Token, when not "", is the Bearer credential every request but GET
 	// /healthz and GET /readyz must carry.
 	Token     string
@@ -69,8 +76,8 @@ type Options struct {
 }
 
 // New returns the admin listener of a daemon.
-func New(cfg *config.Config, opts Options) *Server {
-	s := &Server{cfg: cfg, scheduler: opts.Scheduler, index: opts.Index, api: opts.API}
+func New(opts Options) *Server {
+	s := &Server{libraries: slices.Clone(opts.Libraries), scheduler: opts.Scheduler, index: opts.Index, api: opts.API}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /sync", s.sync)
 	mux.HandleFunc("GET /status", s.status)
@@ -78,7 +85,7 @@ func New(cfg *config.Config, opts Options) *Server {
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	s.http = &http.Server{
-		Handler:           requireToken(refuseCrossSite(mux, cfg.AdminListen), opts.Token),
+		Handler:           requireToken(refuseCrossSite(mux, opts.Listen), opts.Token),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -130,9 +137,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var waiting []string
-	for _, lib := range s.cfg.Libraries {
-		if !s.api.Warmed(r.Context(), lib.ID) {
-			waiting = append(waiting, lib.ID)
+	for _, id := range s.libraries {
+		if !s.api.Warmed(r.Context(), id) {
+			waiting = append(waiting, id)
 		}
 	}
 	if len(waiting) > 0 {
@@ -177,7 +184,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	out.Index = s.index.Info(r.Context())
 	out.Libraries, out.Directories = []libraryStatus{}, []directoryStatus{}
 	for _, st := range s.scheduler.Status() {
-		if s.cfg.Library(st.Name) == nil {
+		if !slices.Contains(s.libraries, st.Name) {
 			out.Directories = append(out.Directories, directoryStatus{JobStatus: st, LeaseHolder: out.Index.Leases[st.Name]})
 			continue
 		}

@@ -8,14 +8,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/admin"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/schedule"
@@ -72,35 +69,16 @@ func newServer(t *testing.T) (*httptest.Server, *scheduler, *index) {
 	return srv, sc, idx
 }
 
-// newHandler returns the handler of an admin listener configured to listen
-// on adminListen, with adminTokenFile holding token unless it is "".
+// newHandler returns the handler of an admin listener of a daemon that
+// syncs example.com's directory and the library eng, listening on
+// adminListen, with token as its token unless it is "".
 func newHandler(t *testing.T, adminListen, token string) (http.Handler, *scheduler, *index) {
 	t.Helper()
-	key, err := filepath.Abs(filepath.Join("testdata", "key.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := config.Default()
-	c.Path = filepath.Join(t.TempDir(), "config.yaml")
-	c.AdminListen = adminListen
-	c.Storage.CredentialsFile = key
-	c.Domains = []config.Domain{{Name: "example.com", AdminEmail: "admin@example.com"}}
-	c.Libraries = []fm.Library{{ID: "eng", Domain: "example.com", StorageAccount: "s@example.com", RootFolderID: "r"}}
-	if token != "" {
-		c.AdminTokenFile = filepath.Join(filepath.Dir(c.Path), "admin-token")
-		if err := os.WriteFile(c.AdminTokenFile, []byte(token+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg := fmtest.LoadConfig(t, c)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "foldermirror_test_total", Help: "a test counter"}))
 	sc, idx := &scheduler{}, &index{synced: map[string]bool{}}
-	token, err = cfg.AdminToken()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return admin.New(cfg, admin.Options{Token: token, Scheduler: sc, Index: idx, API: idx, Gatherer: reg,
+	return admin.New(admin.Options{Listen: adminListen, Libraries: []string{"eng"},
+		Token: token, Scheduler: sc, Index: idx, API: idx, Gatherer: reg,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).Handler(), sc, idx
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -19,7 +20,6 @@ import (
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
@@ -40,9 +40,9 @@ const (
 // attacker's key server that must never be asked anything.
 //
 // example.com's directory (dir, as a directory sync reads it) lists alice
-// and bob, with the fake's IDs; its configuration lists them too, and
-// cora, whom the directory does not list. partner.org has no directory:
-// its configuration lists mallory.
+// and bob, with the fake's IDs; the Authenticator's domains list them too,
+// and cora, whom the directory does not list. partner.org has no
+// directory: its domain lists mallory.
 type world struct {
 	t        testing.TB
 	fake     *googlefake.Server
@@ -51,8 +51,8 @@ type world struct {
 	attacker *httptest.Server
 	hits     atomic.Int32
 	evilKey  *rsa.PrivateKey
-	// googleJWKSURL is auth.google.jwksUrl: the fake's unless changed
-	// before the Authenticator is made.
+	// googleJWKSURL is the Authenticator's Google.JWKSURL: the fake's
+	// unless changed before the Authenticator is made.
 	googleJWKSURL string
 	// now is the Authenticator's clock: time.Now unless set before it is
 	// made.
@@ -82,32 +82,32 @@ func newWorldWith(tb testing.TB, before func(w *world)) *world {
 	if before != nil {
 		before(w)
 	}
-	c := fmtest.Config(tb, w.fake, tb.TempDir())
-	c.Auth.Google.ClientIDs = []string{googleClient, "second.apps.googleusercontent.com"}
-	c.Auth.Google.JWKSURL = w.googleJWKSURL
-	c.Auth.Microsoft = config.MicrosoftAuth{
+	o := fmtest.AuthOptions(w.fake)
+	o.Google.ClientIDs = []string{googleClient, "second.apps.googleusercontent.com"}
+	o.Google.JWKSURL = w.googleJWKSURL
+	o.Microsoft = auth.Microsoft{
 		JWKSURLs: []string{w.fake.MicrosoftJWKSURL(), w.fake.MicrosoftJWKSURLv2()},
-		Tenants:  []config.Tenant{{TenantID: tenant, ApplicationIDs: []string{appID}}},
+		Tenants:  []auth.Tenant{{ID: tenant, ApplicationIDs: []string{appID}}},
 	}
-	c.Domains = []config.Domain{{
+	o.Domains = []auth.Domain{{
 		Name:  "example.com",
 		Users: []string{"alice@example.com", "bob@example.com", "cora@example.com"},
-		SecurityCodes: []config.SecurityCode{
-			{SHA256: fmtest.CodeDigest(adminCode), ActAs: "admin"},
-			{SHA256: fmtest.CodeDigest(aliceCode), ActAs: "user:alice@example.com", Expires: time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)},
-			{SHA256: fmtest.CodeDigest(expiredCode), ActAs: "admin", Expires: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)},
+		SecurityCodes: []auth.SecurityCode{
+			{SHA256: sha256.Sum256([]byte(adminCode)), ActAsAdmin: true},
+			{SHA256: sha256.Sum256([]byte(aliceCode)), ActAsUser: "alice@example.com", Expires: time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)},
+			{SHA256: sha256.Sum256([]byte(expiredCode)), ActAsAdmin: true, Expires: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)},
 		},
 	}, {
 		Name:  "partner.org",
 		Users: []string{"mallory@partner.org"},
 	}}
-	cfg := fmtest.LoadConfig(tb, c)
 	w.dir = &fm.Directories{}
 	w.dir.Replace(&fm.DirectorySnapshot{Domain: "example.com", Users: map[string]fm.DirectoryUser{
 		"alice@example.com": {ID: googlefake.UserID("alice@example.com")},
 		"bob@example.com":   {ID: googlefake.UserID("bob@example.com")},
 	}})
-	w.a = auth.New(cfg, auth.Directory{Config: cfg, Synced: w.dir}, auth.Options{Now: w.now})
+	o.Directory, o.Now = w.dir, w.now
+	w.a = auth.New(o)
 	tb.Cleanup(w.a.Close)
 	return w
 }

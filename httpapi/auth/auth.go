@@ -12,11 +12,11 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/config"
 )
 
 // Identity is an authenticated caller.
@@ -64,6 +64,16 @@ const maxTokenBytes = 16 << 10
 
 // Options configure an Authenticator.
 type Options struct {
+	// ClockSkew is the leeway allowed when checking token times.
+	ClockSkew time.Duration
+	Google    Google
+	Microsoft Microsoft
+	// Domains are the configured Workspace domains: a caller of one of them
+	// must be a known user of it.
+	Domains []Domain
+	// Directory is the synced directory of the domains' users and groups;
+	// nil: the users Domains list are the only known ones.
+	Directory fm.Directory
 	// HTTPClient fetches signing keys and asks tokeninfo; a client with a
 	// 10 s timeout by default.
 	HTTPClient *http.Client
@@ -73,9 +83,37 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// Google says which Google tokens are accepted.
+type Google struct {
+	// ClientIDs are the accepted audiences of ID tokens and access tokens.
+	ClientIDs []string
+	// JWKSURL is where Google's signing keys are fetched.
+	JWKSURL string
+	// TokeninfoURL is Google's tokeninfo endpoint, which checks access
+	// tokens.
+	TokeninfoURL string
+}
+
+// Microsoft says which Microsoft identity platform tokens are accepted.
+type Microsoft struct {
+	// JWKSURLs are the key sets that may sign a token.
+	JWKSURLs []string
+	// Tenants are the tenants whose tokens are accepted; none: Microsoft
+	// tokens are refused, and no keys fetched.
+	Tenants []Tenant
+}
+
+// Tenant is a Microsoft tenant whose ID tokens are accepted.
+type Tenant struct {
+	// ID is the tenant's GUID.
+	ID string
+	// ApplicationIDs are the accepted audiences.
+	ApplicationIDs []string
+}
+
 // Authenticator authenticates API requests. It is safe for concurrent use.
 type Authenticator struct {
-	cfg       *config.Config
+	domains   []Domain
 	dir       fm.Directory
 	google    *googleVerifier
 	microsoft *microsoftVerifier
@@ -88,11 +126,12 @@ type Authenticator struct {
 	cancel   context.CancelFunc
 }
 
-// New returns an Authenticator for cfg's auth section, with dir as the
-// source of known users and groups. It starts fetching the signing keys
-// without waiting for them: until they arrive, ID tokens are answered
-// EUNAVAILABLE. Close stops its key fetches.
-func New(cfg *config.Config, dir fm.Directory, opts Options) *Authenticator {
+// New returns an Authenticator of the tokens and domains of opts, whose
+// known users and groups are those of Directory{opts.Domains,
+// opts.Directory}. It starts fetching the signing keys without waiting for
+// them: until they arrive, ID tokens are answered EUNAVAILABLE. Close stops
+// its key fetches.
+func New(opts Options) *Authenticator {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
@@ -103,15 +142,16 @@ func New(cfg *config.Config, dir fm.Directory, opts Options) *Authenticator {
 		opts.Logger = slog.Default()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	domains := slices.Clone(opts.Domains)
 	return &Authenticator{
-		cfg:       cfg,
-		dir:       dir,
-		google:    newGoogleVerifier(ctx, cfg, opts),
-		microsoft: newMicrosoftVerifier(ctx, cfg, opts),
-		tokeninfo: newTokeninfoChecker(cfg, opts),
-		codes:     newCodeChecker(cfg, opts.Now),
+		domains:   domains,
+		dir:       Directory{Domains: domains, Synced: opts.Directory},
+		google:    newGoogleVerifier(ctx, domains, opts),
+		microsoft: newMicrosoftVerifier(ctx, opts),
+		tokeninfo: newTokeninfoChecker(opts),
+		codes:     newCodeChecker(domains, opts.Now),
 		verified:  newTokenCache(opts.Now),
-		leeway:    cfg.Auth.ClockSkew,
+		leeway:    opts.ClockSkew,
 		cancel:    cancel,
 	}
 }
@@ -205,10 +245,10 @@ func (a *Authenticator) securityCode(r *http.Request, code string) (*Identity, e
 	if err != nil {
 		return nil, err
 	}
-	if c.actAsAdmin {
+	if c.ActAsAdmin {
 		return &Identity{Domain: c.domain, Method: MethodSecurityCode, CodeDomain: c.domain, Admin: true}, nil
 	}
-	id, err := a.identify(r.Context(), c.actAsUser, MethodSecurityCode)
+	id, err := a.identify(r.Context(), c.ActAsUser, MethodSecurityCode)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +278,7 @@ func clientAddress(r *http.Request) string {
 // configured domain must be one of its known users.
 func (a *Authenticator) identify(ctx context.Context, email, method string) (*Identity, error) {
 	id, entry, err := a.lookup(ctx, email, method)
-	if err == nil && !entry.Known && a.cfg.Domain(id.Domain) != nil {
+	if err == nil && !entry.Known && configured(a.domains, id.Domain) {
 		err = refuse(ReasonUnknownUser, "the user is not a known user of "+id.Domain)
 	}
 	return id, err
@@ -254,7 +294,7 @@ func (a *Authenticator) identify(ctx context.Context, email, method string) (*Id
 func (a *Authenticator) identifyGoogle(ctx context.Context, got checked) (*Identity, error) {
 	id, entry, err := a.lookup(ctx, got.email, got.method)
 	switch {
-	case err != nil || a.cfg.Domain(id.Domain) == nil:
+	case err != nil || !configured(a.domains, id.Domain):
 		return id, err
 	case !entry.Known:
 		return nil, refuse(ReasonUnknownUser, "the user is not a known user of "+id.Domain)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/MicahParks/keyfunc/v3"
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/config"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -19,7 +18,7 @@ func isGoogleIssuer(iss string) bool { return slices.Contains(googleIssuers, iss
 
 // googleVerifier checks Google ID tokens against Google's signing keys.
 type googleVerifier struct {
-	cfg       *config.Config
+	domains   []Domain
 	keys      keyfunc.Keyfunc
 	clientIDs []string
 	parser    *jwt.Parser
@@ -27,9 +26,9 @@ type googleVerifier struct {
 
 // newGoogleVerifier starts fetching Google's signing keys; it does not wait
 // for them.
-func newGoogleVerifier(ctx context.Context, cfg *config.Config, opts Options) *googleVerifier {
-	return &googleVerifier{cfg: cfg, keys: newKeySet(ctx, "Google", []string{cfg.Auth.Google.JWKSURL}, opts),
-		clientIDs: cfg.Auth.Google.ClientIDs, parser: newParser(cfg.Auth.ClockSkew, opts.Now)}
+func newGoogleVerifier(ctx context.Context, domains []Domain, opts Options) *googleVerifier {
+	return &googleVerifier{domains: domains, keys: newKeySet(ctx, "Google", []string{opts.Google.JWKSURL}, opts),
+		clientIDs: opts.Google.ClientIDs, parser: newParser(opts.ClockSkew, opts.Now)}
 }
 
 type googleClaims struct {
@@ -76,7 +75,7 @@ func (v *googleVerifier) check(claims *googleClaims) error {
 func (v *googleVerifier) checkHostedDomain(claims *googleClaims) error {
 	domain := fm.EmailDomain(claims.Email)
 	switch {
-	case v.cfg.Domain(domain) == nil, strings.EqualFold(claims.HostedDomain, domain):
+	case !configured(v.domains, domain), strings.EqualFold(claims.HostedDomain, domain):
 		return nil
 	case claims.HostedDomain == "":
 		return refuse(ReasonHostedDomain, "the token has no hd claim: it is not a Google Workspace account of "+domain)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/MicahParks/keyfunc/v3"
-	"github.com/foldermirror/foldermirror/config"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -43,13 +42,13 @@ type microsoftVerifier struct {
 
 // newMicrosoftVerifier starts fetching Microsoft's signing keys if a tenant
 // is configured; it does not wait for them.
-func newMicrosoftVerifier(ctx context.Context, cfg *config.Config, opts Options) *microsoftVerifier {
-	v := &microsoftVerifier{tenants: map[string][]string{}, parser: newParser(cfg.Auth.ClockSkew, opts.Now)}
-	for _, t := range cfg.Auth.Microsoft.Tenants {
-		v.tenants[strings.ToLower(t.TenantID)] = t.ApplicationIDs
+func newMicrosoftVerifier(ctx context.Context, opts Options) *microsoftVerifier {
+	v := &microsoftVerifier{tenants: map[string][]string{}, parser: newParser(opts.ClockSkew, opts.Now)}
+	for _, t := range opts.Microsoft.Tenants {
+		v.tenants[strings.ToLower(t.ID)] = t.ApplicationIDs
 	}
 	if len(v.tenants) > 0 { // else every Microsoft token is refused, no keys needed
-		v.keys = newKeySet(ctx, "Microsoft", cfg.Auth.Microsoft.JWKSURLs, opts)
+		v.keys = newKeySet(ctx, "Microsoft", opts.Microsoft.JWKSURLs, opts)
 	}
 	return v
 }

@@ -3,12 +3,10 @@ package auth
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"sync"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/config"
 )
 
 // Security-code failures from one client address are limited: from the
@@ -25,13 +23,25 @@ const (
 	throttleSweepAt = 10_000
 )
 
-// knownCode is a configured security code.
+// SecurityCode is a shared secret that lets its holder act as someone in its
+// domain: its admin, or one of its users.
+type SecurityCode struct {
+	// SHA256 is the SHA-256 digest of the code.
+	SHA256 [sha256.Size]byte
+	// ActAsAdmin: the code acts as the domain's admin, who reads everything
+	// of the domain as an owner.
+	ActAsAdmin bool
+	// ActAsUser, unless ActAsAdmin, is the lower-cased e-mail of the user
+	// the code acts as.
+	ActAsUser string
+	// Expires is when the code stops working; zero means never.
+	Expires time.Time
+}
+
+// knownCode is a configured security code of domain.
 type knownCode struct {
-	digest     [sha256.Size]byte
-	domain     string
-	actAsAdmin bool
-	actAsUser  string
-	expires    time.Time // zero: never
+	SecurityCode
+	domain string
 }
 
 // codeChecker checks security codes and slows down clients that guess.
@@ -41,20 +51,14 @@ type codeChecker struct {
 	throttle *failureThrottle
 }
 
-func newCodeChecker(cfg *config.Config, now func() time.Time) *codeChecker {
+func newCodeChecker(domains []Domain, now func() time.Time) *codeChecker {
 	c := &codeChecker{now: now, throttle: &failureThrottle{failures: map[string][]time.Time{}, now: now, sweepAt: throttleSweepAt}}
-	for _, d := range cfg.Domains {
+	for _, d := range domains {
 		for _, sc := range d.SecurityCodes {
-			k := knownCode{domain: d.Name, expires: sc.Expires}
-			if n, err := hex.Decode(k.digest[:], []byte(sc.SHA256)); err != nil || n != len(k.digest) {
-				continue // config refuses it: never matched, were it let through
+			if !sc.ActAsAdmin && sc.ActAsUser == "" {
+				continue // acts as nobody: never matched
 			}
-			if email, ok := sc.ActAsUser(); ok {
-				k.actAsUser = email
-			} else {
-				k.actAsAdmin = true
-			}
-			c.codes = append(c.codes, k)
+			c.codes = append(c.codes, knownCode{SecurityCode: sc, domain: d.Name})
 		}
 	}
 	return c
@@ -70,7 +74,7 @@ func (c *codeChecker) check(code, client string) (*knownCode, error) {
 	digest := sha256.Sum256([]byte(code))
 	var match *knownCode
 	for i := range c.codes {
-		if subtle.ConstantTimeCompare(digest[:], c.codes[i].digest[:]) == 1 {
+		if subtle.ConstantTimeCompare(digest[:], c.codes[i].SHA256[:]) == 1 {
 			match = &c.codes[i]
 		}
 	}
@@ -78,7 +82,7 @@ func (c *codeChecker) check(code, client string) (*knownCode, error) {
 	case match == nil:
 		c.throttle.fail(client)
 		return nil, codeRefused("Invalid security code.")
-	case !match.expires.IsZero() && !c.now().Before(match.expires):
+	case !match.Expires.IsZero() && !c.now().Before(match.Expires):
 		c.throttle.fail(client)
 		return nil, codeRefused("The security code has expired.")
 	}

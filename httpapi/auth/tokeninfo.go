@@ -14,7 +14,6 @@ import (
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/config"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -60,9 +59,9 @@ type tokeninfoChecker struct {
 	calls     callSlots
 }
 
-func newTokeninfoChecker(cfg *config.Config, opts Options) *tokeninfoChecker {
+func newTokeninfoChecker(opts Options) *tokeninfoChecker {
 	return &tokeninfoChecker{
-		url: cfg.Auth.Google.TokeninfoURL, client: opts.HTTPClient, clientIDs: cfg.Auth.Google.ClientIDs,
+		url: opts.Google.TokeninfoURL, client: opts.HTTPClient, clientIDs: opts.Google.ClientIDs,
 		now: opts.Now, cache: newTokenCache(opts.Now), calls: callSlots{byClient: map[string]int{}},
 	}
 }

@@ -1,7 +1,6 @@
 package demo
 
 import (
-	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"go.yaml.in/yaml/v3"
 )
@@ -27,7 +26,7 @@ func (w *World) Config(listen, adminListen, dataDir, keyFile string) *config.Con
 		Flags:              map[string]string{"showRecent": "true"},
 	}}
 	for _, l := range w.Libraries {
-		lib := fm.Library{ID: l.ID, Name: l.Name, Domain: Domain, StorageAccount: StorageAccount, FolderDefinitionID: "standard"}
+		lib := config.Library{ID: l.ID, Name: l.Name, Domain: Domain, StorageAccount: StorageAccount, FolderDefinitionID: "standard"}
 		if l.SharedDriveID != "" {
 			lib.SharedDriveID = l.SharedDriveID
 		} else {

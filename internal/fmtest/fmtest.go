@@ -27,6 +27,7 @@ import (
 	"testing"
 
 	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/foldermirror/foldermirror/index"
 	"github.com/foldermirror/foldermirror/index/bolt"
 	"github.com/foldermirror/foldermirror/index/indextest"
@@ -94,6 +95,17 @@ func Config(t testing.TB, fake *googlefake.Server, dir string) *config.Config {
 	c.Auth.Google.JWKSURL = fake.GoogleJWKSURL()
 	c.Auth.Google.TokeninfoURL = fake.TokeninfoURL()
 	return c
+}
+
+// AuthOptions returns the options of an Authenticator that takes what the
+// configurations of Config take: fake's Google ID tokens for ClientID and
+// its access tokens, with the default clock skew. It knows no domain and no
+// directory: the test adds those.
+func AuthOptions(fake *googlefake.Server) auth.Options {
+	return auth.Options{
+		ClockSkew: config.Default().Auth.ClockSkew,
+		Google:    auth.Google{ClientIDs: []string{ClientID}, JWKSURL: fake.GoogleJWKSURL(), TokeninfoURL: fake.TokeninfoURL()},
+	}
 }
 
 // WriteConfig writes c, marshalled with yaml.Marshal, to the file c.Path

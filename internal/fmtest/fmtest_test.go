@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 )
@@ -19,7 +18,7 @@ func TestConfigLoads(t *testing.T) {
 	dir := t.TempDir()
 	c := fmtest.Config(t, fake, dir)
 	c.Domains = []config.Domain{{Name: "example.com"}}
-	c.Libraries = []fm.Library{{ID: "eng", Domain: "example.com", StorageAccount: "s@example.com", SharedDriveID: "0D"}}
+	c.Libraries = []config.Library{{ID: "eng", Domain: "example.com", StorageAccount: "s@example.com", SharedDriveID: "0D"}}
 	got := fmtest.LoadConfig(t, c)
 	if got.Path != filepath.Join(dir, "config.yaml") || got.DataDir != filepath.Join(dir, "data") ||
 		got.Storage.Endpoint != fake.DriveEndpoint() || got.Auth.Google.JWKSURL != fake.GoogleJWKSURL() ||

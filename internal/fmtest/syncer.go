@@ -25,7 +25,7 @@ func GoogleOptions(cfg *config.Config) googleclient.Options {
 // domains, as the daemon makes them (with the default logger and
 // unregistered metrics): the test changes what it needs.
 func SyncerOptions(cfg *config.Config) syncer.Options {
-	opts := syncer.Options{Libraries: cfg.Libraries, Concurrency: cfg.Storage.Concurrency}
+	opts := syncer.Options{Libraries: cfg.CoreLibraries(), Concurrency: cfg.Storage.Concurrency}
 	for _, d := range cfg.Domains {
 		opts.Domains = append(opts.Domains, syncer.Domain{Name: d.Name, AdminEmail: d.AdminEmail})
 	}
