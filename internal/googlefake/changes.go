@@ -57,6 +57,7 @@ func (s *Server) ExpireChangeTokens() {
 	s.log.minValid = s.log.next
 	s.log.entries = nil
 	clear(s.log.history)
+	s.kickChannels() // the log moved: channels look again (and find nothing)
 }
 
 // startPageToken is changes.getStartPageToken.

@@ -280,8 +280,10 @@ func (s *Server) mutate(id string, r reach, fn func(f *File)) {
 
 // record appends the change log entries for a change to f: a "drive" change
 // for a shared drive's root, nothing for a My Drive root, a "file" change
-// otherwise, and a second one in the old drive when the file left it.
+// otherwise, and a second one in the old drive when the file left it. It
+// tells the push channels that changes were recorded.
 func (s *Server) record(f *File, before snapshot) {
+	defer s.kickChannels()
 	if f.root {
 		if f.DriveID != "" {
 			s.log.add(changeEntry{id: f.ID, driveID: f.ID, drive: true, before: before.state})

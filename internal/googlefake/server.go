@@ -3,9 +3,11 @@
 // domain-wide delegation, and refresh tokens), the tokeninfo endpoint for
 // users' access tokens, Google's ID-token signing keys (JWKS), the read side
 // of the Drive v3 API (files.list, files.get, permissions.list, drives.get,
-// changes.getStartPageToken, changes.list) and of the Admin SDK Directory API
-// (users.list, groups.list, members.list). It also fakes a second, independent
-// signing authority: Microsoft Entra ID's ID tokens and their keys.
+// changes.getStartPageToken, changes.list), Drive's push notifications
+// (changes.watch, channels.stop, and the messages posted to a channel's
+// address), and the read side of the Admin SDK Directory API (users.list,
+// groups.list, members.list). It also fakes a second, independent signing
+// authority: Microsoft Entra ID's ID tokens and their keys.
 //
 // It speaks Google's wire format, so the real client libraries
 // (google.golang.org/api/drive/v3, google.golang.org/api/admin/directory/v1
@@ -46,6 +48,13 @@
 //     listed with deleted true and grant nothing.
 //   - Group membership is evaluated at request time; AddGroup,
 //     AddGroupMember and RemoveGroupMember record no change.
+//   - A changes.watch channel posts a "change" message when changes.list,
+//     from where the channel last looked, would report something to the
+//     watching user with the watch's parameters (driveId,
+//     includeItemsFromAllDrives, restrictToMyDrive, spaces,
+//     includeRemoved); changes the user cannot see notify nothing. Each
+//     channel has one delivery goroutine, which posts outside the lock;
+//     see SetNotificationDelay, DropNotifications, FlushNotifications.
 //   - The Directory API models one Google Workspace customer per e-mail
 //     domain: an admin (MakeAdmin) reads the users and groups of its own
 //     domain only, and customer=my_customer means that domain. Lists are
@@ -143,6 +152,8 @@ type Server struct {
 	keys  map[principal]string
 	ids   map[string]string
 	arena arena
+
+	push *pushState // changes.watch channels
 }
 
 // New returns an empty fake with no users, files or keys. Call Start to serve it.
@@ -168,6 +179,7 @@ func New() *Server {
 		log:           newChangeLog(),
 		keys:          map[principal]string{},
 		ids:           map[string]string{},
+		push:          newPushState(),
 	}
 }
 
@@ -201,8 +213,10 @@ func (s *Server) URL() string {
 	return s.ts.URL
 }
 
-// Close stops the server started by Start, if any.
+// Close ends every push notification channel, waiting for their
+// deliveries to stop, and stops the server started by Start, if any.
 func (s *Server) Close() {
+	s.closePush()
 	s.mu.Lock()
 	ts := s.ts
 	s.mu.Unlock()
@@ -238,7 +252,8 @@ func (s *Server) MicrosoftJWKSURL() string { return s.URL() + "/common/discovery
 func (s *Server) MicrosoftJWKSURLv2() string { return s.URL() + "/common/discovery/v2.0/keys" }
 
 // ServeHTTP answers the token and tokeninfo endpoints, the Google and
-// Microsoft JWKS, the Drive v3 API and the Directory API.
+// Microsoft JWKS, the Drive v3 API (push notification channels included)
+// and the Directory API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch p := r.URL.Path; {
 	case p == "/token":
@@ -253,6 +268,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == "/common/discovery/keys" || p == "/common/discovery/v2.0/keys":
 		s.count(callMicrosoftKeys)
 		s.serveMicrosoftJWKS(w, r, p == "/common/discovery/v2.0/keys")
+	case p == "/drive/v3/changes/watch":
+		s.serveWatch(w, r)
+	case p == "/drive/v3/channels/stop":
+		s.serveStop(w, r)
 	case strings.HasPrefix(p, directoryPrefix):
 		s.serveAPI(w, r, directoryRoute)
 	default:
@@ -264,7 +283,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // "oauth2.tokeninfo", "oauth2.certs", "microsoft.keys", "drive.files.list",
 // "drive.files.get", "drive.permissions.list", "drive.drives.get",
 // "drive.changes.getStartPageToken", "drive.changes.list",
-// "directory.users.list", "directory.groups.list",
+// "drive.changes.watch", "drive.channels.stop", "directory.users.list", "directory.groups.list",
 // "directory.members.list"). Every request routed to a method counts, failed
 // ones included.
 func (s *Server) Calls() map[string]int {
