@@ -114,8 +114,10 @@ func (r Runner) acquire(ctx context.Context, job string, opts RunOptions) (fm.Le
 		case errors.Is(err, fm.ErrLeaseHeld) && opts.Schedule != "":
 			return nil, ErrSkipped
 		case errors.Is(err, fm.ErrLeaseHeld) && time.Now().Before(deadline):
-			if err := sleep(ctx, leaseRetryEvery); err != nil {
-				return nil, err
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(leaseRetryEvery):
 			}
 			continue
 		case errors.Is(err, fm.ErrLeaseHeld) && opts.LeaseWait > 0:
@@ -150,16 +152,4 @@ func (r Runner) run(ctx context.Context, job string, mode fm.SyncMode, fence fm.
 	}
 	res, err := r.Syncer.Sync(ctx, req, progress)
 	return Event{Job: job, Result: res}, err
-}
-
-// sleep waits for d, or for ctx to end.
-func sleep(ctx context.Context, d time.Duration) error {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
 }
