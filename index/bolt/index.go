@@ -11,6 +11,7 @@
 //	    children    parentID 0x00 childID → nothing
 //	    permsets    key → references, Drive permissions in Drive's order (see permsets.go)
 //	directory/<domain>          the domain's users and group memberships
+//	pushChannels                channelID → push channel record (see push.go)
 //
 // A full sync writes a new generation in batches and then switches the
 // library's record to it in one transaction, so readers see the old tree or
@@ -122,6 +123,9 @@ func (db *DB) init() error {
 			return err
 		}
 		if err := db.loadDirectories(tx); err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucketIfNotExists(bucketPushChannels); err != nil {
 			return err
 		}
 		libs, err := tx.CreateBucketIfNotExists(bucketLibraries)
