@@ -49,7 +49,7 @@ var migrationFiles embed.FS
 const versionTable = "foldermirror_schema_version"
 
 // ownTables are the tables foldermirror's schema makes.
-var ownTables = []string{versionTable, "libraries", "folders", "permission_sets", "changes", "directories", "leases", "scheduled_runs"}
+var ownTables = []string{versionTable, "libraries", "folders", "permission_sets", "changes", "directories", "leases", "scheduled_runs", "push_channels"}
 
 // Defaults of Options, and the connections' limits (see the package's
 // documentation).
