@@ -21,6 +21,7 @@ type Index interface {
 	IndexReader
 	IndexWriter
 	DirectoryStore
+	PushChannels
 	// Folder returns one folder of a library; ENOTFOUND if none such.
 	Folder(ctx context.Context, libraryID, folderID string) (*Folder, error)
 	// Permissions returns a folder's permissions in Drive's order.

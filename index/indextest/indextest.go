@@ -77,6 +77,7 @@ func Run(t *testing.T, b Backend) {
 		{"Directory", testDirectory},
 		{"DirectoryGroupsAcrossDomains", testDirectoryGroupsAcrossDomains},
 		{"LeasedWrites", testLeasedWrites},
+		{"PushChannels", testPushChannels},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b.parallel(t)
