@@ -1,0 +1,390 @@
+package push_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
+	"github.com/foldermirror/foldermirror/internal/googlefake"
+	"github.com/foldermirror/foldermirror/push"
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/api/drive/v3"
+)
+
+const (
+	alice = "alice@example.com"
+	bob   = "bob@example.com"
+	// hookPath is the path of push.address in the tests.
+	hookPath = "/push/drive"
+	// ttl is the channels' lifetime in the tests; the renewal margin is a
+	// tenth of it.
+	ttl = time.Hour
+	// patience bounds every wait of the tests: what they wait for happens
+	// long before, or never.
+	patience = 30 * time.Second
+	// Drive's method names, as the fake counts them.
+	callWatch = "drive.changes.watch"
+	callStop  = "drive.channels.stop"
+)
+
+// clock is the time of the tests: the real time plus an offset the test
+// moves forward, so that Drive's fake (on the real time) and the service
+// agree while the test jumps ahead.
+type clock struct{ offset atomic.Int64 }
+
+func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
+
+// leases plays an index's leases: each holding has an epoch of its own;
+// a test can have another process hold the push lease, and lose or let
+// lapse this process's.
+type leases struct {
+	mu        sync.Mutex
+	epoch     int64
+	current   *lease // the holding of the push lease, if any
+	elsewhere bool   // another process holds it
+	acquired  int
+}
+
+type lease struct {
+	l     *leases
+	fence fm.Fence
+	lost  chan struct{}
+}
+
+func (ls *leases) Acquire(_ context.Context, name string) (fm.Lease, error) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if name != fm.PushLease {
+		return nil, fmt.Errorf("lease %s: not the push lease", name)
+	}
+	if ls.elsewhere || ls.current != nil {
+		return nil, fmt.Errorf("lease %s: %w (replica-b holds its lease)", name, fm.ErrLeaseHeld)
+	}
+	ls.epoch++
+	ls.acquired++
+	ls.current = &lease{l: ls, fence: fm.Fence{Lease: name, Epoch: ls.epoch}, lost: make(chan struct{})}
+	return ls.current, nil
+}
+
+func (ls *leases) Holders(context.Context) (map[string]string, error) { return nil, nil }
+
+func (ls *leases) ClaimScheduledRun(context.Context, string, string, time.Duration) (bool, error) {
+	return true, nil
+}
+
+// takeElsewhere has another process take the lease: this process's
+// holding, if any, is lost, and said so if tell.
+func (ls *leases) takeElsewhere(tell bool) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.current != nil && tell {
+		close(ls.current.lost)
+	}
+	ls.current, ls.elsewhere = nil, true
+	ls.epoch++
+}
+
+// free has the other process give the lease back.
+func (ls *leases) free() {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.elsewhere = false
+}
+
+// check says whether a write under fence may be made, as a shared index's
+// fencing does.
+func (ls *leases) check(fence fm.Fence) error {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	switch {
+	case fence == (fm.Fence{}) && (ls.elsewhere || ls.current != nil):
+		return fmt.Errorf("%s: %w", fm.PushLease, fm.ErrLeaseHeld)
+	case fence == (fm.Fence{}):
+		return nil
+	case ls.current == nil || ls.current.fence != fence:
+		return fmt.Errorf("%s: %w", fm.PushLease, fm.ErrLeaseLost)
+	}
+	return nil
+}
+
+func (l *lease) Lost() <-chan struct{} { return l.lost }
+func (l *lease) Fence() fm.Fence       { return l.fence }
+func (l *lease) Release() {
+	l.l.mu.Lock()
+	defer l.l.mu.Unlock()
+	if l.l.current == l {
+		l.l.current = nil
+	}
+}
+
+// store is an in-memory fm.PushChannels whose writes are fenced by leases;
+// after, if set, is called after each write.
+type store struct {
+	leases *leases
+	mu     sync.Mutex
+	chans  map[string]fm.PushChannel
+	reads  int
+	after  func(op string, chans []fm.PushChannel)
+}
+
+func newStore(ls *leases) *store { return &store{leases: ls, chans: map[string]fm.PushChannel{}} }
+
+func (s *store) Channels(context.Context) ([]fm.PushChannel, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reads++
+	return s.list(), nil
+}
+
+func (s *store) PutChannel(_ context.Context, ch fm.PushChannel, fence fm.Fence) error {
+	return s.write(fence, "put "+ch.ID, func() { s.chans[ch.ID] = ch })
+}
+
+func (s *store) DeleteChannel(_ context.Context, id string, fence fm.Fence) error {
+	return s.write(fence, "delete "+id, func() { delete(s.chans, id) })
+}
+
+func (s *store) write(fence fm.Fence, op string, fn func()) error {
+	if err := s.leases.check(fence); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	fn()
+	after, list := s.after, s.list()
+	s.mu.Unlock()
+	if after != nil {
+		after(op, list)
+	}
+	return nil
+}
+
+// list returns the channels by ID; call it with s.mu held.
+func (s *store) list() []fm.PushChannel {
+	out := make([]fm.PushChannel, 0, len(s.chans))
+	for _, ch := range s.chans {
+		out = append(out, ch)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// snapshot returns the stored channels by ID.
+func (s *store) snapshot() []fm.PushChannel {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.list()
+}
+
+func (s *store) readCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reads
+}
+
+// notifier records the libraries notified.
+type notifier struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (n *notifier) Notify(lib string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.got = append(n.got, lib)
+}
+
+// take returns the libraries notified since the last take, sorted.
+func (n *notifier) take() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := slices.Sorted(slices.Values(n.got))
+	n.got = nil
+	return out
+}
+
+// env is a Service on a Google fake with alice's My Drive libraries lib-a
+// and lib-b (feed user:alice@example.com) and the shared drive library
+// lib-team (feed drive:TEAM), its receiver served on 127.0.0.1.
+type env struct {
+	fake     *googlefake.Server
+	team     string // the shared drive's ID
+	folderA  string // lib-a's root
+	libs     []fm.Library
+	address  string
+	clock    *clock
+	leases   *leases
+	store    *store
+	notifier *notifier
+	watcher  push.Watcher
+	metrics  *push.Metrics
+	svc      *push.Service
+	handler  atomic.Pointer[push.Service]
+	stop     func() // ends Run, if it runs
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	e := &env{fake: fmtest.StartGoogle(t), clock: &clock{}, leases: &leases{}, notifier: &notifier{}}
+	e.store = newStore(e.leases)
+	e.fake.AddUser(alice)
+	e.fake.AddUser(bob)
+	e.fake.AllowHTTPWebhooks(true)
+	e.team = e.fake.CreateSharedDrive("Team", alice)
+	e.folderA = e.fake.CreateFolder(alice, "", "A")
+	folderB := e.fake.CreateFolder(alice, "", "B")
+	e.libs = []fm.Library{
+		{ID: "lib-team", StorageAccount: alice, SharedDriveID: e.team},
+		{ID: "lib-b", StorageAccount: alice, RootFolderID: folderB},
+		{ID: "lib-a", StorageAccount: alice, RootFolderID: e.folderA},
+	}
+	services := map[string]*drive.Service{alice: fmtest.DriveAs(t, e.fake, alice), bob: fmtest.DriveAs(t, e.fake, bob)}
+	e.watcher = push.NewDriveWatcher(func(user string) (*drive.Service, error) {
+		if svc, ok := services[user]; ok {
+			return svc, nil
+		}
+		return nil, fmt.Errorf("no Drive client for %q", user)
+	})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if svc := e.handler.Load(); svc != nil && r.URL.Path == svc.Path() {
+			svc.ServeHTTP(w, r)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	e.address = srv.URL + hookPath
+	e.stop = func() {}
+	t.Cleanup(func() { e.stop() })
+	return e
+}
+
+// start makes the Service of the libraries and serves its receiver; the
+// Service of an earlier start, if running, stops first.
+func (e *env) start(t *testing.T, libs []fm.Library) *push.Service {
+	t.Helper()
+	e.stop()
+	e.metrics = push.NewMetrics(prometheus.NewRegistry())
+	svc, err := push.New(push.Options{
+		Address: e.address, ChannelTTL: ttl, Feeds: push.Feeds(libs), Watcher: e.watcher, Channels: e.store,
+		Leases: e.leases, Notifier: e.notifier, Logger: slog.New(slog.DiscardHandler), Metrics: e.metrics, Now: e.clock.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.svc = svc
+	e.handler.Store(svc)
+	return svc
+}
+
+// run starts the Service of the libraries and runs it until the test
+// ends, or the next start.
+func (e *env) run(t *testing.T, libs []fm.Library) *push.Service {
+	t.Helper()
+	svc := e.start(t, libs)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		svc.Run(ctx)
+	}()
+	e.stop = func() {
+		cancel()
+		<-done
+		e.stop = func() {}
+	}
+	return svc
+}
+
+// step has the keeper look now, and waits until it has.
+func (e *env) step(t *testing.T) {
+	t.Helper()
+	select {
+	case <-push.Step(e.svc):
+	case <-time.After(patience):
+		t.Fatal("the keeper did not look")
+	}
+}
+
+// live returns the fake's live channels, by feed key.
+func (e *env) live() map[string][]googlefake.PushChannel {
+	out := map[string][]googlefake.PushChannel{}
+	for _, ch := range e.fake.PushChannels() {
+		key := "user:" + ch.User
+		if ch.DriveID != "" {
+			key = "drive:" + ch.DriveID
+		}
+		out[key] = append(out[key], ch)
+	}
+	return out
+}
+
+// liveIDs returns the IDs of the fake's live channels, sorted.
+func (e *env) liveIDs() []string {
+	var ids []string
+	for _, ch := range e.fake.PushChannels() {
+		ids = append(ids, ch.ID)
+	}
+	return ids
+}
+
+// storedIDs returns the IDs of the stored channels, sorted.
+func (e *env) storedIDs() []string {
+	var ids []string
+	for _, ch := range e.store.snapshot() {
+		ids = append(ids, ch.ID)
+	}
+	return ids
+}
+
+// post posts a notification to the receiver with the headers given (none
+// of those empty) and returns the answer's status.
+func (e *env) post(t *testing.T, method string, headers map[string]string) int {
+	t.Helper()
+	code, err := e.send(t.Context(), method, headers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code
+}
+
+// send is post, for any goroutine.
+func (e *env) send(ctx context.Context, method string, headers map[string]string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, method, e.address, http.NoBody)
+	if err != nil {
+		return 0, err
+	}
+	for k, v := range headers {
+		if v != "" {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// waitFor waits, boundedly, until cond holds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(patience)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited in vain for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

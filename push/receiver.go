@@ -1,0 +1,155 @@
+package push
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+	"time"
+
+	fm "github.com/foldermirror/foldermirror"
+)
+
+// The headers of Drive's notifications.
+const (
+	headerChannelID = "X-Goog-Channel-ID"
+	headerToken     = "X-Goog-Channel-Token" //nolint:gosec // a header's name, not a credential
+	headerState     = "X-Goog-Resource-State"
+)
+
+// ServeHTTP receives a notification of Drive: 200 for one of a stored,
+// unexpired channel with the channel's token, and then, unless its
+// X-Goog-Resource-State is "sync" (a channel's first message), the feed's
+// libraries are synced. Anything else is refused (see the package's
+// documentation) and starts nothing.
+func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		s.refuse(w, http.StatusMethodNotAllowed, resultMethod, "", "")
+		return
+	}
+	id, token, state := r.Header.Get(headerChannelID), r.Header.Get(headerToken), r.Header.Get(headerState)
+	if id == "" || token == "" || state == "" {
+		s.refuse(w, http.StatusBadRequest, resultMalformed, "", "")
+		return
+	}
+	ch, ok := s.lookup(r.Context(), id)
+	if !ok {
+		s.refuse(w, http.StatusNotFound, resultUnknown, "", logged(id))
+		return
+	}
+	sum := sha256.Sum256([]byte(token))
+	if subtle.ConstantTimeCompare(sum[:], ch.TokenSHA256[:]) != 1 {
+		s.refuse(w, http.StatusForbidden, resultBadToken, ch.Feed, ch.ID)
+		return
+	}
+	if !s.opts.Now().Before(ch.Expiration) {
+		s.refuse(w, http.StatusNotFound, resultExpired, ch.Feed, ch.ID)
+		return
+	}
+	result := resultChange
+	if state == "sync" {
+		result = resultSync
+	}
+	libs := s.accept(ch.Feed, result)
+	s.opts.Logger.Debug("push notification accepted", "feed", ch.Feed, "channel", ch.ID, "result", result)
+	if result == resultChange {
+		for _, lib := range libs {
+			s.opts.Notifier.Notify(lib)
+		}
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// accept counts an accepted notification of the feed keyed key, and
+// returns the feed's libraries (none for a feed no longer configured).
+func (s *Service) accept(key, result string) []string {
+	s.opts.Metrics.notifications.WithLabelValues(result).Inc()
+	f := s.byKey[key]
+	if f == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats[key]
+	st.accepted++
+	st.last = s.opts.Now()
+	return f.Libraries
+}
+
+// refuse answers a request that starts nothing, counting it, for the feed
+// keyed key if known. channel is the channel ID to log, if any.
+func (s *Service) refuse(w http.ResponseWriter, code int, result, key, channel string) {
+	s.opts.Metrics.notifications.WithLabelValues(result).Inc()
+	if key != "" {
+		s.mu.Lock()
+		if st := s.stats[key]; st != nil {
+			st.refused++
+		}
+		s.mu.Unlock()
+	}
+	s.opts.Logger.Debug("push notification refused", "result", result, "channel", channel)
+	http.Error(w, http.StatusText(code), code)
+}
+
+// lookup returns the stored channel of that ID: from the cache, else from
+// a re-read of the store.
+func (s *Service) lookup(ctx context.Context, id string) (fm.PushChannel, bool) {
+	s.mu.Lock()
+	ch, ok := s.cache[id]
+	s.mu.Unlock()
+	if ok || !ourID(id) {
+		return ch, ok
+	}
+	return s.reread(ctx, id)
+}
+
+// reread reads the store again for a channel ID the cache does not know:
+// a channel another process stored since the cache was read. Re-reads go
+// one at a time, rereadEvery apart at least, so that a flood of forged IDs
+// does not hammer the index; an ID that comes between is refused (Drive's
+// notifications of a new channel reach the cache at its next refresh).
+func (s *Service) reread(ctx context.Context, id string) (fm.PushChannel, bool) {
+	s.rereadMu.Lock()
+	defer s.rereadMu.Unlock()
+	s.mu.Lock()
+	ch, ok := s.cache[id] // a re-read while this one waited may have brought it
+	s.mu.Unlock()
+	if ok || (!s.rereadAt.IsZero() && time.Since(s.rereadAt) < s.rereadEvery) {
+		return ch, ok
+	}
+	s.rereadAt = time.Now()
+	list, err := s.read(ctx)
+	if err != nil {
+		s.opts.Logger.Debug("could not read the push channels", "err", err)
+		return fm.PushChannel{}, false
+	}
+	for _, ch := range list {
+		if ch.ID == id {
+			return ch, true
+		}
+	}
+	return fm.PushChannel{}, false
+}
+
+// ourID tells whether id has the form of the IDs the keeper gives its
+// channels: 32 lower-case hexadecimal digits. No other is looked up.
+func ourID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for _, c := range []byte(id) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// logged returns a channel ID fit for the log: one of our form, else "".
+func logged(id string) string {
+	if ourID(id) {
+		return id
+	}
+	return ""
+}
