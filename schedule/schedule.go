@@ -430,9 +430,11 @@ func (sc *Scheduler) Status() []JobStatus {
 }
 
 // Stop stops the schedules, cancels running syncs (which leave the index as
-// it was) and waits for them to end.
+// it was) and waits for them to end; pending runs never start.
 func (sc *Scheduler) Stop() {
 	<-sc.cron.Stop().Done()
+	sc.mu.Lock() // no job starts once Wait may have begun
 	sc.cancel()
+	sc.mu.Unlock()
 	sc.wg.Wait()
 }
