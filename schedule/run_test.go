@@ -15,7 +15,9 @@ import (
 
 // leases plays an index's leases: each holding has a fence of its own,
 // which a test can lose; a lease named in heldElsewhere is another
-// process's, and a scheduled run is claimed unless refuseClaims.
+// process's (see holdElsewhere), and a scheduled run is claimed unless
+// refuseClaims. refused, if not nil, is told the name of the lease of each
+// Acquire refused, unless it is full.
 type leases struct {
 	mu            sync.Mutex
 	epoch         int64
@@ -23,6 +25,7 @@ type leases struct {
 	released      []fm.Fence
 	heldElsewhere map[string]bool
 	refuseClaims  bool
+	refused       chan string
 }
 
 type lease struct {
@@ -35,6 +38,10 @@ func (ls *leases) Acquire(_ context.Context, name string) (fm.Lease, error) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	if ls.heldElsewhere[name] {
+		select {
+		case ls.refused <- name:
+		default:
+		}
 		return nil, fmt.Errorf("lease %s: %w (replica-b holds it)", name, fm.ErrLeaseHeld)
 	}
 	if ls.held == nil {
@@ -50,6 +57,17 @@ func (ls *leases) Holders(context.Context) (map[string]string, error) { return n
 
 func (ls *leases) ClaimScheduledRun(context.Context, string, string, time.Duration) (bool, error) {
 	return !ls.refuseClaims, nil
+}
+
+// holdElsewhere has another process take (held) or give back the lease
+// named name.
+func (ls *leases) holdElsewhere(name string, held bool) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.heldElsewhere == nil {
+		ls.heldElsewhere = map[string]bool{}
+	}
+	ls.heldElsewhere[name] = held
 }
 
 // lose loses the lease named name, as one that could not be renewed.

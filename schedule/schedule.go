@@ -57,11 +57,13 @@ type Options struct {
 }
 
 // Scheduler runs syncs: at start the directories and the libraries never
-// synced, then on the configured cron schedules, and on request. A library
-// has at most one run at a time (a run due while one is going is skipped;
-// a request joins it). storage.concurrency bounds both how many runs go at
-// once and how many calls each run makes in parallel: it is not a cap on the
-// calls in flight over all runs.
+// synced, then on the configured cron schedules, on request, and when Drive
+// says a library changed (Notify). A library has at most one run at a time
+// (a run due while one is going is skipped; a request joins it; a
+// notification leaves one incremental run pending, to start when it ends).
+// storage.concurrency bounds both how many runs go at once and how many
+// calls each run makes in parallel: it is not a cap on the calls in flight
+// over all runs.
 type Scheduler struct {
 	runner  Runner
 	plan    Plan
@@ -80,8 +82,13 @@ type Scheduler struct {
 	mu      sync.Mutex
 	running map[string]*job
 	status  map[string]*JobStatus
+	// pending are the libraries with a notified run to start when their
+	// running one ends.
+	pending map[string]bool
 	// onSynced is told of each library sync that succeeded.
 	onSynced func(libraryID string)
+	// onIncrementalTick is called at each tick of the incremental schedule.
+	onIncrementalTick func()
 }
 
 // Event is what a sync reports to those following it: progress, then, last,
@@ -159,9 +166,10 @@ func New(opts Options) (*Scheduler, error) {
 		cancel:  cancel,
 		running: map[string]*job{},
 		status:  map[string]*JobStatus{},
+		pending: map[string]bool{},
 	}
 	var err error
-	if sc.incremental, err = sc.cron.AddFunc(opts.Incremental, func() { sc.triggerAll(fm.SyncAuto, sc.scheduled("incremental", sc.incremental)) }); err != nil {
+	if sc.incremental, err = sc.cron.AddFunc(opts.Incremental, sc.incrementalTick); err != nil {
 		cancel()
 		return nil, fmt.Errorf("schedule.incremental %q: %w", opts.Incremental, err)
 	}
@@ -178,6 +186,15 @@ func New(opts Options) (*Scheduler, error) {
 // OnSynced has fn called (in the scheduler's goroutine) after each library
 // sync that succeeded; set it before Start.
 func (sc *Scheduler) OnSynced(fn func(libraryID string)) { sc.onSynced = fn }
+
+// incrementalTick is what the incremental schedule does at each tick: sync
+// every library, and call onIncrementalTick in a goroutine of its own.
+func (sc *Scheduler) incrementalTick() {
+	sc.triggerAll(fm.SyncAuto, sc.scheduled("incremental", sc.incremental))
+	if fn := sc.onIncrementalTick; fn != nil {
+		go fn()
+	}
+}
 
 // Jobs names what a sync of library brings (see Plan.Jobs).
 func (sc *Scheduler) Jobs(library string) []string { return sc.plan.Jobs(library) }
@@ -265,16 +282,23 @@ func (sc *Scheduler) follow(ctx context.Context, name string, mode fm.SyncMode, 
 	}
 	j, running := sc.running[name]
 	if !running {
-		j = &job{name: name, mode: mode, opts: opts}
-		sc.running[name] = j
-		sc.status[name].Running = true
-		sc.wg.Add(1)
-		go sc.execute(j)
+		j = sc.start(name, mode, opts)
 	}
 	if events != nil {
 		j.followers = append(j.followers, follower{ctx: ctx, events: events})
 	}
 	return !running, nil
+}
+
+// start starts a job of that name, which does not run. Call with sc.mu
+// held, the scheduler not stopped.
+func (sc *Scheduler) start(name string, mode fm.SyncMode, opts RunOptions) *job {
+	j := &job{name: name, mode: mode, opts: opts}
+	sc.running[name] = j
+	sc.status[name].Running = true
+	sc.wg.Add(1)
+	go sc.execute(j)
+	return j
 }
 
 // execute runs a job in a slot and tells its followers how it went.
@@ -295,6 +319,7 @@ func (sc *Scheduler) execute(j *job) {
 	sc.mu.Lock()
 	delete(sc.running, j.name)
 	sc.record(j, final, err)
+	sc.startPending(j.name)
 	followers := j.followers
 	j.followers = nil
 	sc.mu.Unlock()
@@ -430,9 +455,11 @@ func (sc *Scheduler) Status() []JobStatus {
 }
 
 // Stop stops the schedules, cancels running syncs (which leave the index as
-// it was) and waits for them to end.
+// it was) and waits for them to end; pending runs never start.
 func (sc *Scheduler) Stop() {
 	<-sc.cron.Stop().Done()
+	sc.mu.Lock() // no job starts once Wait may have begun
 	sc.cancel()
+	sc.mu.Unlock()
 	sc.wg.Wait()
 }

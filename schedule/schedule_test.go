@@ -43,14 +43,15 @@ func (i index) Library(_ context.Context, id string) (*fm.LibraryState, error) {
 }
 
 // newScheduler returns a scheduler, stopped when the test ends, of opts
-// with these defaults: a plan of the library "lib", a concurrency of 2,
+// with these defaults: a plan of the library "lib", an incremental schedule
+// every minute, a full one at 3:00, a concurrency of 2,
 // an index where nothing was synced, leases always free, no log.
 func newScheduler(t *testing.T, opts schedule.Options) *schedule.Scheduler {
 	t.Helper()
 	if opts.Plan.Libraries == nil && opts.Plan.Directories == nil {
 		opts.Plan.Libraries = []string{"lib"}
 	}
-	opts.Incremental, opts.Full = "@every 1m", "0 3 * * *"
+	opts.Incremental, opts.Full = cmp.Or(opts.Incremental, "@every 1m"), "0 3 * * *"
 	if opts.Concurrency == 0 {
 		opts.Concurrency = 2
 	}

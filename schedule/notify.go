@@ -1,0 +1,61 @@
+package schedule
+
+import (
+	"slices"
+	"time"
+
+	fm "github.com/foldermirror/foldermirror"
+)
+
+// notifyLeaseWait bounds how long a notified run waits for its library's
+// lease while another process (a replica sharing the index) holds it: an
+// incremental sync there ends well within it, so that a notification that
+// arrives during a sync elsewhere still brings one more sync after it. It
+// is as long as `foldermirror sync` waits. The waiting run holds a concurrency slot, as
+// every run does; past the bound (another process's long full sync), it
+// fails naming the holder, and the next scheduled sync brings the change.
+const notifyLeaseWait = time.Minute
+
+// notified are the options of a run a notification starts: no schedule (it
+// is never skipped as a run another process made), and a wait for the lease.
+var notified = RunOptions{LeaseWait: notifyLeaseWait}
+
+// Notify asks for an incremental sync of a library because Drive said its
+// feed changed: started now unless one runs, else one more after the
+// running one (at most one pending, however many calls). A run whose lease
+// another process holds waits for it (another replica's sync, up to a
+// minute) rather than being skipped. Unknown libraries (and directories)
+// are ignored, and so is every call once Stop began.
+func (sc *Scheduler) Notify(libraryID string) {
+	if !slices.Contains(sc.plan.Libraries, libraryID) {
+		sc.logger.Debug("notification for a library not synced ignored", "library", libraryID)
+		return
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.ctx.Err() != nil {
+		return
+	}
+	if _, running := sc.running[libraryID]; running {
+		sc.pending[libraryID] = true
+		return
+	}
+	sc.start(libraryID, fm.SyncAuto, notified)
+}
+
+// startPending starts the notified run pending for name, if any, unless the
+// scheduler stopped. Call with sc.mu held, once name's run ended.
+func (sc *Scheduler) startPending(name string) {
+	if !sc.pending[name] {
+		return
+	}
+	delete(sc.pending, name)
+	if sc.ctx.Err() == nil {
+		sc.start(name, fm.SyncAuto, notified)
+	}
+}
+
+// OnIncrementalTick has fn called (in its own goroutine, so that it never
+// holds the schedule up) at each tick of the incremental schedule; set it
+// before Start.
+func (sc *Scheduler) OnIncrementalTick(fn func()) { sc.onIncrementalTick = fn }

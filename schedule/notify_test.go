@@ -1,0 +1,275 @@
+package schedule_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/schedule"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// gated plays a syncer whose library syncs wait for the test: each sends
+// its request on started, then waits to be let go, or cancelled.
+type gated struct {
+	started chan fm.SyncRequest
+	let     chan struct{}
+}
+
+func newGated() *gated {
+	return &gated{started: make(chan fm.SyncRequest, 100), let: make(chan struct{})}
+}
+
+func (g *gated) Sync(ctx context.Context, req fm.SyncRequest, _ fm.ProgressFunc) (*fm.SyncResult, error) {
+	g.started <- req
+	select {
+	case <-g.let:
+		return &fm.SyncResult{Library: req.Library, Full: req.Mode == fm.SyncFull}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (g *gated) SyncDirectory(_ context.Context, domain string, _ fm.Fence) (*fm.DirectoryResult, error) {
+	return &fm.DirectoryResult{Domain: domain}, nil
+}
+
+// next checks that a sync of library runs, waits for it to reach the
+// syncer and checks it is an incremental one.
+func (g *gated) next(t *testing.T, sc *schedule.Scheduler, library string) {
+	t.Helper()
+	if !statusOf(sc, library).Running {
+		t.Fatalf("no sync of %s runs", library)
+	}
+	if req := <-g.started; req.Library != library || req.Mode != fm.SyncAuto {
+		t.Fatalf("sync %+v started, want an incremental one of %s", req, library)
+	}
+}
+
+// finish lets the sync of name that runs end, and waits for its end.
+func (g *gated) finish(t *testing.T, sc *schedule.Scheduler, name string) {
+	t.Helper()
+	events := joinRunning(t, sc, name)
+	g.let <- struct{}{}
+	if _, final := drain(events); final.Error != "" {
+		t.Fatalf("the sync of %s failed: %s", name, final.Error)
+	}
+}
+
+// idle checks that no sync of name runs, none is pending (it would have
+// started when the last one ended) and no other sync started.
+func (g *gated) idle(t *testing.T, sc *schedule.Scheduler, name string) {
+	t.Helper()
+	if st := statusOf(sc, name); st.Running {
+		t.Errorf("a sync of %s runs: %+v", name, st)
+	}
+	if n := len(g.started); n != 0 {
+		t.Errorf("%d more syncs started", n)
+	}
+}
+
+// joinRunning follows the sync of name that runs, failing the test if none
+// does.
+func joinRunning(t *testing.T, sc *schedule.Scheduler, name string) <-chan schedule.Event {
+	t.Helper()
+	events := make(chan schedule.Event, 100)
+	if started, err := sc.Follow(context.Background(), name, fm.SyncAuto, events); err != nil || started {
+		t.Fatalf("no sync of %s was running (Follow: started %v, %v)", name, started, err)
+	}
+	return events
+}
+
+// notifyAll calls Notify n times at once.
+func notifyAll(sc *schedule.Scheduler, library string, n int) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() { sc.Notify(library) })
+	}
+	wg.Wait()
+}
+
+// Notifications while a library syncs, whatever started the sync, bring
+// one incremental sync after it, however many they are.
+func TestNotifyWhileSyncing(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		start func(sc *schedule.Scheduler)
+		mode  fm.SyncMode
+		n     int
+	}{
+		{"one during a scheduled sync", (*schedule.Scheduler).IncrementalTick, fm.SyncAuto, 1},
+		{"100 during a scheduled sync", (*schedule.Scheduler).IncrementalTick, fm.SyncAuto, 100},
+		{"100 during an admin's full sync", func(sc *schedule.Scheduler) { sc.Trigger("lib", fm.SyncFull) }, fm.SyncFull, 100},
+		{"one during a notified sync", func(sc *schedule.Scheduler) { sc.Notify("lib") }, fm.SyncAuto, 1},
+		{"100 during a notified sync", func(sc *schedule.Scheduler) { sc.Notify("lib") }, fm.SyncAuto, 100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newGated()
+			sc := newScheduler(t, schedule.Options{Syncer: g})
+			tc.start(sc)
+			if req := <-g.started; req.Mode != tc.mode {
+				t.Fatalf("the first sync %+v, want mode %v", req, tc.mode)
+			}
+			notifyAll(sc, "lib", tc.n)
+			g.finish(t, sc, "lib")
+			g.next(t, sc, "lib")
+			g.finish(t, sc, "lib")
+			g.idle(t, sc, "lib")
+			if st := statusOf(sc, "lib"); st.LastIncremental == nil || (tc.mode == fm.SyncFull) != (st.LastFull != nil) {
+				t.Errorf("status %+v: last full %+v, last incremental %+v", st, st.LastFull, st.LastIncremental)
+			}
+		})
+	}
+}
+
+// A notification with no sync of the library running starts one, recorded
+// as any incremental sync.
+func TestNotifyStartsASync(t *testing.T) {
+	g := newGated()
+	metrics := schedule.NewMetrics(prometheus.NewRegistry())
+	sc := newScheduler(t, schedule.Options{Syncer: g, Metrics: metrics})
+	sc.Notify("lib")
+	if st := statusOf(sc, "lib"); !st.Running {
+		t.Errorf("status after Notify %+v, want it running", st)
+	}
+	g.next(t, sc, "lib")
+	g.finish(t, sc, "lib")
+	g.idle(t, sc, "lib")
+	if st := statusOf(sc, "lib"); st.LastIncremental == nil || st.LastError != "" {
+		t.Errorf("status %+v", st)
+	}
+	if testutil.ToFloat64(metrics.LastSuccess().WithLabelValues("lib", "incremental")) == 0 {
+		t.Error("the notified sync's success was not recorded")
+	}
+}
+
+// Once the pending sync starts, it is the running one: a notification then
+// brings one more.
+func TestNotifyAfterThePendingSyncStarts(t *testing.T) {
+	g := newGated()
+	sc := newScheduler(t, schedule.Options{Syncer: g})
+	sc.Notify("lib")
+	g.next(t, sc, "lib")
+	sc.Notify("lib")
+	g.finish(t, sc, "lib")
+	g.next(t, sc, "lib")
+	sc.Notify("lib")
+	sc.Notify("lib")
+	g.finish(t, sc, "lib")
+	g.next(t, sc, "lib")
+	g.finish(t, sc, "lib")
+	g.idle(t, sc, "lib")
+}
+
+// A notified sync whose lease another process holds (a replica syncing the
+// library) waits for it, then syncs: whether it was started at once or
+// pending behind a sync here.
+func TestNotifiedSyncWaitsForTheLease(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		syncedHere bool
+	}{
+		{"nothing syncing here", false},
+		{"pending behind a sync here", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ls := &leases{refused: make(chan string, 1)}
+			g := newGated()
+			sc := newScheduler(t, schedule.Options{Syncer: g, Leases: ls})
+			if tc.syncedHere {
+				sc.Trigger("lib", fm.SyncAuto)
+				g.next(t, sc, "lib")
+			}
+			ls.holdElsewhere("lib", true) // as soon as this process gives it back
+			sc.Notify("lib")
+			if tc.syncedHere {
+				g.finish(t, sc, "lib")
+			}
+			<-ls.refused
+			events := joinRunning(t, sc, "lib") // the notified sync, waiting
+			ls.holdElsewhere("lib", false)
+			select {
+			case req := <-g.started:
+				if req.Mode != fm.SyncAuto {
+					t.Errorf("sync %+v, want an incremental one", req)
+				}
+			case ev := <-events:
+				t.Fatalf("the notified sync ended without syncing: %+v", ev)
+			}
+			g.let <- struct{}{}
+			if _, final := drain(events); final.Error != "" || final.Result == nil {
+				t.Errorf("the notified sync's final event %+v", final)
+			}
+			g.idle(t, sc, "lib")
+		})
+	}
+}
+
+// Notifications of what the scheduler does not sync as a library start
+// nothing.
+func TestNotifyIgnoresUnknownLibraries(t *testing.T) {
+	g := newGated()
+	sc := newScheduler(t, schedule.Options{Syncer: g, Plan: schedule.Plan{Directories: []string{"example.com"}, Libraries: []string{"lib"}}})
+	for _, name := range []string{"nope", schedule.DirectoryJob("example.com"), ""} {
+		sc.Notify(name)
+	}
+	for _, st := range sc.Status() {
+		if st.Running {
+			t.Errorf("a notification of another name started a sync of %s", st.Name)
+		}
+	}
+	g.idle(t, sc, "lib")
+}
+
+// Stop cancels the running sync and drops the pending one; notifications
+// then start nothing.
+func TestStopDropsThePendingSync(t *testing.T) {
+	g := newGated()
+	sc := newScheduler(t, schedule.Options{Syncer: g})
+	sc.Notify("lib")
+	g.next(t, sc, "lib")
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 100 {
+				sc.Notify("lib")
+			}
+		})
+	}
+	sc.Stop()
+	wg.Wait()
+	sc.Notify("lib")
+	g.idle(t, sc, "lib")
+}
+
+// The function OnIncrementalTick sets is called at each tick, in a
+// goroutine of its own: a tick does not wait for it.
+func TestOnIncrementalTick(t *testing.T) {
+	called, hold := make(chan struct{}), make(chan struct{})
+	defer close(hold)
+	sc := newScheduler(t, schedule.Options{Syncer: &fenced{}})
+	sc.OnIncrementalTick(func() {
+		called <- struct{}{}
+		<-hold
+	})
+	sc.IncrementalTick() // would never return if it called fn itself
+	sc.IncrementalTick()
+	<-called
+	<-called
+}
+
+// The incremental schedule's ticks call it.
+func TestOnIncrementalTickFollowsTheSchedule(t *testing.T) {
+	called := make(chan struct{}, 1)
+	sc := newScheduler(t, schedule.Options{Syncer: &fenced{}, Index: index{"lib": true}, Incremental: "@every 1s"})
+	sc.OnIncrementalTick(func() {
+		select {
+		case called <- struct{}{}:
+		default:
+		}
+	})
+	sc.Start()
+	<-called
+}
