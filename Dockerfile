@@ -17,6 +17,7 @@ COPY internal/googlefake/ internal/googlefake/
 COPY httpapi/ httpapi/
 COPY index/ index/
 COPY internal/intern/ internal/intern/
+COPY internal/wire/ internal/wire/
 COPY schedule/ schedule/
 COPY syncer/ syncer/
 RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/foldermirror ./cmd/foldermirror

@@ -20,7 +20,9 @@ import (
 	"github.com/foldermirror/foldermirror/index/indextest"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
+	"github.com/foldermirror/foldermirror/internal/wire"
 	"github.com/foldermirror/foldermirror/syncer"
+	"github.com/prometheus/client_golang/prometheus"
 	drive "google.golang.org/api/drive/v3"
 )
 
@@ -52,7 +54,10 @@ func newSynced(t *testing.T, backend string, fake *googlefake.Server, libs ...fm
 	cfg := fmtest.LoadConfig(t, c)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	db := fmtest.OpenIndex(t, backend, cfg.DataDir)
-	s := fmtest.Syncer(t, cfg, db, logger)
+	s, err := wire.NewSyncer(cfg, db, logger, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
 	authOpts := fmtest.AuthOptions(fake)
 	authOpts.Domains = []auth.Domain{
 		{Name: "example.com", SecurityCodes: []auth.SecurityCode{{SHA256: sha256.Sum256([]byte(exampleAdminCode)), ActAsAdmin: true}}},

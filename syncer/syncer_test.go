@@ -19,6 +19,7 @@ import (
 	"github.com/foldermirror/foldermirror/index/indextest"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
+	"github.com/foldermirror/foldermirror/internal/wire"
 	"github.com/foldermirror/foldermirror/syncer"
 	"go.yaml.in/yaml/v3"
 	drive "google.golang.org/api/drive/v3"
@@ -93,13 +94,13 @@ func (e *env) restartSyncer() {
 	if e.logger == nil {
 		e.logger = quiet
 	}
-	gopts := fmtest.GoogleOptions(e.cfg)
+	gopts := wire.GoogleOptions(e.cfg)
 	gopts.Retry, gopts.TryTimeout = e.retry, e.tryTimeout
 	clients, err := googleclient.New(gopts)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	opts := fmtest.SyncerOptions(e.cfg)
+	opts := wire.SyncerOptions(e.cfg)
 	opts.Logger, opts.Metrics = e.logger, e.metrics
 	e.s = syncer.New(e.db, clients, opts)
 }

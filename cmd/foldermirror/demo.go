@@ -14,6 +14,7 @@ import (
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/internal/demo"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
+	"github.com/foldermirror/foldermirror/internal/wire"
 	"github.com/foldermirror/foldermirror/schedule"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -137,13 +138,13 @@ func (c *demoCommand) syncAll(ctx context.Context, cfg *config.Config) error {
 	if err := connect(ctx, db); err != nil {
 		return err
 	}
-	s, err := newSyncer(cfg, db, quiet, prometheus.NewRegistry())
+	s, err := wire.NewSyncer(cfg, db, quiet, prometheus.NewRegistry())
 	if err != nil {
 		return err
 	}
 	runner := schedule.Runner{Syncer: s, Leases: db.Leases()}
 	fmt.Fprintf(c.stdout, "foldermirror demo: a generated domain, %s, in an in-process Google Drive fake.\n\n", demo.Domain)
-	for _, job := range planOf(cfg).Jobs("") {
+	for _, job := range wire.Plan(cfg).Jobs("") {
 		ev, err := runner.Run(ctx, job, fm.SyncFull, nil, schedule.RunOptions{})
 		if err != nil {
 			return err

@@ -16,6 +16,7 @@ import (
 	"github.com/foldermirror/foldermirror/httpapi"
 	"github.com/foldermirror/foldermirror/httpapi/admin"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
+	"github.com/foldermirror/foldermirror/internal/wire"
 	"github.com/foldermirror/foldermirror/schedule"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -192,15 +193,15 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 		return d, err
 	}
 	reg := newRegistry(d.db)
-	s, err := newSyncer(cfg, d.db, logger, reg)
+	s, err := wire.NewSyncer(cfg, d.db, logger, reg)
 	if err != nil {
 		return d, err
 	}
 	if d.scheduler, err = newScheduler(cfg, s, d.db, logger, reg); err != nil {
 		return d, err
 	}
-	d.auth = auth.New(authOptions(cfg, auth.Options{Directory: d.db, Logger: logger}))
-	api = httpapi.New(d.db, d.auth, apiOptions(cfg, httpapi.Options{Logger: logger, Metrics: httpapi.NewMetrics(reg)}))
+	d.auth = auth.New(wire.AuthOptions(cfg, auth.Options{Directory: d.db, Logger: logger}))
+	api = httpapi.New(d.db, d.auth, wire.APIOptions(cfg, httpapi.Options{Logger: logger, Metrics: httpapi.NewMetrics(reg)}))
 	d.scheduler.OnSynced(warm)
 	reached, err := reach(d.ctx, d.db, func(err error) {
 		logger.Error("the index database cannot be reached yet; the API answers 503 until it is", "err", err)
@@ -213,7 +214,7 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 		return d, err
 	}
 	d.api = startServer(ls.api, api.Serve, api.Shutdown)
-	adm := admin.New(adminOptions(cfg, admin.Options{Token: token, Scheduler: d.scheduler, Index: d.db, API: api, Gatherer: reg, Logger: logger}))
+	adm := admin.New(wire.AdminOptions(cfg, admin.Options{Token: token, Scheduler: d.scheduler, Index: d.db, API: api, Gatherer: reg, Logger: logger}))
 	d.admin = startServer(ls.admin, adm.Serve, adm.Shutdown)
 	d.background.Go(func() {
 		if !d.following(reached) {

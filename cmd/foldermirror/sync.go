@@ -16,6 +16,7 @@ import (
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/httpapi/admin"
+	"github.com/foldermirror/foldermirror/internal/wire"
 	"github.com/foldermirror/foldermirror/schedule"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -54,7 +55,7 @@ func (c *syncCommand) Run(ctx context.Context) error {
 	if c.library != "" && cfg.Library(c.library) == nil {
 		return fmt.Errorf("--library %s: no such library in %s", c.library, c.configPath)
 	}
-	c.jobs = len(planOf(cfg).Jobs(c.library))
+	c.jobs = len(wire.Plan(cfg).Jobs(c.library))
 	// A daemon holds a bbolt index alone: it is asked. A PostgreSQL index is
 	// shared: this command syncs by itself, under the jobs' leases.
 	base, daemonRuns := "", false
@@ -180,7 +181,7 @@ func (c *syncCommand) locally(ctx context.Context, cfg *config.Config) error {
 	if err := connect(ctx, c.db); err != nil {
 		return err
 	}
-	s, err := newSyncer(cfg, c.db, logger, prometheus.NewRegistry())
+	s, err := wire.NewSyncer(cfg, c.db, logger, prometheus.NewRegistry())
 	if err != nil {
 		return err
 	}
@@ -190,7 +191,7 @@ func (c *syncCommand) locally(ctx context.Context, cfg *config.Config) error {
 		mode = fm.SyncFull
 	}
 	var failed []error
-	for _, job := range planOf(cfg).Jobs(c.library) {
+	for _, job := range wire.Plan(cfg).Jobs(c.library) {
 		ev, err := runner.Run(ctx, job, mode, func(p fm.Progress) { c.progress.update(job, p) }, schedule.RunOptions{LeaseWait: c.wait})
 		if err != nil {
 			ev.Error = err.Error()

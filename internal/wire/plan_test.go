@@ -1,15 +1,16 @@
-package main
+package wire_test
 
 import (
 	"slices"
 	"testing"
 
 	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/internal/wire"
 )
 
 // The plan syncs the directories of the domains with an adminEmail, then
 // every library.
-func TestPlanOf(t *testing.T) {
+func TestPlan(t *testing.T) {
 	cfg := &config.Config{
 		Domains: []config.Domain{
 			{Name: "example.com", AdminEmail: "admin@example.com"},
@@ -18,7 +19,7 @@ func TestPlanOf(t *testing.T) {
 		},
 		Libraries: []config.Library{{ID: "lib-a"}, {ID: "lib-b"}},
 	}
-	plan := planOf(cfg)
+	plan := wire.Plan(cfg)
 	if want := []string{"example.com", "other.net"}; !slices.Equal(plan.Directories, want) {
 		t.Errorf("directories %q, want %q", plan.Directories, want)
 	}

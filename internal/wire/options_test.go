@@ -1,4 +1,4 @@
-package main
+package wire_test
 
 import (
 	"crypto/sha256"
@@ -13,6 +13,7 @@ import (
 	"github.com/foldermirror/foldermirror/httpapi/admin"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
+	"github.com/foldermirror/foldermirror/internal/wire"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -49,7 +50,7 @@ func optionsConfig() *config.Config {
 func TestAuthOptions(t *testing.T) {
 	c := optionsConfig()
 	var dir fm.Directories
-	got := authOptions(c, auth.Options{Directory: &dir})
+	got := wire.AuthOptions(c, auth.Options{Directory: &dir})
 	want := auth.Options{
 		ClockSkew: time.Minute,
 		Google:    auth.Google{ClientIDs: c.Auth.Google.ClientIDs, JWKSURL: c.Auth.Google.JWKSURL, TokeninfoURL: c.Auth.Google.TokeninfoURL},
@@ -73,7 +74,7 @@ func TestAuthOptions(t *testing.T) {
 // The API's options: each domain's flags are flagDefaults under its own.
 func TestAPIOptions(t *testing.T) {
 	metrics := httpapi.NewMetrics(prometheus.NewRegistry())
-	got := apiOptions(optionsConfig(), httpapi.Options{Metrics: metrics})
+	got := wire.APIOptions(optionsConfig(), httpapi.Options{Metrics: metrics})
 	want := httpapi.Options{
 		Libraries: []fm.Library{
 			{ID: "eng", Name: "Engineering", Domain: "example.com", StorageAccount: "s@example.com", RootFolderID: "root", FolderDefinitionID: "standard"},
@@ -95,7 +96,7 @@ func TestAPIOptions(t *testing.T) {
 
 // The admin listener's address and libraries, in the configuration's order.
 func TestAdminOptions(t *testing.T) {
-	got := adminOptions(optionsConfig(), admin.Options{Token: "secret"})
+	got := wire.AdminOptions(optionsConfig(), admin.Options{Token: "secret"})
 	want := admin.Options{Listen: "127.0.0.1:9090",
 		Libraries: []string{"eng", "team"}, Token: "secret"}
 	if !reflect.DeepEqual(got, want) {

@@ -1,0 +1,147 @@
+// Package wire makes the options of the packages that sync and serve from
+// the configuration, which none of them reads: the daemon (cmd/foldermirror),
+// the tests' set-up and the benchmark build them alike. Each function that
+// takes opts returns them, the options the caller sets itself (its logger,
+// its index...), with those the configuration says.
+package wire
+
+import (
+	"log/slog"
+
+	"crypto/sha256"
+	"encoding/hex"
+	"maps"
+
+	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/googleclient"
+	"github.com/foldermirror/foldermirror/httpapi"
+	"github.com/foldermirror/foldermirror/httpapi/admin"
+	"github.com/foldermirror/foldermirror/httpapi/auth"
+	"github.com/foldermirror/foldermirror/schedule"
+	"github.com/foldermirror/foldermirror/syncer"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// AuthOptions returns opts with the tokens the configuration accepts and
+// its domains' users and security codes.
+func AuthOptions(cfg *config.Config, opts auth.Options) auth.Options {
+	a := cfg.Auth
+	opts.ClockSkew = a.ClockSkew
+	opts.Google = auth.Google{ClientIDs: a.Google.ClientIDs, JWKSURL: a.Google.JWKSURL, TokeninfoURL: a.Google.TokeninfoURL}
+	opts.Microsoft = auth.Microsoft{JWKSURLs: a.Microsoft.JWKSURLs}
+	for _, t := range a.Microsoft.Tenants {
+		opts.Microsoft.Tenants = append(opts.Microsoft.Tenants, auth.Tenant{ID: t.TenantID, ApplicationIDs: t.ApplicationIDs})
+	}
+	opts.Domains = make([]auth.Domain, len(cfg.Domains))
+	for i, d := range cfg.Domains {
+		opts.Domains[i] = auth.Domain{Name: d.Name, Users: d.Users, SecurityCodes: securityCodes(d.SecurityCodes)}
+	}
+	return opts
+}
+
+// securityCodes returns a domain's security codes as auth takes them.
+func securityCodes(codes []config.SecurityCode) []auth.SecurityCode {
+	out := make([]auth.SecurityCode, 0, len(codes))
+	for _, sc := range codes {
+		digest, err := hex.DecodeString(sc.SHA256)
+		if err != nil || len(digest) != sha256.Size {
+			continue // config.Parse refuses it: never matched, were it let through
+		}
+		code := auth.SecurityCode{SHA256: [sha256.Size]byte(digest), Expires: sc.Expires}
+		if email, ok := sc.ActAsUser(); ok {
+			code.ActAsUser = email
+		} else {
+			code.ActAsAdmin = true
+		}
+		out = append(out, code)
+	}
+	return out
+}
+
+// APIOptions returns opts with the libraries and domains the configuration
+// serves, each domain's flags resolved (flagDefaults, under its own), the
+// trusted proxies and the callers' budget.
+func APIOptions(cfg *config.Config, opts httpapi.Options) httpapi.Options {
+	opts.Libraries = cfg.CoreLibraries()
+	opts.Domains = make([]httpapi.Domain, len(cfg.Domains))
+	for i, d := range cfg.Domains {
+		flags := map[string]string{}
+		maps.Copy(flags, cfg.FlagDefaults)
+		maps.Copy(flags, d.Flags)
+		opts.Domains[i] = httpapi.Domain{Name: d.Name, AllowlistedDomains: d.AllowlistedDomains, Flags: flags}
+	}
+	opts.TrustedProxies = cfg.TrustedProxyPrefixes()
+	opts.CallerRequestsPerSecond, opts.CallerBurst = cfg.Limits.CallerRequestsPerSecond, cfg.Limits.CallerBurst
+	return opts
+}
+
+// AdminOptions returns opts with the admin listener's configured address
+// and the libraries the configuration syncs.
+func AdminOptions(cfg *config.Config, opts admin.Options) admin.Options {
+	opts.Listen = cfg.AdminListen
+	opts.Libraries = make([]string, len(cfg.Libraries))
+	for i, l := range cfg.Libraries {
+		opts.Libraries[i] = l.ID
+	}
+	return opts
+}
+
+// GoogleOptions are the options of the Google clients cfg's storage
+// describes.
+func GoogleOptions(cfg *config.Config) googleclient.Options {
+	return googleclient.Options{
+		CredentialsFile:   cfg.Storage.CredentialsFile,
+		DriveEndpoint:     cfg.Storage.Endpoint,
+		DirectoryEndpoint: cfg.Storage.DirectoryEndpoint,
+		RequestsPerSecond: cfg.Storage.RequestsPerSecond,
+	}
+}
+
+// SyncerOptions are the options of a syncer of cfg's libraries and domains.
+func SyncerOptions(cfg *config.Config) syncer.Options {
+	opts := syncer.Options{Libraries: cfg.CoreLibraries(), Concurrency: cfg.Storage.Concurrency}
+	for _, d := range cfg.Domains {
+		opts.Domains = append(opts.Domains, syncer.Domain{Name: d.Name, AdminEmail: d.AdminEmail})
+	}
+	return opts
+}
+
+// Plan names what there is to sync: the directories of cfg's domains that
+// have an adminEmail, and cfg's libraries.
+func Plan(cfg *config.Config) schedule.Plan {
+	var p schedule.Plan
+	for _, d := range cfg.Domains {
+		if d.AdminEmail != "" {
+			p.Directories = append(p.Directories, d.Name)
+		}
+	}
+	for _, l := range cfg.Libraries {
+		p.Libraries = append(p.Libraries, l.ID)
+	}
+	return p
+}
+
+// SchedulerOptions returns opts with cfg's plan, its schedules and its
+// concurrency.
+func SchedulerOptions(cfg *config.Config, opts schedule.Options) schedule.Options {
+	opts.Incremental, opts.Full = cfg.Schedule.Incremental, cfg.Schedule.Full
+	opts.Concurrency = cfg.Storage.Concurrency
+	opts.Plan = Plan(cfg)
+	return opts
+}
+
+// NewSyncer returns the syncer of cfg's libraries and domains, reading
+// Google as cfg's storage says and writing into idx; its metrics, and its
+// Google clients', are registered with reg.
+func NewSyncer(cfg *config.Config, idx syncer.Index, logger *slog.Logger, reg prometheus.Registerer) (*syncer.Syncer, error) {
+	gopts := GoogleOptions(cfg)
+	gopts.Metrics = googleclient.NewMetrics(reg)
+	clients, err := googleclient.New(gopts)
+	if err != nil {
+		return nil, err
+	}
+	opts := SyncerOptions(cfg)
+	opts.Logger = logger
+	opts.Metrics = syncer.NewMetrics(reg)
+	return syncer.New(idx, clients, opts), nil
+}
