@@ -14,6 +14,7 @@ import (
 // foldermirror sync and healthcheck, reading the same configuration, send
 // it; a sync whose configuration holds another token is refused.
 func TestAdminTokenCommands(t *testing.T) {
+	t.Parallel()
 	fake := fmtest.StartGoogle(t) // closed after the daemon
 	m := buildE2EWorld(fake)
 	c := e2eConfig(t, fake, m, fmtest.Bolt)

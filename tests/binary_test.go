@@ -20,6 +20,12 @@ import (
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 )
 
+// The everyday tests that run the binary call t.Parallel: each has a fake,
+// a directory and ports of its own, and most of their time is spent
+// waiting on the processes they started. Those that set environment
+// variables (t.Setenv) cannot, nor do the long ones, which measure or
+// load the machine.
+
 // binDir holds the foldermirror binary the tests build, once per test
 // process; TestMain makes it and removes it.
 var binDir string

@@ -34,6 +34,7 @@ func runDemo(t *testing.T, args ...string) (text string, tokens map[string]strin
 // TestDemo runs the demo as a newcomer would and follows every curl line it
 // prints: each answers, and each user sees something different.
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	text, tokens, _ := runDemo(t, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--folders", "150")
 	curls := regexp.MustCompile(`curl -s -H "Authorization: Bearer \$([A-Z]+)" +'([^']+)'`).FindAllStringSubmatch(text, -1)
 	if len(curls) < 6 {
@@ -59,6 +60,7 @@ func TestDemo(t *testing.T) {
 // asks the demo's daemon, whatever port its admin listener has. The line is
 // run as its user would, with the built binary.
 func TestDemoSyncLine(t *testing.T) {
+	t.Parallel()
 	text, _, _ := runDemo(t, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--folders", "100")
 	m := regexp.MustCompile(`(?m)^  (\S+) (sync --config \S+.*)$`).FindStringSubmatch(text)
 	if m == nil {
@@ -86,6 +88,7 @@ func TestDemoSyncLine(t *testing.T) {
 // in the README's API section, is one the demo, at its default size, really
 // serves.
 func TestAPIExamplesAreTheDemos(t *testing.T) {
+	t.Parallel()
 	ids := driveLikeIDs(apiExamples(t))
 	if len(ids) == 0 {
 		t.Fatal("no Drive-like IDs found in docs/api.md")

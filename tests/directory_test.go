@@ -23,6 +23,7 @@ import (
 // the unreadable group in /status and /metrics, and a user removed from the
 // directory loses access at the next sync.
 func TestSyncDirectoriesAcrossOrganizations(t *testing.T) {
+	t.Parallel()
 	fake := fmtest.StartGoogle(t) // closed after the daemon
 	fake.AddOrganization("alpha.example")
 	fake.AddOrganization("beta.example")

@@ -195,6 +195,7 @@ func writeE2EConfig(t *testing.T, fake *googlefake.Server, m *model, backend str
 // foldermirror serve → the API as several users, each answer checked
 // against the model; on every index backend.
 func TestEndToEnd(t *testing.T) {
+	t.Parallel()
 	for _, backend := range fmtest.Backends(t) {
 		t.Run(backend, func(t *testing.T) { testEndToEnd(t, backend) })
 	}
@@ -266,6 +267,7 @@ func equalTrees(a, b []tree) bool {
 // While a daemon runs, `foldermirror sync` asks it (the daemon holds the
 // index) and shows the daemon's progress; a failure is a non-zero exit.
 func TestSyncThroughTheDaemon(t *testing.T) {
+	t.Parallel()
 	fake := fmtest.StartGoogle(t) // closed after the daemon
 	m := buildE2EWorld(fake)
 	c := e2eConfig(t, fake, m, fmtest.Bolt)

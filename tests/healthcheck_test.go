@@ -23,6 +23,7 @@ func withAdminListen(t *testing.T, path string) string {
 // healthcheck against live daemons: 0 when ready; 1 with the reason when
 // not ready, down, or not foldermirror.
 func TestHealthcheck(t *testing.T) {
+	t.Parallel()
 	fake := fmtest.StartGoogle(t) // closed after the daemons
 	m := buildE2EWorld(fake)
 

@@ -27,6 +27,7 @@ var propertySeeds = flag.Int("property-seeds", defaultPropertySeeds, "random wor
 // Every seed runs on bbolt; the first also on PostgreSQL, when a server is
 // given.
 func TestAccessControlProperty(t *testing.T) {
+	t.Parallel()
 	for _, backend := range fmtest.Backends(t) {
 		for seed := range *propertySeeds {
 			if backend != fmtest.Bolt && seed > 0 {

@@ -13,6 +13,7 @@ import (
 // to stop and when it has, and exits 0: serve in its log, the demo under
 // its "Press Ctrl-C to stop."
 func TestShutdownSaysSo(t *testing.T) {
+	t.Parallel()
 	fake := fmtest.StartGoogle(t)
 	c := fmtest.Config(t, fake, t.TempDir())
 	c.Domains = []config.Domain{{Name: "example.com"}}
