@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,49 +48,6 @@ func TestAdminTokenFileRequired(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// With adminTokenFile, the daemon's admin listener wants the token, and
-// foldermirror sync and healthcheck, reading the same configuration, send
-// it; a sync whose configuration holds another token is refused.
-func TestAdminTokenCommands(t *testing.T) {
-	fake := fmtest.StartGoogle(t) // closed after the daemon
-	m := buildE2EWorld(fake)
-	c := e2eConfig(t, fake, m, fmtest.Bolt)
-	dir := filepath.Dir(c.Path)
-	adminAddr := freePort(t)
-	c.AdminListen = adminAddr
-	c.AdminTokenFile = filepath.Join(dir, "admin-token")
-	writeToken(t, c.AdminTokenFile, "s3cret-token\n")
-	path := fmtest.WriteConfig(t, c)
-	startServe(t, path)
-	waitReady(t, "http://"+adminAddr+"/readyz")
-
-	if resp, err := http.Get("http://" + adminAddr + "/status"); err != nil || resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("GET /status without the token: %v %v; want 401", resp, err)
-	}
-	var out, errOut bytes.Buffer
-	if status := run(context.Background(), []string{"sync", "--config", path, "--library", "eng"}, &out, &errOut); status != 0 ||
-		!strings.Contains(errOut.String(), "asking it") || !strings.Contains(out.String(), "eng: incremental sync: ") {
-		t.Errorf("sync through the daemon: status %d\n%s\n%s", status, out.String(), errOut.String())
-	}
-	out.Reset()
-	errOut.Reset()
-	if status := run(context.Background(), []string{"healthcheck", "--config", path}, &out, &errOut); status != 0 || !strings.Contains(out.String(), "ready") {
-		t.Errorf("healthcheck: status %d\n%s\n%s", status, out.String(), errOut.String())
-	}
-
-	// Another token, as a stale copy of the file would hold.
-	other := filepath.Join(dir, "other.yaml")
-	c.Path, c.AdminTokenFile = other, filepath.Join(dir, "other-token")
-	writeToken(t, c.AdminTokenFile, "not-the-token")
-	fmtest.WriteConfig(t, c)
-	errOut.Reset()
-	status := run(context.Background(), []string{"sync", "--config", other, "--library", "eng"}, &out, &errOut)
-	if said := errOut.String(); status != 1 || !strings.Contains(said, "401 Unauthorized") || !strings.Contains(said, "adminTokenFile") ||
-		strings.Contains(said, "s3cret-token") || strings.Contains(said, "not-the-token") {
-		t.Errorf("sync with another token: status %d, said %q; want 1 and the daemon's 401, no token", status, said)
 	}
 }
 

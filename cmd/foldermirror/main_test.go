@@ -11,8 +11,6 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/foldermirror/foldermirror/config"
@@ -257,67 +255,4 @@ func TestREADMECommandsAreTheUsage(t *testing.T) {
 			t.Errorf("README.md's table of commands has no row %s", row)
 		}
 	}
-}
-
-// A daemon stopped by a signal says so when it begins to stop and when it
-// has: serve in its log, the demo under its "Press Ctrl-C to stop."
-func TestShutdownSaysSo(t *testing.T) {
-	fake := fmtest.StartGoogle(t)
-	c := fmtest.Config(t, fake, t.TempDir())
-	c.Domains = []config.Domain{{Name: "example.com"}}
-	path := fmtest.WriteConfig(t, c)
-	tests := []struct {
-		name        string
-		args        []string
-		serving     string // what it says once it serves
-		out         func(stdout, stderr string) string
-		begun, done string
-	}{
-		{"serve", []string{"serve", "--config", path}, `msg=serving`, func(_, stderr string) string { return stderr },
-			`level=INFO msg="shutting down" signal=SIGTERM`, `level=INFO msg=stopped`},
-		{"demo", []string{"demo", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--folders", "1"}, "Press Ctrl-C to stop.",
-			func(stdout, _ string) string { return stdout }, "SIGTERM received: stopping the demo", "The demo stopped."},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ctx, cancel := context.WithCancelCause(context.Background())
-			defer cancel(nil)
-			// The signal comes once the daemon serves: when it says so.
-			stopWhen := func() { cancel(signalReceived{syscall.SIGTERM}) }
-			stdout, stderr := &watchedBuffer{watch: tt.serving, seen: stopWhen}, &watchedBuffer{watch: tt.serving, seen: stopWhen}
-			if status := run(ctx, tt.args, stdout, stderr); status != 0 {
-				t.Fatalf("status %d\nstdout: %s\nstderr: %s", status, stdout, stderr)
-			}
-			lines := strings.Split(strings.TrimSpace(tt.out(stdout.String(), stderr.String())), "\n")
-			if n := len(lines); n < 2 || !strings.Contains(lines[n-2], tt.begun) || !strings.Contains(lines[n-1], tt.done) {
-				t.Errorf("it said\n%s\nwant it to end with lines saying %q, then %q", strings.Join(lines, "\n"), tt.begun, tt.done)
-			}
-		})
-	}
-}
-
-// watchedBuffer keeps what is written, and calls seen once when it has
-// written watch.
-type watchedBuffer struct {
-	mu    sync.Mutex
-	buf   bytes.Buffer
-	watch string
-	seen  func()
-	once  sync.Once
-}
-
-func (w *watchedBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n, err := w.buf.Write(p)
-	if strings.Contains(w.buf.String(), w.watch) {
-		w.once.Do(w.seen)
-	}
-	return n, err
-}
-
-func (w *watchedBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
 }

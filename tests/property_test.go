@@ -1,11 +1,9 @@
-package main
+package tests
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -28,6 +26,7 @@ var propertySeeds = flag.Int("property-seeds", defaultPropertySeeds, "random wor
 // Every seed runs on bbolt; the first also on PostgreSQL, when a server is
 // given.
 func TestAccessControlProperty(t *testing.T) {
+	t.Parallel()
 	for _, backend := range fmtest.Backends(t) {
 		for seed := range *propertySeeds {
 			if backend != fmtest.Bolt && seed > 0 {
@@ -219,8 +218,9 @@ func (w *propertyWorld) makeLibrary(id string, shared bool) *plib {
 	return l
 }
 
-// serve writes a configuration, syncs everything with the sync command and
-// serves it; it returns the API's base URL.
+// serve writes a configuration, syncs everything with the binary's sync
+// command and serves it with its serve command; it returns the API's base
+// URL.
 func (w *propertyWorld) serve(t *testing.T, backend string) string {
 	c := testConfig(t, w.fake, backend)
 	c.Auth.Google.ClientIDs = []string{pClient}
@@ -233,10 +233,10 @@ func (w *propertyWorld) serve(t *testing.T, backend string) string {
 		c.Libraries = append(c.Libraries, lib)
 	}
 	path := fmtest.WriteConfig(t, c)
-	if code := run(context.Background(), []string{"sync", "--config", path}, io.Discard, io.Discard); code != 0 {
-		t.Fatalf("sync exited %d", code)
+	if r := runBinary(t, "sync", "--config", path); r.code != 0 {
+		t.Fatalf("sync exited %d\n%s", r.code, r.stderr)
 	}
-	return startServe(t, path, "--log-level", "error")
+	return startServe(t, path).api
 }
 
 // The oracle.

@@ -1,6 +1,6 @@
 //go:build !long
 
-package main
+package tests
 
 // The everyday run (without -tags long) checks one random world of the
 // property test by default.

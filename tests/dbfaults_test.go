@@ -1,10 +1,9 @@
 //go:build long
 
-package main
+package tests
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -41,23 +40,16 @@ func TestDatabaseFaults(t *testing.T) {
 	fake := fmtest.StartGoogle(t)
 	m := buildE2EWorld(fake)
 	c := fmtest.Config(t, fake, t.TempDir())
-	c.AdminListen = freePort(t)
 	c.Index = config.Index{URL: via, LeaseTTL: 3 * time.Second}
 	c.Domains = []config.Domain{{Name: "example.com", Users: []string{"alice@example.com"}}}
 	c.Libraries = []config.Library{{ID: "eng", Name: "Engineering", Domain: "example.com", StorageAccount: e2eStorage, RootFolderID: m.root}}
 	path := fmtest.WriteConfig(t, c)
 	proxy.Cut()
 
-	logs := &fmtest.LogBuffer{}
-	serve := &serveCommand{stderr: logs}
-	if err := serve.ParseFlags([]string{"--config", path}); err != nil {
-		t.Fatal(err)
-	}
-	if err := serve.Run(context.Background()); err != nil {
-		t.Fatalf("the daemon did not start without its database: %v", err)
-	}
-	t.Cleanup(func() { serve.Close() })
-	api, adminBase := "http://"+serve.daemon.api.addr.String(), "http://"+serve.daemon.admin.addr.String()
+	// It starts without its database: startServe fails the test if it exits
+	// before it serves.
+	serve := startServe(t, path)
+	api, adminBase, logs := serve.api, serve.admin, serve.stderr
 	token := fake.GoogleIDToken(e2eClient, "alice@example.com")
 
 	waitUntil(t, 10*time.Second, "a log line naming the database that cannot be reached", func() bool {

@@ -1,4 +1,4 @@
-package main
+package tests
 
 import (
 	"encoding/json"
@@ -98,7 +98,7 @@ var nonroot = regexp.MustCompile(`^(nonroot|65532)(:(nonroot|65532))?$`)
 // dataDir points there; its HEALTHCHECK runs foldermirror healthcheck, and
 // its commands parse with the image's environment.
 func TestDockerfile(t *testing.T) {
-	data, err := os.ReadFile("../../Dockerfile")
+	data, err := os.ReadFile("../Dockerfile")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,12 @@ func TestDockerfile(t *testing.T) {
 		t.Errorf("with the image's environment, dataDir is %s; want %s", cfg.DataDir, volume)
 	}
 
-	// ENTRYPOINT, CMD and HEALTHCHECK are command lines foldermirror takes.
+	// ENTRYPOINT, CMD and HEALTHCHECK are command lines foldermirror takes,
+	// with the image's environment: its $FOLDERMIRROR_CONFIG set (to a file
+	// that is not there, so that the commands stop at reading it).
+	if env["FOLDERMIRROR_CONFIG"] != "" {
+		t.Setenv("FOLDERMIRROR_CONFIG", filepath.Join(t.TempDir(), "config.yaml"))
+	}
 	entry := execForm(t, "ENTRYPOINT", last(t, final, "ENTRYPOINT"))
 	binary := entry[0]
 	if !slices.ContainsFunc(final.all("COPY"), func(args string) bool { return strings.HasSuffix(args, " "+binary) }) {
@@ -185,15 +190,13 @@ func checkVolumeMade(t *testing.T, final stage, stages map[string]stage, volume 
 	t.Errorf("no COPY --from=STAGE --chown=nonroot SRC %s makes the volume's directory", volume)
 }
 
-// checkParses checks that foldermirror takes args as a command line.
+// checkParses checks that the built binary takes args as a command line:
+// it does not exit 2, foldermirror's status for a wrong command line, with
+// its usage.
 func checkParses(t *testing.T, what string, args []string) {
 	t.Helper()
-	cmd, rest, err := pick(args, nil, nil)
-	if err == nil {
-		err = cmd.ParseFlags(rest)
-	}
-	if err != nil {
-		t.Errorf("%s %q: %v", what, args, err)
+	if r := runBinary(t, args...); r.code == 2 || strings.Contains(r.stderr, "usage:") {
+		t.Errorf("%s %q: exit status %d\n%s", what, args, r.code, r.said())
 	}
 }
 
@@ -213,7 +216,7 @@ func last(t *testing.T, s stage, keyword string) string {
 // in the build context. (What it keeps out, the deploy directory's secrets
 // above all, TestComposeFile checks.)
 func TestDockerfileCopiesOnlyTheSources(t *testing.T) {
-	data, err := os.ReadFile("../../Dockerfile")
+	data, err := os.ReadFile("../Dockerfile")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +234,7 @@ func TestDockerfileCopiesOnlyTheSources(t *testing.T) {
 		}
 	}
 	needed := neededFiles(t)
-	dockerignore := readIgnore(t, filepath.Join("..", "..", ".dockerignore"))
+	dockerignore := readIgnore(t, filepath.Join("..", ".dockerignore"))
 	for _, f := range needed {
 		if dockerignore.ignores(f, false) {
 			t.Errorf(".dockerignore leaves %s out of the build context; the build needs it", f)
@@ -264,7 +267,7 @@ func copies(src, rel string) bool {
 // embedded files of every package of the module it imports.
 func neededFiles(t *testing.T) []string {
 	t.Helper()
-	root := filepath.Join("..", "..")
+	root := ".."
 	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
 	if err != nil {
 		t.Fatal(err)

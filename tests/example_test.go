@@ -1,8 +1,6 @@
-package main
+package tests
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,21 +11,21 @@ import (
 )
 
 // examplePath is the configuration operators start from.
-var examplePath = filepath.Join("..", "..", "deploy", "config.example.yaml")
+var examplePath = filepath.Join("..", "deploy", "config.example.yaml")
 
 // The example configuration cannot be used as is: config check refuses
 // it, with a key file given, for its placeholders only, each security
 // code's sha256, saying how to make one; with the placeholders filled, it
 // is valid.
 func TestExampleConfigNeedsItsPlaceholdersFilled(t *testing.T) {
-	key, err := filepath.Abs(filepath.Join("..", "..", "config", "testdata", "sa.json"))
+	key, err := filepath.Abs(filepath.Join("..", "config", "testdata", "sa.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("FOLDERMIRROR_STORAGE_CREDENTIALS_FILE", key)
-	var out, errOut bytes.Buffer
-	status := run(context.Background(), []string{"config", "check", "--config", examplePath}, &out, &errOut)
-	said := strings.TrimPrefix(strings.TrimSpace(out.String()+errOut.String()), "foldermirror: ")
+	r := runBinary(t, "config", "check", "--config", examplePath)
+	status := r.code
+	said := strings.TrimPrefix(strings.TrimSpace(r.said()), "foldermirror: ")
 	lines := strings.Split(said, "\n")
 	placeholder := regexp.MustCompile(`^` + regexp.QuoteMeta(examplePath) + `: domains\[\d+\]\.securityCodes\[\d+\]\.sha256: ".*" is not a SHA-256 digest; .*printf %s .* \| sha256sum`)
 	if status != 1 {

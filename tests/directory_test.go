@@ -1,8 +1,6 @@
-package main
+package tests
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -24,6 +22,7 @@ import (
 // the unreadable group in /status and /metrics, and a user removed from the
 // directory loses access at the next sync.
 func TestSyncDirectoriesAcrossOrganizations(t *testing.T) {
+	t.Parallel()
 	fake := fmtest.StartGoogle(t) // closed after the daemon
 	fake.AddOrganization("alpha.example")
 	fake.AddOrganization("beta.example")
@@ -51,15 +50,15 @@ func TestSyncDirectoriesAcrossOrganizations(t *testing.T) {
 	c.Libraries = []config.Library{{ID: "beta", Name: "Beta", Domain: "beta.example", StorageAccount: "storage@beta.example", RootFolderID: root}}
 	path := fmtest.WriteConfig(t, c)
 
-	var out, errOut bytes.Buffer
-	if code := run(context.Background(), []string{"sync", "--config", path}, &out, &errOut); code != 0 {
-		t.Fatalf("sync: exit %d\n%s\n%s", code, out.String(), errOut.String())
+	r := runBinary(t, "sync", "--config", path)
+	if r.code != 0 {
+		t.Fatalf("sync: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if !strings.Contains(errOut.String(), "outside@gamma.org") || !strings.Contains(out.String(), "directory:alpha.example: ") {
-		t.Errorf("sync said:\n%s\n%s", out.String(), errOut.String())
+	if !strings.Contains(r.stderr, "outside@gamma.org") || !strings.Contains(r.stdout, "directory:alpha.example: ") {
+		t.Errorf("sync said:\n%s\n%s", r.stdout, r.stderr)
 	}
 
-	base := startServe(t, path)
+	base := startServe(t, path).api
 	adminBase := "http://" + adminAddr
 	waitForDirectories(t, adminBase, 2)
 	ann, bob := fake.GoogleIDToken(e2eClient, "ann@alpha.example"), fake.GoogleIDToken(e2eClient, "bob@beta.example")
@@ -105,11 +104,8 @@ foldermirror_directory_unreadable_groups{domain="beta.example"} 1
 	// reaches the folder through alpha's group.
 	fake.RemoveUser("ann@alpha.example")
 	fake.RemoveGroupMember("leads@alpha.example", "crew@beta.example")
-	out.Reset()
-	errOut.Reset()
-	if code := run(context.Background(), []string{"sync", "--config", path}, &out, &errOut); code != 0 ||
-		!strings.Contains(errOut.String(), "asking it") {
-		t.Fatalf("sync through the daemon: exit %d\n%s\n%s", code, out.String(), errOut.String())
+	if r := runBinary(t, "sync", "--config", path); r.code != 0 || !strings.Contains(r.stderr, "asking it") {
+		t.Fatalf("sync through the daemon: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	getJSON(t, base+"/folder/v1/files/"+shared, ann, 401, nil)
 	getJSON(t, base+"/folder/v1/files/"+shared, bea, 404, nil)

@@ -1,12 +1,8 @@
-package main
+package tests
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"regexp"
 	"slices"
@@ -195,25 +191,11 @@ func writeE2EConfig(t *testing.T, fake *googlefake.Server, m *model, backend str
 	return fmtest.WriteConfig(t, e2eConfig(t, fake, m, backend))
 }
 
-// startServe runs `foldermirror serve --config path args...` in this
-// process until the test ends, and returns the API's base URL.
-func startServe(t *testing.T, path string, args ...string) string {
-	t.Helper()
-	serve := &serveCommand{stderr: io.Discard}
-	if err := serve.ParseFlags(append([]string{"--config", path}, args...)); err != nil {
-		t.Fatal(err)
-	}
-	if err := serve.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { serve.Close() })
-	return "http://" + serve.daemon.api.addr.String()
-}
-
 // TestEndToEnd: a fake Drive tree with varied sharing → foldermirror sync →
 // foldermirror serve → the API as several users, each answer checked
 // against the model; on every index backend.
 func TestEndToEnd(t *testing.T) {
+	t.Parallel()
 	for _, backend := range fmtest.Backends(t) {
 		t.Run(backend, func(t *testing.T) { testEndToEnd(t, backend) })
 	}
@@ -224,22 +206,21 @@ func testEndToEnd(t *testing.T, backend string) {
 	m := buildE2EWorld(fake)
 	path := writeE2EConfig(t, fake, m, backend)
 
-	var out, errOut bytes.Buffer
-	if code := run(context.Background(), []string{"config", "check", "--config", path}, &out, &errOut); code != 0 {
-		t.Fatalf("config check: %d %s", code, errOut.String())
+	if r := runBinary(t, "config", "check", "--config", path); r.code != 0 {
+		t.Fatalf("config check: %d %s", r.code, r.stderr)
 	}
-	out.Reset()
-	if code := run(context.Background(), []string{"sync", "--config", path}, &out, &errOut); code != 0 {
-		t.Fatalf("sync: %d %s", code, errOut.String())
+	r := runBinary(t, "sync", "--config", path)
+	if r.code != 0 {
+		t.Fatalf("sync: %d %s", r.code, r.stderr)
 	}
-	if want := fmt.Sprintf("eng: full sync (first sync): %d folders", len(m.folders)); !strings.Contains(out.String(), want) {
-		t.Errorf("sync said %q, want %q", out.String(), want)
+	if want := fmt.Sprintf("eng: full sync (first sync): %d folders", len(m.folders)); !strings.Contains(r.stdout, want) {
+		t.Errorf("sync said %q, want %q", r.stdout, want)
 	}
-	if !strings.Contains(errOut.String(), "eng: listing") {
-		t.Errorf("sync showed no progress lines: %q", errOut.String())
+	if !strings.Contains(r.stderr, "eng: listing") {
+		t.Errorf("sync showed no progress lines: %q", r.stderr)
 	}
 
-	base := startServe(t, path)
+	base := startServe(t, path).api
 
 	for _, user := range []string{"alice@example.com", "bob@example.com", "carol@example.com", "pat@partner.org"} {
 		t.Run(user, func(t *testing.T) {
@@ -283,41 +264,10 @@ func equalTrees(a, b []tree) bool {
 	return true
 }
 
-// getJSON GETs url with a bearer token (none if token is ""), fails the
-// test unless the answer has the status, decodes it into into if not nil,
-// and returns its body.
-func getJSON(t *testing.T, url, token string, status int, into any) []byte {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, body := fmtest.Do(t, req)
-	if resp.StatusCode != status {
-		t.Fatalf("GET %s: %d, want %d: %s", url, resp.StatusCode, status, body)
-	}
-	if into != nil {
-		if err := json.Unmarshal(body, into); err != nil {
-			t.Fatalf("GET %s: %v", url, err)
-		}
-	}
-	return body
-}
-
-// freePort returns a loopback address nothing listens on now.
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // While a daemon runs, `foldermirror sync` asks it (the daemon holds the
 // index) and shows the daemon's progress; a failure is a non-zero exit.
 func TestSyncThroughTheDaemon(t *testing.T) {
+	t.Parallel()
 	fake := fmtest.StartGoogle(t) // closed after the daemon
 	m := buildE2EWorld(fake)
 	c := e2eConfig(t, fake, m, fmtest.Bolt)
@@ -327,30 +277,27 @@ func TestSyncThroughTheDaemon(t *testing.T) {
 
 	startServe(t, path)
 
-	var out, errOut bytes.Buffer
-	if code := run(context.Background(), []string{"sync", "--config", path, "--full"}, &out, &errOut); code != 0 {
-		t.Fatalf("sync: %d\n%s", code, errOut.String())
+	r := runBinary(t, "sync", "--config", path, "--full")
+	if r.code != 0 {
+		t.Fatalf("sync: %d\n%s", r.code, r.stderr)
 	}
 	// The daemon's first sync may still run: --full joins it.
-	if !strings.Contains(errOut.String(), "asking it") || !regexp.MustCompile(`eng: full sync \((asked|first sync)\): `).MatchString(out.String()) {
-		t.Errorf("sync through the daemon said:\n%s\n%s", out.String(), errOut.String())
+	if !strings.Contains(r.stderr, "asking it") || !regexp.MustCompile(`eng: full sync \((asked|first sync)\): `).MatchString(r.stdout) {
+		t.Errorf("sync through the daemon said:\n%s\n%s", r.stdout, r.stderr)
 	}
-	out.Reset()
-	errOut.Reset()
-	if code := run(context.Background(), []string{"sync", "--config", path}, &out, &errOut); code != 0 ||
-		!strings.Contains(out.String(), "eng: incremental sync: 0 changes") {
-		t.Errorf("incremental sync through the daemon: %d\n%s\n%s", code, out.String(), errOut.String())
+	if r := runBinary(t, "sync", "--config", path); r.code != 0 ||
+		!strings.Contains(r.stdout, "eng: incremental sync: 0 changes") {
+		t.Errorf("incremental sync through the daemon: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	// A failing sync exits non-zero with the reason, said once, and a short
 	// last line.
 	fake.Delete(m.root)
-	errOut.Reset()
-	code := run(context.Background(), []string{"sync", "--config", path, "--full"}, io.Discard, &errOut)
-	said := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+	r = runBinary(t, "sync", "--config", path, "--full")
+	said := strings.Split(strings.TrimSpace(r.stderr), "\n")
 	reason, _ := strings.CutPrefix(said[len(said)-2], "eng: failed: ")
-	if code != 1 || reason == said[len(said)-2] || strings.Count(errOut.String(), reason) != 1 ||
+	if r.code != 1 || reason == said[len(said)-2] || strings.Count(r.stderr, reason) != 1 ||
 		said[len(said)-1] != "foldermirror: 1 of 1 sync failed (eng); the reasons are above" {
-		t.Errorf("failing sync: exit %d, said\n%s", code, errOut.String())
+		t.Errorf("failing sync: exit %d, said\n%s", r.code, r.stderr)
 	}
 	resp, err := http.Get("http://" + adminAddr + "/status")
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package tests
 
 import (
 	"context"
@@ -49,7 +49,7 @@ type composeService struct {
 }
 
 // deployDir is the directory of the compose file.
-var deployDir = filepath.Join("..", "..", "deploy")
+var deployDir = filepath.Join("..", "deploy")
 
 // initScript is the PostgreSQL service's script that makes foldermirror's
 // role and database.
@@ -86,7 +86,7 @@ func TestComposeFile(t *testing.T) {
 	cf := readCompose(t)
 	dbName, db := postgresService(t, cf)
 	checkSecretFiles(t, cf)
-	fullPath := filepath.Join("..", "..", "config", "testdata", "full.yaml") // its key beside it
+	fullPath := filepath.Join("..", "config", "testdata", "full.yaml") // its key beside it
 	full, err := os.ReadFile(fullPath)
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func postgresService(t *testing.T, cf composeFile) (string, composeService) {
 		if err != nil || !regexp.MustCompile(`CREATE ROLE .* NOSUPERUSER`).Match(script) || !regexp.MustCompile(`CREATE DATABASE .* OWNER`).Match(script) {
 			t.Errorf("%s: want it to make a role that is not a superuser and a database it owns (%v)", initScript, err)
 		}
-		init := strings.TrimPrefix(filepath.ToSlash(initScript), "../../deploy/")
+		init := strings.TrimPrefix(filepath.ToSlash(initScript), "../deploy/")
 		if !slices.ContainsFunc(s.Volumes, func(v string) bool {
 			src, dst, _ := strings.Cut(v, ":")
 			return path.Join(strings.TrimPrefix(dst, "/docker-entrypoint-initdb.d"), "x") != path.Join(dst, "x") &&
@@ -251,8 +251,8 @@ func checkSecretFiles(t *testing.T, cf composeFile) {
 		}
 		files = append(files, path.Join("deploy", rel))
 	}
-	gitignore := readIgnore(t, filepath.Join("..", "..", ".gitignore"))
-	dockerignore := readIgnore(t, filepath.Join("..", "..", ".dockerignore"))
+	gitignore := readIgnore(t, filepath.Join("..", ".gitignore"))
+	dockerignore := readIgnore(t, filepath.Join("..", ".dockerignore"))
 	for _, f := range files {
 		if !gitignore.ignores(f, true) {
 			t.Errorf(".gitignore does not ignore %s", f)

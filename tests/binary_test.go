@@ -1,0 +1,255 @@
+package tests
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/foldermirror/foldermirror/internal/fmtest"
+)
+
+// The everyday tests that run the binary call t.Parallel: each has a fake,
+// a directory and ports of its own, and most of their time is spent
+// waiting on the processes they started. Those that set environment
+// variables (t.Setenv) cannot, nor do the long ones, which measure or
+// load the machine.
+
+// binDir holds the foldermirror binary the tests build, once per test
+// process; TestMain makes it and removes it.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "foldermirror-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var built struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// buildBinary builds foldermirror once per test process and returns its
+// path; a failed build fails every test that asks for it.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		bin := filepath.Join(binDir, "foldermirror")
+		if out, err := exec.Command("go", "build", "-o", bin, "../cmd/foldermirror").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %w\n%s", err, out)
+			return
+		}
+		built.bin = bin
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.bin
+}
+
+// result is what a command of the binary that ran to its end did.
+type result struct {
+	stdout, stderr string
+	code           int // its exit status
+}
+
+// said is everything the command wrote, its standard output first.
+func (r result) said() string { return r.stdout + r.stderr }
+
+// runBinary runs the built binary with args, in the test's environment,
+// until it exits; it fails the test if the binary cannot be started.
+func runBinary(t *testing.T, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(buildBinary(t), args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("foldermirror %s: %v", strings.Join(args, " "), err)
+	}
+	return result{stdout: out.String(), stderr: errOut.String(), code: cmd.ProcessState.ExitCode()}
+}
+
+// process is a daemon of the built binary (serve, demo), stopped when the
+// test ends (SIGTERM, then SIGKILL if it lingers), its output logged if the
+// test failed.
+type process struct {
+	cmd            *exec.Cmd
+	stdout, stderr *output
+	exited         chan struct{} // closed once it exited and its output is read
+	err            error         // what Wait said, once exited is closed
+	// api and admin are the base URLs of its listeners, for serve
+	// (startServe).
+	api, admin string
+}
+
+// output is a process's standard output or error, kept whole, that the
+// test may read while the process writes it.
+type output struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	wrote chan struct{} // a value after each write, at most one waiting
+}
+
+func newOutput() *output { return &output{wrote: make(chan struct{}, 1)} }
+
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	n, err := o.buf.Write(p)
+	o.mu.Unlock()
+	select {
+	case o.wrote <- struct{}{}:
+	default:
+	}
+	return n, err
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
+// startProcess starts the built binary with args and returns once it has
+// written ready, on its standard output or its error; it fails the test if
+// the process exits first, or has not said it within a minute.
+func startProcess(t *testing.T, ready string, args ...string) *process {
+	t.Helper()
+	p := &process{cmd: exec.Command(buildBinary(t), args...), stdout: newOutput(), stderr: newOutput(), exited: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		p.stop(syscall.SIGTERM)
+		if t.Failed() {
+			t.Logf("foldermirror %s:\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), p.stdout, p.stderr)
+		}
+	})
+	said := func() bool {
+		return strings.Contains(p.stdout.String(), ready) || strings.Contains(p.stderr.String(), ready)
+	}
+	deadline := time.After(time.Minute)
+	for !said() {
+		select {
+		case <-p.stdout.wrote:
+		case <-p.stderr.wrote:
+		case <-p.exited:
+			if !said() {
+				t.Fatalf("foldermirror %s exited (%v) before saying %q\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), p.err, ready, p.stdout, p.stderr)
+			}
+		case <-deadline:
+			t.Fatalf("foldermirror %s has not said %q in a minute\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), ready, p.stdout, p.stderr)
+		}
+	}
+	return p
+}
+
+// stop sends the process sig, unless it exited, and waits until it has,
+// killing it if it still runs 20 s later; it returns what Wait said.
+func (p *process) stop(sig syscall.Signal) error {
+	select {
+	case <-p.exited:
+		return p.err
+	default:
+	}
+	_ = p.cmd.Process.Signal(sig)
+	select {
+	case <-p.exited:
+	case <-time.After(20 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+	return p.err
+}
+
+// serving is serve's log line once it serves, with the addresses it bound.
+var serving = regexp.MustCompile(`msg=serving listen=(\S+) adminListen=(\S+)`)
+
+// startServe runs `foldermirror serve --config path` (logging at info, to
+// read the addresses it bound from its log) until the test ends, and
+// returns once it serves.
+func startServe(t *testing.T, path string) *process {
+	t.Helper()
+	p := startProcess(t, "msg=serving", "serve", "--config", path, "--log-level", "info")
+	m := serving.FindStringSubmatch(p.stderr.String())
+	if m == nil {
+		t.Fatalf("serve's log names no addresses:\n%s", p.stderr)
+	}
+	p.api, p.admin = "http://"+m[1], "http://"+m[2]
+	return p
+}
+
+// getJSON GETs url with a bearer token (none if token is ""), fails the
+// test unless the answer has the status, decodes it into into if not nil,
+// and returns its body.
+func getJSON(t *testing.T, url, token string, status int, into any) []byte {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, body := fmtest.Do(t, req)
+	if resp.StatusCode != status {
+		t.Fatalf("GET %s: %d, want %d: %s", url, resp.StatusCode, status, body)
+	}
+	if into != nil {
+		if err := json.Unmarshal(body, into); err != nil {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+	}
+	return body
+}
+
+// freePort returns a loopback address nothing listens on now: for a
+// listener the test must know before the daemon starts (the admin
+// listener that foldermirror sync and healthcheck find in the
+// configuration).
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// waitReady waits until url (a daemon's /readyz) answers 200, failing the
+// test after 30 s.
+func waitReady(t *testing.T, url string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+	}
+	t.Fatalf("%s never became ready", url)
+}
