@@ -10,9 +10,9 @@ import "context"
 
 // FoldersReader is an index that reads many folders of a library at once.
 type FoldersReader interface {
-	// Folders returns the folders among ids that the library has, in no
-	// set order: IDs of no folder, and of a library never synced, are
-	// left out.
+	// Folders returns the folders among ids that the library has, each
+	// once, in no set order: IDs of no folder, and of a library never
+	// synced, are left out.
 	Folders(ctx context.Context, libraryID string, ids []string) ([]Folder, error)
 }
 

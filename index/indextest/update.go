@@ -285,7 +285,7 @@ func testFoldersReader(t *testing.T, b Backend) {
 		ids = append(ids, id, "no"+id)
 	}
 	FullSync(t, idx, "lib", rootState, 500, folders...)
-	got, err := fr.Folders(ctx, "lib", append(ids, "root"))
+	got, err := fr.Folders(ctx, "lib", append(ids, "root", "f0001")) // f0001 twice
 	if err != nil {
 		t.Fatal(err)
 	}

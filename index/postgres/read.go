@@ -130,16 +130,16 @@ func (db *DB) Folder(ctx context.Context, libraryID, folderID string) (*fm.Folde
 
 var _ fm.FoldersReader = (*DB)(nil)
 
-// Folders returns the folders among ids that a library has, in no set
-// order, read in one round trip: lookupSize a statement, each reading the
-// tree then committed.
+// Folders returns the folders among ids that a library has, each once, in
+// no set order, read in one round trip: lookupSize a statement, each
+// reading the tree then committed.
 func (db *DB) Folders(ctx context.Context, libraryID string, ids []string) ([]fm.Folder, error) {
 	if _, err := db.library(libraryID); err != nil {
 		return nil, err
 	}
 	var out []fm.Folder
 	b := &pgx.Batch{}
-	for part := range slices.Chunk(ids, lookupSize) {
+	for part := range slices.Chunk(slices.Compact(slices.Sorted(slices.Values(ids))), lookupSize) {
 		b.Queue("SELECT "+folderColumnsOf("f")+` FROM libraries l CROSS JOIN unnest($2::text[]) u(id)
 			JOIN folders f ON f.library = l.id AND f.generation = l.generation AND f.id = u.id WHERE l.id = $1`, libraryID, part).
 			Query(func(rows pgx.Rows) error {
