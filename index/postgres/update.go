@@ -63,8 +63,8 @@ func (db *DB) UpdateLibrary(ctx context.Context, libraryID string, fence fm.Fenc
 // queued, then sent together, pipelined, in one round trip: once there
 // are enough of them (limits), when State needs the counts they change,
 // and when fn is done. Its reads need no queued write sent first: they
-// answer from what the overlay knows (every folder written among it), and
-// read the database for the rest, which no queued write changes.
+// answer from the overlay, which knows every folder written, and read the
+// database for the rest, which no queued write changes.
 type libraryTx struct {
 	ctx    context.Context
 	tx     pgx.Tx
@@ -96,8 +96,8 @@ func newLibraryTx(ctx context.Context, tx pgx.Tx, rec record, limits txLimits) *
 }
 
 // State sends the writes queued, whose results the counts follow. If
-// that fails, the update fails (see send), and the counts are left as
-// they were.
+// that fails, so does the update (see send), and the counts it returns
+// may be behind.
 func (l *libraryTx) State() fm.LibraryState {
 	_ = l.send()
 	return l.rec.LibraryState
