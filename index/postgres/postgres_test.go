@@ -55,7 +55,7 @@ func TestConformance(t *testing.T) {
 // updates that send their writes after a statement or a few, and forget
 // what they read after a folder or a few: what they read is the same.
 func TestUpdatesInSmallBatches(t *testing.T) {
-	for _, limits := range [][2]int{{1, 1}, {4, 3}} {
+	for _, limits := range smallBatchLimits {
 		t.Run(fmt.Sprintf("%d statements, %d folders", limits[0], limits[1]), func(t *testing.T) {
 			open := func(t *testing.T, url string) indextest.Index {
 				db := fmtest.OpenPostgres(t, url, postgres.Options{})
