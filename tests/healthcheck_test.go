@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 )
@@ -33,7 +32,7 @@ func TestHealthcheck(t *testing.T) {
 
 	c := fmtest.Config(t, fake, t.TempDir())
 	c.Domains = []config.Domain{{Name: "example.com"}}
-	c.Libraries = []fm.Library{{ID: "gone", Domain: "example.com", StorageAccount: e2eStorage, RootFolderID: "missing-folder"}}
+	c.Libraries = []config.Library{{ID: "gone", Domain: "example.com", StorageAccount: e2eStorage, RootFolderID: "missing-folder"}}
 	notReady := fmtest.WriteConfig(t, c)
 	notReadyAdmin := withAdminListen(t, notReady)
 	startServe(t, notReady)
