@@ -103,7 +103,8 @@ type daemonParts struct {
 	auth     *auth.Authenticator
 	api      *server
 	admin    *server
-	// background are the daemon's goroutines that end with its context.
+	// background are the daemon's goroutines that end with its context
+	// (the push channels' keeper with pushCtx).
 	background sync.WaitGroup
 }
 
