@@ -253,10 +253,18 @@ func (s *Service) retire(ctx context.Context, stored []fm.PushChannel, kept map[
 	return errors.Join(errs...)
 }
 
+// retireOne stops (if live) and deletes one channel. A stopped channel
+// posts nothing more, not even the message it may still owe for the
+// changes just before (Drive batches them): its feed's libraries, if the
+// feed is still configured, are synced once, which reads those changes
+// (its successor tells of those after its registration).
 func (s *Service) retireOne(ctx context.Context, ch fm.PushChannel, fence fm.Fence) error {
 	if f := s.feedFor(ch.Feed); ch.ResourceID != "" && f.User != "" && s.opts.Now().Before(ch.Expiration) {
 		if err := s.opts.Watcher.Stop(ctx, f, ch.ID, ch.ResourceID); err != nil {
 			return fmt.Errorf("stop channel %s of %s: %w", ch.ID, ch.Feed, err)
+		}
+		for _, lib := range f.Libraries {
+			s.opts.Notifier.Notify(lib)
 		}
 	}
 	if err := s.delete(ctx, ch.ID, fence); err != nil {

@@ -26,6 +26,12 @@
 //     push.channelTtl, at most an hour, at least 2 s. Renewals are timed,
 //     and the keeper also looks at each Retry, which the scheduler calls at
 //     each incremental tick.
+//   - Stopping a live channel drops the message it may still owe for the
+//     changes made just before (Drive batches notifications), which its
+//     successor, registered after them, does not tell of: so the keeper
+//     has the feed's libraries synced once whenever it stops a live channel
+//     of a configured feed (a renewal, or the channels of a former holder
+//     of the lease retired).
 //   - A watch that fails (Drive refuses it, or the index cannot store the
 //     channel) leaves the feed polling with the reason in Status; the feed's
 //     watch is tried again at the next Retry, never sooner. A channel whose

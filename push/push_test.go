@@ -297,6 +297,32 @@ func TestRenewal(t *testing.T) {
 	}
 }
 
+// TestRenewalSyncs: the old channel a renewal stops drops the message it
+// still owes for the changes made just before (Drive batches them), and
+// its successor does not tell of them: the feeds' libraries are synced
+// once instead.
+func TestRenewalSyncs(t *testing.T) {
+	e := newEnv(t)
+	e.run(t, e.libs)
+	e.step(t)
+	first := e.liveIDs()
+	e.fake.FlushNotifications()
+	e.fake.SetNotificationDelay(time.Hour) // the changes' message is still owed at the renewal
+	e.fake.CreateFolder(alice, e.folderA, "new")
+	e.fake.CreateFolder(alice, e.team, "new")
+	e.clock.advance(ttl - push.RenewalMargin(ttl)/2)
+	e.step(t)
+	e.fake.FlushNotifications()
+	for _, id := range first {
+		if d := e.fake.ChannelDeliveries(id); d.Delivered != 1 {
+			t.Errorf("old channel %s: deliveries %+v, want its sync message alone", id, d)
+		}
+	}
+	if got := e.notifier.take(); !slices.Equal(got, []string{"lib-a", "lib-b", "lib-team"}) {
+		t.Errorf("notified %v, want every library once", got)
+	}
+}
+
 // stopChecker checks, at each Stop, that the fake has another live channel
 // of the feed.
 type stopChecker struct {
@@ -415,6 +441,9 @@ func TestFeedRemoved(t *testing.T) {
 	}
 	if got := e.fake.CallCount(callStop); got != 2 {
 		t.Errorf("%d channels.stop, want 2", got)
+	}
+	if got := e.notifier.take(); !slices.Equal(got, []string{"lib-a", "lib-b"}) {
+		t.Errorf("notified %v, want the libraries of the feed kept, whose channel was stopped", got)
 	}
 }
 

@@ -8,3 +8,7 @@ const (
 	defaultModelSeeds  = 3
 	modelPostgresModes = 2
 )
+
+// defaultPushModelSeeds: built with -tags long, the push-driven model test
+// runs six seeds on each backend.
+const defaultPushModelSeeds = 6

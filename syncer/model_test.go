@@ -52,7 +52,7 @@ func TestIncrementalMatchesFullSync(t *testing.T) {
 func runModel(t *testing.T, backend string, seed uint64, alone bool) {
 	m := newMutator(t, seed)
 	m.fake.LogItemAlone(alone)
-	libs := []string{"id: mydrive, rootFolderId: " + m.root, "id: shared, sharedDriveId: " + m.drive}
+	libs := m.libraries()
 	inc := newEnvOn(t, backend, m.fake, libs...)
 	inc.sync("mydrive")
 	inc.sync("shared")
@@ -71,16 +71,25 @@ func runModel(t *testing.T, backend string, seed uint64, alone bool) {
 				t.Fatalf("batch %d: %s fell back to a full sync", batch, lib)
 			}
 			inherited, reread = inherited+res.Inherited, reread+res.Reread
-			fresh := newEnv(t, m.fake, libs...)
-			fresh.sync(lib)
-			compareIndexes(t, fmt.Sprintf("batch %d, %s", batch, lib), inc, fresh, lib)
-			compareWithDrive(t, fmt.Sprintf("batch %d, %s", batch, lib), inc, svc, lib)
+			checkLibrary(t, fmt.Sprintf("batch %d, %s", batch, lib), inc, svc, libs, lib)
 		}
 		if t.Failed() {
 			t.Fatalf("after batch %d; mutations so far:\n%s", batch, m.log)
 		}
 	}
 	t.Logf("folders whose lists the syncs made: %d; read again from Drive: %d; accounts deleted: %d", inherited, reread, len(m.gone))
+}
+
+// checkLibrary compares a library of inc, as its incremental syncs left it,
+// with a fresh full sync of the same state into a bbolt index of its own
+// (libs configure it, as newEnv takes them), and with Drive's
+// permissions.list, asked through svc.
+func checkLibrary(t *testing.T, when string, inc *env, svc *drive.Service, libs []string, lib string) {
+	t.Helper()
+	fresh := newEnv(t, inc.fake, libs...)
+	fresh.sync(lib)
+	compareIndexes(t, when, inc, fresh, lib)
+	compareWithDrive(t, when, inc, svc, lib)
 }
 
 func compareIndexes(t *testing.T, when string, got, want *env, lib string) {
@@ -229,6 +238,12 @@ func newMutator(t *testing.T, seed uint64) *mutator {
 		m.create()
 	}
 	return m
+}
+
+// libraries configures the libraries of m's world, as newEnv takes them:
+// "mydrive", the My Drive folder root, and "shared", the shared drive.
+func (m *mutator) libraries() []string {
+	return []string{"id: mydrive, rootFolderId: " + m.root, "id: shared, sharedDriveId: " + m.drive}
 }
 
 func (m *mutator) pick(ids []string) string { return ids[m.rng.IntN(len(ids))] }

@@ -9,3 +9,7 @@ const (
 	defaultModelSeeds  = 1
 	modelPostgresModes = 1
 )
+
+// defaultPushModelSeeds: the push-driven model test runs two seeds on each
+// backend every day.
+const defaultPushModelSeeds = 2
