@@ -251,6 +251,12 @@ func readSets(ctx context.Context, tx pgx.Tx, r *record, keys [][]byte, fn func(
 	if err != nil {
 		return err
 	}
+	return scanSets(rows, fn)
+}
+
+// scanSets hands each permission set of rows (key, list) to fn, and closes
+// rows.
+func scanSets(rows pgx.Rows, fn func(fm.PermissionSet) error) error {
 	defer rows.Close()
 	for rows.Next() {
 		var key, list []byte

@@ -153,19 +153,10 @@ func queueLookups[T any](b *pgx.Batch, l *libraryTx, sql string, items []T, fn f
 
 // learnLists records the lists of rows of keys and lists.
 func (l *libraryTx) learnLists(rows pgx.Rows) error {
-	defer rows.Close()
-	for rows.Next() {
-		var key, list []byte
-		if err := rows.Scan(&key, &list); err != nil {
-			return err
-		}
-		perms, err := fm.DecodePermissions(list)
-		if err != nil {
-			return err
-		}
-		l.known.setList(fm.PermissionSetKey(key), perms)
-	}
-	return rows.Err()
+	return scanSets(rows, func(set fm.PermissionSet) error {
+		l.known.setList(set.Key, set.Permissions)
+		return nil
+	})
 }
 
 // learnFolders records the folders of rows of folderColumns.
