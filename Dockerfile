@@ -14,6 +14,7 @@ COPY config/ config/
 COPY googleclient/ googleclient/
 COPY internal/demo/ internal/demo/
 COPY internal/googlefake/ internal/googlefake/
+COPY internal/graceful/ internal/graceful/
 COPY httpapi/ httpapi/
 COPY index/ index/
 COPY internal/intern/ internal/intern/

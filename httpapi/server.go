@@ -17,6 +17,7 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
+	"github.com/foldermirror/foldermirror/internal/graceful"
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -143,6 +144,7 @@ func New(idx fm.IndexReader, authn Authenticator, opts Options) *Server {
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}
+	graceful.Track(s.http)
 	return s
 }
 
@@ -190,7 +192,8 @@ func (s *Server) Serve(ln net.Listener) error {
 	return nil
 }
 
-// Shutdown stops accepting requests and waits for those in flight.
+// Shutdown stops accepting requests and waits for those in flight; a
+// connection that has not sent a whole request is closed at once.
 func (s *Server) Shutdown(ctx context.Context) error { return s.http.Shutdown(ctx) }
 
 const callerKey = "foldermirror.caller"

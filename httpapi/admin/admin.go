@@ -16,6 +16,7 @@ import (
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/internal/graceful"
 	"github.com/foldermirror/foldermirror/schedule"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -98,6 +99,7 @@ func New(opts Options) *Server {
 		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn),
 		// No WriteTimeout: a resync's progress streams as long as it runs.
 	}
+	graceful.Track(s.http)
 	return s
 }
 
@@ -113,7 +115,8 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 // Shutdown stops the listener; streams of running syncs end when the
-// scheduler stops them.
+// scheduler stops them. A connection that has not sent a whole request is
+// closed at once.
 func (s *Server) Shutdown(ctx context.Context) error { return s.http.Shutdown(ctx) }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
