@@ -1,6 +1,10 @@
 package schedule
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // Failures is foldermirror_sync_failures_total, for the tests of package
 // schedule_test to read with testutil.
@@ -11,3 +15,7 @@ func (sc *Scheduler) IncrementalTick() { sc.incrementalTick() }
 
 // LastSuccess is foldermirror_sync_last_success_timestamp_seconds.
 func (m *Metrics) LastSuccess() *prometheus.GaugeVec { return m.lastSuccess }
+
+// SetAfter replaces the scheduler's time.After, with which a pending
+// notified run waits for its gap; call it before any run.
+func (sc *Scheduler) SetAfter(after func(time.Duration) <-chan time.Time) { sc.after = after }

@@ -16,6 +16,13 @@ import (
 // fails naming the holder, and the next scheduled sync brings the change.
 const notifyLeaseWait = time.Minute
 
+// notifyGap is how long a notified run started as the library's previous
+// run ended waits before it syncs, so that the notifications of a burst of
+// changes (Drive posts one a change, or nearly) bring a sync a tenth of a
+// second or so, not one after another back to back; a notification while
+// nothing runs starts its sync at once.
+const notifyGap = 100 * time.Millisecond
+
 // notified are the options of a run a notification starts: no schedule (it
 // is never skipped as a run another process made), and a wait for the lease.
 var notified = RunOptions{LeaseWait: notifyLeaseWait}
@@ -36,8 +43,10 @@ func (sc *Scheduler) Notify(libraryID string) {
 	if sc.ctx.Err() != nil {
 		return
 	}
-	if _, running := sc.running[libraryID]; running {
-		sc.pending[libraryID] = true
+	if j, running := sc.running[libraryID]; running {
+		if !j.settling { // a settling run has read nothing yet: it covers this
+			sc.pending[libraryID] = true
+		}
 		return
 	}
 	sc.start(libraryID, fm.SyncAuto, notified)
@@ -51,8 +60,24 @@ func (sc *Scheduler) startPending(name string) {
 	}
 	delete(sc.pending, name)
 	if sc.ctx.Err() == nil {
-		sc.start(name, fm.SyncAuto, notified)
+		sc.launch(&job{name: name, mode: fm.SyncAuto, opts: notified, settle: sc.notifyGap, settling: sc.notifyGap > 0})
 	}
+}
+
+// settle waits for j's settle time, if any, unless the scheduler stops.
+func (sc *Scheduler) settle(j *job) error {
+	if j.settle <= 0 {
+		return nil
+	}
+	select {
+	case <-sc.after(j.settle):
+	case <-sc.ctx.Done():
+		return sc.ctx.Err()
+	}
+	sc.mu.Lock()
+	j.settling = false
+	sc.mu.Unlock()
+	return nil
 }
 
 // OnIncrementalTick has fn called (in its own goroutine, so that it never

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/schedule"
@@ -272,4 +273,50 @@ func TestOnIncrementalTickFollowsTheSchedule(t *testing.T) {
 	})
 	sc.Start()
 	<-called
+}
+
+// A burst of notifications brings a sync a tenth of a second or so, not
+// syncs back to back: the run pending when a sync ends waits for the gap
+// before it syncs, and notifications meanwhile add no run after it (it has
+// read nothing yet); one arriving while nothing runs starts at once.
+func TestPendingSyncWaitsForTheGap(t *testing.T) {
+	g := newGated()
+	sc := newScheduler(t, schedule.Options{Syncer: g})
+	waits := make(chan time.Duration, 10)
+	gap := make(chan time.Time)
+	sc.SetAfter(func(d time.Duration) <-chan time.Time {
+		waits <- d
+		return gap
+	})
+	sc.Notify("lib")
+	if req := <-g.started; req.Library != "lib" {
+		t.Fatalf("sync %+v started, want lib's", req)
+	}
+	if n := len(waits); n != 0 {
+		t.Fatalf("the first notified sync waited %d times, want at once", n)
+	}
+	notifyAll(sc, "lib", 10)
+	g.let <- struct{}{} // the first sync ends: the pending one waits for the gap
+	select {
+	case d := <-waits:
+		if d < 50*time.Millisecond || d > time.Second {
+			t.Errorf("the pending sync waits %v, want a tenth of a second or so", d)
+		}
+	case req := <-g.started:
+		t.Fatalf("the pending sync %+v started at once, without waiting for a gap", req)
+	}
+	notifyAll(sc, "lib", 10)
+	if !statusOf(sc, "lib").Running {
+		t.Error("the library shows as not running while its next sync waits for the gap")
+	}
+	if n := len(g.started); n != 0 {
+		t.Fatalf("%d syncs started during the gap", n)
+	}
+	gap <- time.Time{}
+	g.next(t, sc, "lib")
+	g.finish(t, sc, "lib")
+	g.idle(t, sc, "lib")
+	if n := len(waits); n != 0 {
+		t.Errorf("another sync waited for the gap: the notifications during the gap asked for a run after it")
+	}
 }

@@ -85,6 +85,10 @@ type Scheduler struct {
 	// pending are the libraries with a notified run to start when their
 	// running one ends.
 	pending map[string]bool
+	// notifyGap is how long a pending notified run waits (see notifyGap).
+	notifyGap time.Duration
+	// after is time.After (tests replace it).
+	after func(time.Duration) <-chan time.Time
 	// onSynced is told of each library sync that succeeded.
 	onSynced func(libraryID string)
 	// onIncrementalTick is called at each tick of the incremental schedule.
@@ -110,6 +114,11 @@ type job struct {
 	mode      fm.SyncMode
 	opts      RunOptions
 	followers []follower
+	// settle, for a notified run started as another ended, is how long it
+	// waits before it syncs; settling is true meanwhile (a notification
+	// then needs no run after it: this one has read nothing yet).
+	settle   time.Duration
+	settling bool
 }
 
 type follower struct {
@@ -167,6 +176,9 @@ func New(opts Options) (*Scheduler, error) {
 		running: map[string]*job{},
 		status:  map[string]*JobStatus{},
 		pending: map[string]bool{},
+
+		notifyGap: notifyGap,
+		after:     time.After,
 	}
 	var err error
 	if sc.incremental, err = sc.cron.AddFunc(opts.Incremental, sc.incrementalTick); err != nil {
@@ -293,7 +305,13 @@ func (sc *Scheduler) follow(ctx context.Context, name string, mode fm.SyncMode, 
 // start starts a job of that name, which does not run. Call with sc.mu
 // held, the scheduler not stopped.
 func (sc *Scheduler) start(name string, mode fm.SyncMode, opts RunOptions) *job {
-	j := &job{name: name, mode: mode, opts: opts}
+	return sc.launch(&job{name: name, mode: mode, opts: opts})
+}
+
+// launch runs j, whose name does not run. Call with sc.mu held, the
+// scheduler not stopped.
+func (sc *Scheduler) launch(j *job) *job {
+	name := j.name
 	sc.running[name] = j
 	sc.status[name].Running = true
 	sc.wg.Add(1)
@@ -345,6 +363,9 @@ func (sc *Scheduler) failureMessage(name string) string {
 }
 
 func (sc *Scheduler) inSlot(j *job) (Event, error) {
+	if err := sc.settle(j); err != nil {
+		return Event{}, err
+	}
 	select {
 	case sc.slots <- struct{}{}:
 		defer func() { <-sc.slots }()
