@@ -33,6 +33,7 @@ type Config struct {
 	Auth     Auth     `yaml:"auth"`
 	Limits   Limits   `yaml:"limits"`
 	Index    Index    `yaml:"index"`
+	Push     Push     `yaml:"push"`
 	// FlagDefaults are the feature flags of every domain, unless its Flags
 	// say otherwise. Values are text: an unquoted false is "false".
 	FlagDefaults map[string]string `yaml:"flagDefaults"`
@@ -104,6 +105,23 @@ type Index struct {
 
 // IsPostgres tells whether the index lives in PostgreSQL.
 func (i Index) IsPostgres() bool { return i.URL != "" }
+
+// Push says whether Drive pushes its changes to the service (changes.watch
+// channels), so that they are synced within seconds rather than at the next
+// scheduled incremental sync.
+type Push struct {
+	// Address is the URL Google posts Drive's notifications to: https://
+	// (Drive requires it; a proxy in front terminates TLS) or http://
+	// (emulators, tests), whose path the API listener answers POST on. ""
+	// turns push off: the schedule alone syncs.
+	Address string `yaml:"address"`
+	// ChannelTTL is the lifetime asked for each channel, from 10s to 168h;
+	// each is renewed before it expires.
+	ChannelTTL time.Duration `yaml:"channelTtl"`
+}
+
+// Enabled tells whether Drive is asked to push its changes.
+func (p Push) Enabled() bool { return p.Address != "" }
 
 // Auth says which identity tokens the API accepts.
 type Auth struct {
@@ -238,6 +256,7 @@ func Default() *Config {
 		Schedule:    Schedule{Incremental: "@every 1m", Full: "0 3 * * *"},
 		Limits:      Limits{CallerRequestsPerSecond: 1000, CallerBurst: 2000},
 		Index:       Index{LeaseTTL: 30 * time.Second},
+		Push:        Push{ChannelTTL: 24 * time.Hour},
 		Auth: Auth{
 			ClockSkew: 30 * time.Second,
 			Google: GoogleAuth{

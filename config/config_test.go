@@ -115,6 +115,7 @@ func TestLoadExample(t *testing.T) {
 		Schedule: Schedule{Incremental: "@every 1m", Full: "0 3 * * *"},
 		Limits:   Limits{CallerRequestsPerSecond: 1000, CallerBurst: 2000},
 		Index:    Index{LeaseTTL: 30 * time.Second},
+		Push:     Push{Address: "https://foldermirror.example.com/drive/push", ChannelTTL: 12 * time.Hour},
 		Auth: Auth{
 			ClockSkew: 30 * time.Second,
 			Google: GoogleAuth{
@@ -220,6 +221,7 @@ func TestDefaults(t *testing.T) {
 		Schedule:    Schedule{Incremental: "@every 1m", Full: "0 3 * * *"},
 		Limits:      Limits{CallerRequestsPerSecond: 1000, CallerBurst: 2000},
 		Index:       Index{LeaseTTL: 30 * time.Second},
+		Push:        Push{ChannelTTL: 24 * time.Hour},
 		Auth: Auth{
 			ClockSkew: 30 * time.Second,
 			Google: GoogleAuth{

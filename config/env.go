@@ -51,6 +51,8 @@ func scalars(c *Config) []scalar {
 		{"limits.callerBurst", &c.Limits.CallerBurst},
 		{"index.url", &c.Index.URL},
 		{"index.leaseTtl", &c.Index.LeaseTTL},
+		{"push.address", &c.Push.Address},
+		{"push.channelTtl", &c.Push.ChannelTTL},
 		{"adminTokenFile", &c.AdminTokenFile},
 	}
 }

@@ -38,6 +38,7 @@ func validate(c *Config, ck *checker) {
 	validateStorage(c, ck)
 	validateLimits(c.Limits, ck)
 	validateIndex(c.Index, ck)
+	validatePush(c.Push, ck)
 	validateSchedule(c.Schedule, ck)
 	validateAuth(c.Auth, ck)
 	validateFlags(c.FlagDefaults, "flagDefaults", ck)

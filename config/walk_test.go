@@ -27,12 +27,13 @@ libraries:
 			Problem{"auth.microsoft.tenants[0].tenantID", "unknown key (line 4); did you mean tenantId?"}},
 		{"snake case", "domains:\n  - name: example.com\n    securityCodes: [{act_as: admin}]\n",
 			Problem{"domains[0].securityCodes[0].act_as", "unknown key (line 3); did you mean actAs?"}},
+		{"push typo", "push: {channelTTL: 1h}\n", Problem{"push.channelTTL", "unknown key (line 1); did you mean channelTtl?"}},
 		{"key of another section", "schedule: {clockSkew: 1s}\n",
 			Problem{"schedule.clockSkew", "unknown key (line 1); expected one of incremental, full"}},
 		{"nothing close", "frobnicate: 1\n", Problem{"frobnicate",
-			"unknown key (line 1); expected one of listen, adminListen, dataDir, storage, schedule, auth, limits, index, flagDefaults, domains, libraries, adminTokenFile, trustedProxies"}},
+			"unknown key (line 1); expected one of listen, adminListen, dataDir, storage, schedule, auth, limits, index, push, flagDefaults, domains, libraries, adminTokenFile, trustedProxies"}},
 		{"Path is not a key", "path: x\n", Problem{"path",
-			"unknown key (line 1); expected one of listen, adminListen, dataDir, storage, schedule, auth, limits, index, flagDefaults, domains, libraries, adminTokenFile, trustedProxies"}},
+			"unknown key (line 1); expected one of listen, adminListen, dataDir, storage, schedule, auth, limits, index, push, flagDefaults, domains, libraries, adminTokenFile, trustedProxies"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -44,8 +44,11 @@ type Server struct {
 	configTags map[string][]byte
 	// trustedProxies are the peers whose X-Forwarded-For names the client.
 	trustedProxies []netip.Prefix
-	engine         *gin.Engine
-	http           *http.Server
+	// push receives Drive's notifications on pushPath, if not nil.
+	push     http.Handler
+	pushPath string
+	engine   *gin.Engine
+	http     *http.Server
 }
 
 // Options say what a Server serves, and tune it.
@@ -76,6 +79,15 @@ type Options struct {
 	// (10 min).
 	StreamsPerCaller                   int
 	StreamChunkTimeout, StreamDeadline time.Duration
+	// Push, when not nil, receives Drive's push notifications on PushPath
+	// (push.address's path): every method there reaches it (it answers
+	// POST, and 405 to the others), with the API's recovery, metrics and
+	// logging but no caller authentication and no caller budget, for Drive
+	// sends no credentials. PushPath begins with "/", is none of the API's
+	// paths, and holds no ':' or '*' (the router's wildcards); config.Parse
+	// refuses a push.address otherwise, and New panics.
+	Push     http.Handler
+	PushPath string
 }
 
 // Server limits. Streams extend their own write deadline as they go.
@@ -112,7 +124,11 @@ func New(idx fm.IndexReader, authn Authenticator, opts Options) *Server {
 		streams: &streamSlots{perCaller: opts.StreamsPerCaller, chunkTimeout: opts.StreamChunkTimeout, deadline: opts.StreamDeadline,
 			active: opts.Metrics.streams, cut: opts.Metrics.streamsCut},
 		answers: newAnswerCache(answerCacheBytes),
-		libJSON: map[string]*libraryJSON{}, configTags: map[string][]byte{}, trustedProxies: opts.TrustedProxies}
+		libJSON: map[string]*libraryJSON{}, configTags: map[string][]byte{}, trustedProxies: opts.TrustedProxies,
+		push: opts.Push, pushPath: opts.PushPath}
+	if s.push != nil && (!strings.HasPrefix(s.pushPath, "/") || strings.ContainsAny(s.pushPath, ":*")) {
+		panic(fmt.Sprintf("httpapi: push path %q is not a literal absolute path", s.pushPath))
+	}
 	for i := range s.libraries {
 		lib := &s.libraries[i]
 		s.libJSON[lib.ID], s.configTags[lib.ID] = newLibraryJSON(lib), configTag(lib, s.domain(lib.Domain))
@@ -150,6 +166,9 @@ func (s *Server) routes() *gin.Engine {
 		body.Error.Code, body.Error.Message = http.StatusMethodNotAllowed, msg
 		c.AbortWithStatusJSON(http.StatusMethodNotAllowed, body)
 	})
+	if s.push != nil {
+		r.Any(s.pushPath, gin.WrapH(s.push))
+	}
 	api := r.Group("/", s.authenticate())
 	api.GET("/domain/v1beta1/configurationFlags", s.getConfigurationFlags)
 	api.GET("/folder/v1/libraries/:libraryId/folders/children", s.listChildrenDeprecated)

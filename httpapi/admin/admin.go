@@ -48,6 +48,7 @@ type Server struct {
 	scheduler Scheduler
 	index     Index
 	api       API
+	push      func() any
 	http      *http.Server
 }
 
@@ -73,11 +74,15 @@ type Options struct {
 	// Gatherer is what /metrics serves.
 	Gatherer prometheus.Gatherer
 	Logger   *slog.Logger
+	// PushStatus, when not nil (push.address set), gives /status its
+	// "push" member: the status of each feed Drive pushes, as
+	// push.Service's Status says it.
+	PushStatus func() any
 }
 
 // New returns the admin listener of a daemon.
 func New(opts Options) *Server {
-	s := &Server{libraries: slices.Clone(opts.Libraries), scheduler: opts.Scheduler, index: opts.Index, api: opts.API}
+	s := &Server{libraries: slices.Clone(opts.Libraries), scheduler: opts.Scheduler, index: opts.Index, api: opts.API, push: opts.PushStatus}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /sync", s.sync)
 	mux.HandleFunc("GET /status", s.status)
@@ -177,6 +182,8 @@ type statusJSON struct {
 	Libraries   []libraryStatus   `json:"libraries"`
 	Directories []directoryStatus `json:"directories"`
 	Index       fm.IndexInfo      `json:"index"`
+	// Push is the feeds' status, when Drive pushes changes.
+	Push any `json:"push,omitempty"`
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
@@ -194,6 +201,9 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 			ls.LastFullSync, ls.LastIncremental = state.LastFullSync, state.LastIncrementalSync
 		}
 		out.Libraries = append(out.Libraries, ls)
+	}
+	if s.push != nil {
+		out.Push = s.push()
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -132,6 +133,43 @@ func TestStatusAndMetrics(t *testing.T) {
 	}
 	if code, body := get(t, srv.URL+"/metrics"); code != 200 || !strings.Contains(body, "foldermirror_test_total 0") {
 		t.Errorf("metrics: %d %s", code, body)
+	}
+}
+
+// /status has "push", what PushStatus gives, only when push is on.
+func TestStatusOfPush(t *testing.T) {
+	feeds := []map[string]any{{"feed": "user:s@example.com", "polling": true, "reason": "Unauthorized WebHook callback channel"}}
+	for _, tt := range []struct {
+		name   string
+		status func() any
+		want   string // the push member, "" for none
+	}{
+		{"push off", nil, ""},
+		{"push on", func() any { return feeds }, `[{"feed":"user:s@example.com","polling":true,"reason":"Unauthorized WebHook callback channel"}]`},
+		{"push on, no feed", func() any { return []struct{}{} }, `[]`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sc, idx := &scheduler{}, &index{synced: map[string]bool{}}
+			h := admin.New(admin.Options{Listen: "127.0.0.1:8081", Libraries: []string{"eng"}, Scheduler: sc, Index: idx, API: idx,
+				Gatherer: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler), PushStatus: tt.status}).Handler()
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8081/status", nil))
+			var st map[string]json.RawMessage
+			if err := json.Unmarshal(rec.Body.Bytes(), &st); rec.Code != 200 || err != nil {
+				t.Fatalf("status: %d %v %s", rec.Code, err, rec.Body)
+			}
+			var got string
+			if raw, ok := st["push"]; ok {
+				var compact bytes.Buffer
+				if err := json.Compact(&compact, raw); err != nil {
+					t.Fatal(err)
+				}
+				got = compact.String()
+			}
+			if got != tt.want || st["libraries"] == nil {
+				t.Errorf("push %q, want %q, in %s", got, tt.want, rec.Body)
+			}
+		})
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/foldermirror/foldermirror/httpapi"
 	"github.com/foldermirror/foldermirror/httpapi/admin"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
+	"github.com/foldermirror/foldermirror/push"
 	"github.com/foldermirror/foldermirror/schedule"
 	"github.com/foldermirror/foldermirror/syncer"
 	"github.com/prometheus/client_golang/prometheus"
@@ -130,13 +131,27 @@ func SchedulerOptions(cfg *config.Config, opts schedule.Options) schedule.Option
 	return opts
 }
 
+// PushOptions returns opts with cfg's push.address and push.channelTtl and
+// the feeds of its libraries.
+func PushOptions(cfg *config.Config, opts push.Options) push.Options {
+	opts.Address, opts.ChannelTTL = cfg.Push.Address, cfg.Push.ChannelTTL
+	opts.Feeds = push.Feeds(cfg.CoreLibraries())
+	return opts
+}
+
+// NewClients returns the Google clients cfg's storage describes; their
+// metrics are registered with reg.
+func NewClients(cfg *config.Config, reg prometheus.Registerer) (*googleclient.Clients, error) {
+	opts := GoogleOptions(cfg)
+	opts.Metrics = googleclient.NewMetrics(reg)
+	return googleclient.New(opts)
+}
+
 // NewSyncer returns the syncer of cfg's libraries and domains, reading
-// Google as cfg's storage says and writing into idx; its metrics, and its
-// Google clients', are registered with reg.
+// Google with clients of its own (NewClients) and writing into idx; its
+// metrics, and its clients', are registered with reg.
 func NewSyncer(cfg *config.Config, idx syncer.Index, logger *slog.Logger, reg prometheus.Registerer) (*syncer.Syncer, error) {
-	gopts := GoogleOptions(cfg)
-	gopts.Metrics = googleclient.NewMetrics(reg)
-	clients, err := googleclient.New(gopts)
+	clients, err := NewClients(cfg, reg)
 	if err != nil {
 		return nil, err
 	}

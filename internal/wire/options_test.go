@@ -14,6 +14,7 @@ import (
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/internal/wire"
+	"github.com/foldermirror/foldermirror/push"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -101,5 +102,26 @@ func TestAdminOptions(t *testing.T) {
 		Libraries: []string{"eng", "team"}, Token: "secret"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("adminOptions:\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// Push's options: the configured address and lifetime, and a feed for
+// each storage account's My Drive libraries and for each shared drive.
+func TestPushOptions(t *testing.T) {
+	c := optionsConfig()
+	c.Push = config.Push{Address: "https://fm.example.com/drive/push", ChannelTTL: 36 * time.Hour}
+	metrics := push.NewMetrics(prometheus.NewRegistry())
+	got := wire.PushOptions(c, push.Options{Metrics: metrics})
+	want := push.Options{
+		Address:    "https://fm.example.com/drive/push",
+		ChannelTTL: 36 * time.Hour,
+		Feeds: []push.Feed{
+			{Key: "drive:drive", User: "s@example.com", DriveID: "drive", Libraries: []string{"team"}},
+			{Key: "user:s@example.com", User: "s@example.com", Libraries: []string{"eng"}},
+		},
+		Metrics: metrics,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("pushOptions:\n%+v\nwant\n%+v", got, want)
 	}
 }
