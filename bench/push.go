@@ -195,7 +195,7 @@ func (e *env) pushDaemonFigures(ctx context.Context, t *table) error {
 	}
 	defer srv.stop(15 * time.Second)
 	if err := waitCovered(ctx, pw.fake, pw.libs, time.Minute); err != nil {
-		return fmt.Errorf("%w: %s", err, srv.logTail())
+		return fmt.Errorf("%w: %s", err, logTail(srv))
 	}
 	token := pw.fake.GoogleIDToken(clientID, apiUsers[0], googlefake.WithTTL(2*time.Hour))
 	base := "http://" + pw.world.listen

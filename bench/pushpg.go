@@ -64,7 +64,7 @@ func (e *env) pushReplicaFigures(ctx context.Context, serverURL string, t *table
 		return err
 	}
 	if err := waitCovered(ctx, pw.fake, all, time.Minute); err != nil {
-		return err
+		return fmt.Errorf("%w: %s", err, logTail(reps[0].proc))
 	}
 	var bases, names, hosts []string
 	for _, r := range reps {

@@ -79,8 +79,8 @@ func (e *env) pushRestFigures(ctx context.Context, t *table) error {
 		return err
 	}
 	defer srv.stop(15 * time.Second)
-	if err := waitCovered(ctx, pw.fake, pw.libs, 5*time.Minute); err != nil {
-		return fmt.Errorf("%w: %s", err, srv.logTail())
+	if err := waitCovered(ctx, pw.fake, pw.libs, 3*time.Minute); err != nil {
+		return fmt.Errorf("%w: %s", err, logTail(srv))
 	}
 	covered := since(start)
 	admin := pw.world.adminListen

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -231,9 +232,11 @@ func coveredFeeds(fake *googlefake.Server) map[string]bool {
 }
 
 // waitCovered waits until a live channel of the fake watches each of libs'
-// feeds, and every channel has posted its sync message.
+// feeds, and every channel has posted its sync message. It gives up after
+// timeout, or after firstWithin if no channel at all was made by then.
 func waitCovered(ctx context.Context, fake *googlefake.Server, libs []pushLib, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
+	const firstWithin = 30 * time.Second
+	start := time.Now()
 	for {
 		covered := coveredFeeds(fake)
 		var missing []string
@@ -246,11 +249,26 @@ func waitCovered(ctx context.Context, fake *googlefake.Server, libs []pushLib, t
 			fake.FlushNotifications()
 			return nil
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("after %s, no live channel watches %d feeds, such as %s", timeout, len(missing), missing[0])
+		waited := time.Since(start)
+		if waited > timeout || len(covered) == 0 && waited > firstWithin || ctx.Err() != nil {
+			return fmt.Errorf("after %s, no live channel watches %d of %d feeds, such as %s", waited.Round(time.Second),
+				len(missing), feeds(libs), missing[0])
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// logTail is the end of a daemon's log without the runtime's garbage
+// collector traces (startServe turns them on), for error messages.
+func logTail(d *daemonProc) string {
+	data, _ := os.ReadFile(d.stderr.Name())
+	var kept []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if !strings.HasPrefix(line, "gc ") && !strings.HasPrefix(line, "pacer:") {
+			kept = append(kept, line)
+		}
+	}
+	return tail(strings.Join(kept, "\n"), 2000)
 }
 
 // metricSeries matches a series line of Prometheus' text format.
