@@ -18,6 +18,7 @@ COPY httpapi/ httpapi/
 COPY index/ index/
 COPY internal/intern/ internal/intern/
 COPY internal/wire/ internal/wire/
+COPY push/ push/
 COPY schedule/ schedule/
 COPY syncer/ syncer/
 RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/foldermirror ./cmd/foldermirror

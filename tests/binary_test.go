@@ -253,3 +253,16 @@ func waitReady(t *testing.T, url string) {
 	}
 	t.Fatalf("%s never became ready", url)
 }
+
+// waitUntil polls cond every 50 ms until it holds, failing the test after
+// timeout.
+func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after %s", what, timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,12 +1,15 @@
 package tests
 
 import (
+	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 )
 
@@ -81,6 +84,40 @@ func TestDemoSyncLine(t *testing.T) {
 			t.Errorf("the sync said\n%s\nwant a line %q", r.stdout, want)
 		}
 	}
+}
+
+// The demo prints a line that renames a folder in its Drive, and the API
+// request that shows the new name a moment later: Drive pushes the change
+// to the demo, which syncs it at once. Both lines are run as printed; the
+// demo's incremental schedule (every minute) cannot explain the new name
+// showing within the few seconds the test waits.
+func TestDemoPush(t *testing.T) {
+	t.Parallel()
+	text, tokens, _ := runDemo(t, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--folders", "100")
+	m := regexp.MustCompile(`(?m)^  curl -s -X POST '([^']+)'\n.*\n  curl -s -H "Authorization: Bearer \$([A-Z]+)" +'([^']+)'$`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("the demo printed no rename and API lines:\n%s", text)
+	}
+	rename, user, api := m[1], m[2], m[3]
+	u, err := url.Parse(rename)
+	if err != nil || u.Query().Get("name") == "" {
+		t.Fatalf("the rename line %q names no new name (%v)", rename, err)
+	}
+	renamed := fmt.Sprintf(`"name":%q`, u.Query().Get("name"))
+	if body := getJSON(t, api, tokens[user], http.StatusOK, nil); strings.Contains(string(body), renamed) {
+		t.Fatalf("the folder has its new name before the rename: %s", body)
+	}
+	resp, err := http.Post(rename, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("POST %s: %d, want 204", rename, resp.StatusCode)
+	}
+	waitUntil(t, 10*time.Second, "the API serving the new name", func() bool {
+		return strings.Contains(string(getJSON(t, api, tokens[user], http.StatusOK, nil)), renamed)
+	})
 }
 
 // TestAPIExamplesAreTheDemos checks that every Drive-like ID (of a folder,

@@ -77,19 +77,6 @@ func (r *replica) status(t *testing.T) (st struct {
 	return st
 }
 
-// waitUntil polls cond every 50 ms until it holds, failing the test after
-// timeout.
-func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after %s", what, timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // answer is what a replica answered.
 type answer struct {
 	status int

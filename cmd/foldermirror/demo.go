@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -15,8 +18,10 @@ import (
 	"github.com/foldermirror/foldermirror/internal/demo"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
 	"github.com/foldermirror/foldermirror/internal/wire"
+	"github.com/foldermirror/foldermirror/push"
 	"github.com/foldermirror/foldermirror/schedule"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.yaml.in/yaml/v3"
 )
 
 // demoCommand runs a generated domain in an in-process Google fake, syncs
@@ -32,7 +37,18 @@ type demoCommand struct {
 	fake      *googlefake.Server
 	dir       string
 	daemon    *daemonParts
+	// control serves the demo's controls over its Drive (demo.Control),
+	// on loopback.
+	control *server
 }
+
+// demoPushPath is the path, on the demo's API listener, where its fake
+// posts Drive's notifications (push.address).
+const demoPushPath = "/drive/push"
+
+// demoPushWait bounds how long the demo waits for its fake to accept the
+// push channels before it prints its instructions.
+const demoPushWait = 10 * time.Second
 
 // stopping says, under "Press Ctrl-C to stop.", that the demo stops, and
 // the signal that stops it.
@@ -83,6 +99,7 @@ func (c *demoCommand) Run(ctx context.Context) error {
 		return err
 	}
 	c.fake = googlefake.New()
+	c.fake.AllowHTTPWebhooks(true) // the demo's API listener, on loopback
 	c.fake.Start()
 	spec := demo.DefaultSpec
 	spec.FoldersPerLibrary = c.folders
@@ -99,8 +116,43 @@ func (c *demoCommand) Run(ctx context.Context) error {
 	if c.daemon, err = startDaemon(cfg, logger, ls); err != nil {
 		return err
 	}
-	c.printTryThis(world, cfg)
+	if err := c.startControl(world); err != nil {
+		return err
+	}
+	pushed := c.awaitPush(ctx)
+	c.printTryThis(world, cfg, pushed)
 	return nil
+}
+
+// startControl serves the demo's controls over its Drive on a loopback
+// port of their own.
+func (c *demoCommand) startControl(world *demo.World) error {
+	ln, err := bind("127.0.0.1:0", "the demo's Drive controls")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: world.Control(), ReadHeaderTimeout: 10 * time.Second}
+	c.control = startServer(ln, func(ln net.Listener) error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}, srv.Shutdown)
+	return nil
+}
+
+// awaitPush waits until the fake pushes every feed's changes to the
+// daemon, so that a folder renamed as soon as the instructions show is
+// pushed too, for demoPushWait at most; it reports whether it does.
+func (c *demoCommand) awaitPush(ctx context.Context) bool {
+	deadline := time.Now().Add(demoPushWait)
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		if !slices.ContainsFunc(c.daemon.push.Status(), func(f push.FeedStatus) bool { return f.Polling }) {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
 }
 
 // writeConfig writes the world's key and configuration into a new
@@ -116,11 +168,13 @@ func (c *demoCommand) writeConfig(world *demo.World) (*config.Config, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, "config.yaml")
-	yaml, err := world.ConfigYAML(c.listeners.api.Addr().String(), c.listeners.admin.Addr().String(), filepath.Join(dir, "data"), keyFile)
+	cfg := world.Config(c.listeners.api.Addr().String(), c.listeners.admin.Addr().String(), filepath.Join(dir, "data"), keyFile)
+	cfg.Push.Address = "http://" + c.listeners.api.Addr().String() + demoPushPath
+	data, err := yaml.Marshal(cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(path, yaml, 0o600); err != nil {
+	if err := os.WriteFile(path, data, 0o600); err != nil {
 		return nil, err
 	}
 	return config.Load(path)
@@ -165,7 +219,7 @@ func demoSyncLine(lib *config.Library, res *fm.SyncResult) string {
 		res.Calls, noun(res.Calls, "Drive call"), res.Duration.Round(time.Millisecond))
 }
 
-func (c *demoCommand) printTryThis(world *demo.World, cfg *config.Config) {
+func (c *demoCommand) printTryThis(world *demo.World, cfg *config.Config, pushed bool) {
 	base := "http://" + c.daemon.api.addr.String()
 	fmt.Fprintf(c.stdout, "\nThe API serves on %s (config: %s).\nTokens for four users, valid for a day:\n\n", base, cfg.Path)
 	vars := []string{"ALICE", "BOB", "CAROL", "PAT"}
@@ -192,9 +246,28 @@ Try:
   curl -s -H "Authorization: Bearer $ALICE" '%[1]s/folder/v1/folders/%[2]s/permissions'
   # The domain's configuration flags:
   curl -s -H "Authorization: Bearer $CAROL" '%[1]s/domain/v1beta1/configurationFlags'
-
-Press Ctrl-C to stop.
 `, base, root, "http://"+c.daemon.admin.addr.String(), selfName(), cfg.Path)
+	c.printPushTry(world, cfg, pushed)
+	fmt.Fprint(c.stdout, "\nPress Ctrl-C to stop.\n")
+}
+
+// printPushTry shows Drive's push notifications at work: a folder renamed
+// in the demo's Drive, and the API serving the new name a moment later.
+func (c *demoCommand) printPushTry(world *demo.World, cfg *config.Config, pushed bool) {
+	if !pushed {
+		fmt.Fprintf(c.stdout, "\nDrive has not yet accepted to push its changes to %s; see \"push\" in http://%s/status.\n",
+			cfg.Push.Address, c.daemon.admin.addr.String())
+		return
+	}
+	root := world.Libraries[0].RootFolderID
+	fmt.Fprintf(c.stdout, `
+Drive pushes its changes to the demo (push.address %[1]s), which syncs them at once:
+  # Rename Engineering in the demo's Drive:
+  curl -s -X POST '%[2]s'
+  # A moment later, the API serves the new name:
+  curl -s -H "Authorization: Bearer $ALICE" '%[3]s/folder/v1/files/%[4]s'
+`, cfg.Push.Address, demo.RenameURL("http://"+c.control.addr.String(), root, "Platform engineering"),
+		"http://"+c.daemon.api.addr.String(), root)
 }
 
 // selfName returns how to name this program in a command line to paste:
@@ -225,6 +298,7 @@ func (c *demoCommand) Close() error {
 	if c.daemon != nil {
 		err = c.daemon.Close()
 	}
+	err = errors.Join(err, c.control.stop(adminShutdownTimeout))
 	if c.fake != nil {
 		c.fake.Close()
 	}

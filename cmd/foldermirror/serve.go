@@ -17,6 +17,7 @@ import (
 	"github.com/foldermirror/foldermirror/httpapi/admin"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/foldermirror/foldermirror/internal/wire"
+	"github.com/foldermirror/foldermirror/push"
 	"github.com/foldermirror/foldermirror/schedule"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -86,18 +87,24 @@ const (
 )
 
 // daemonParts are the running parts of a daemon, closed in order: the API
-// (in-flight requests finish), the syncs (cancelled, leaving the index as it
-// was), the admin listener, the index.
+// (in-flight requests finish), the push channels' keeper and the syncs
+// (cancelled, leaving the index as it was), the admin listener, the index.
 type daemonParts struct {
 	logger    *slog.Logger
 	ctx       context.Context // ends when the daemon closes
 	cancel    context.CancelFunc
 	db        fm.Index
 	scheduler *schedule.Scheduler
-	auth      *auth.Authenticator
-	api       *server
-	admin     *server
-	// background are the daemon's goroutines that end with its context.
+	// push, when push.address is set, keeps Drive's push channels while
+	// pushCtx lasts, which ends once the API stopped.
+	push     *push.Service
+	pushCtx  context.Context
+	stopPush context.CancelFunc
+	auth     *auth.Authenticator
+	api      *server
+	admin    *server
+	// background are the daemon's goroutines that end with its context
+	// (the push channels' keeper with pushCtx).
 	background sync.WaitGroup
 }
 
@@ -176,6 +183,7 @@ func (s *server) stop(timeout time.Duration) error {
 func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *daemonParts, err error) {
 	d = &daemonParts{logger: logger}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
+	d.pushCtx, d.stopPush = context.WithCancel(context.Background())
 	defer func() {
 		if err != nil {
 			ls.Close()
@@ -193,15 +201,17 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 		return d, err
 	}
 	reg := newRegistry(d.db)
-	s, err := wire.NewSyncer(cfg, d.db, logger, reg)
-	if err != nil {
-		return d, err
-	}
-	if d.scheduler, err = newScheduler(cfg, s, d.db, logger, reg); err != nil {
+	if d.scheduler, d.push, err = newSyncing(cfg, d.db, logger, reg); err != nil {
 		return d, err
 	}
 	d.auth = auth.New(wire.AuthOptions(cfg, auth.Options{Directory: d.db, Logger: logger}))
-	api = httpapi.New(d.db, d.auth, wire.APIOptions(cfg, httpapi.Options{Logger: logger, Metrics: httpapi.NewMetrics(reg)}))
+	apiOpts := httpapi.Options{Logger: logger, Metrics: httpapi.NewMetrics(reg)}
+	adminOpts := admin.Options{Scheduler: d.scheduler, Index: d.db, Gatherer: reg, Logger: logger}
+	if d.push != nil {
+		apiOpts.Push, apiOpts.PushPath = d.push, d.push.Path()
+		adminOpts.PushStatus = func() any { return d.push.Status() }
+	}
+	api = httpapi.New(d.db, d.auth, wire.APIOptions(cfg, apiOpts))
 	d.scheduler.OnSynced(warm)
 	reached, err := reach(d.ctx, d.db, func(err error) {
 		logger.Error("the index database cannot be reached yet; the API answers 503 until it is", "err", err)
@@ -214,7 +224,8 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 		return d, err
 	}
 	d.api = startServer(ls.api, api.Serve, api.Shutdown)
-	adm := admin.New(wire.AdminOptions(cfg, admin.Options{Token: token, Scheduler: d.scheduler, Index: d.db, API: api, Gatherer: reg, Logger: logger}))
+	adminOpts.Token, adminOpts.API = token, api
+	adm := admin.New(wire.AdminOptions(cfg, adminOpts))
 	d.admin = startServer(ls.admin, adm.Serve, adm.Shutdown)
 	d.background.Go(func() {
 		if !d.following(reached) {
@@ -224,7 +235,13 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 			go warm(lib.ID)
 		}
 		d.scheduler.Start()
+		if d.push != nil {
+			d.background.Go(func() { d.push.Run(d.pushCtx) })
+		}
 	})
+	if d.push != nil {
+		logger.Info("push notifications on: Drive is asked to post its changes to push.address", "address", cfg.Push.Address, "path", d.push.Path())
+	}
 	logger.Info("serving", "listen", d.api.addr.String(), "adminListen", d.admin.addr.String(), "libraries", len(cfg.Libraries))
 	return d, nil
 }
@@ -263,6 +280,7 @@ func newRegistry(db fm.Index) *prometheus.Registry {
 func (d *daemonParts) Close() error {
 	d.cancel()
 	errs := []error{d.api.stop(apiShutdownTimeout)}
+	d.stopPush()
 	d.background.Wait()
 	if d.scheduler != nil {
 		d.scheduler.Stop()

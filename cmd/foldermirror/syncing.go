@@ -6,19 +6,45 @@ import (
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/internal/wire"
+	"github.com/foldermirror/foldermirror/push"
 	"github.com/foldermirror/foldermirror/schedule"
 	"github.com/foldermirror/foldermirror/syncer"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// newScheduler returns the scheduler of cfg's plan on cfg's schedules,
-// running s's syncs under db's leases; its metrics are registered with reg.
-func newScheduler(cfg *config.Config, s *syncer.Syncer, db fm.Index, logger *slog.Logger, reg prometheus.Registerer) (*schedule.Scheduler, error) {
-	return schedule.New(wire.SchedulerOptions(cfg, schedule.Options{
-		Syncer:  s,
+// newSyncing returns the scheduler of cfg's plan on cfg's schedules,
+// running its syncs under db's leases and, when push.address is set, the
+// push service that has it sync what Drive notifies (and tries refused
+// watches again at each incremental tick). Both read Google with the same
+// clients; their metrics, and the clients', are registered with reg.
+func newSyncing(cfg *config.Config, db fm.Index, logger *slog.Logger, reg prometheus.Registerer) (*schedule.Scheduler, *push.Service, error) {
+	clients, err := wire.NewClients(cfg, reg)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := wire.SyncerOptions(cfg)
+	opts.Logger, opts.Metrics = logger, syncer.NewMetrics(reg)
+	scheduler, err := schedule.New(wire.SchedulerOptions(cfg, schedule.Options{
+		Syncer:  syncer.New(db, clients, opts),
 		Leases:  db.Leases(),
 		Index:   db,
 		Logger:  logger,
 		Metrics: schedule.NewMetrics(reg),
 	}))
+	if err != nil || !cfg.Push.Enabled() {
+		return scheduler, nil, err
+	}
+	svc, err := push.New(wire.PushOptions(cfg, push.Options{
+		Watcher:  push.NewDriveWatcher(clients.Drive),
+		Channels: db,
+		Leases:   db.Leases(),
+		Notifier: scheduler,
+		Logger:   logger,
+		Metrics:  push.NewMetrics(reg),
+	}))
+	if err != nil {
+		return scheduler, nil, err // stopped with the daemon's other parts
+	}
+	scheduler.OnIncrementalTick(svc.Retry)
+	return scheduler, svc, nil
 }

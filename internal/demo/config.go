@@ -1,9 +1,6 @@
 package demo
 
-import (
-	"github.com/foldermirror/foldermirror/config"
-	"go.yaml.in/yaml/v3"
-)
+import "github.com/foldermirror/foldermirror/config"
 
 // Config returns a configuration for the world: the fake's endpoints, the
 // key file at keyFile, the index in dataDir, the API on listen.
@@ -35,10 +32,4 @@ func (w *World) Config(listen, adminListen, dataDir, keyFile string) *config.Con
 		c.Libraries = append(c.Libraries, lib)
 	}
 	return c
-}
-
-// ConfigYAML returns the configuration file of Config: it, marshalled with
-// yaml.Marshal.
-func (w *World) ConfigYAML(listen, adminListen, dataDir, keyFile string) ([]byte, error) {
-	return yaml.Marshal(w.Config(listen, adminListen, dataDir, keyFile))
 }
