@@ -213,8 +213,10 @@ func (e *env) pushDaemonFigures(ctx context.Context, t *table) error {
 	if err := pw.forgedFigures(ctx, base, t); err != nil {
 		return fmt.Errorf("forged notifications: %w", err)
 	}
-	if st := pushStatus(ctx, pw.world.adminListen); st != nil {
-		t.note("push notifications, one daemon: its /status said of push at the end: %s", tail(string(st), 1500))
+	if st, err := pushStatus(ctx, pw.world.adminListen); err != nil {
+		t.note("push notifications, one daemon: its /status had no \"push\" (%s).", err)
+	} else {
+		t.note("push notifications, one daemon: its /status said of push at the end: %s.", st)
 	}
 	return nil
 }
@@ -367,6 +369,9 @@ func (pw *pushWorld) burstFigures(ctx context.Context, lib pushLib, base, token 
 	// What the changes make of the folders, from their state before.
 	model, err := readFolders(ctx, drive, folders)
 	if err != nil {
+		return err
+	}
+	if err := waitIdle(ctx, pw.fake, admin, lib.ID); err != nil {
 		return err
 	}
 	before, err := readMetrics(ctx, admin)

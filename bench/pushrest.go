@@ -124,7 +124,10 @@ func (e *env) pushRestFigures(ctx context.Context, t *table) error {
 	safety := min(methods[callChanges], int(scheduled)*noChangeCalls)
 	other := calls - renewal - safety
 	perHour := func(n int) float64 { return float64(n) * float64(time.Hour) / float64(window) }
-	perRenewal := float64(renewal) / float64(max(methods[callWatch], 1))
+	// A renewal stops its predecessor; one that expired first (the keeper
+	// late at a short push.channelTtl) is deleted only: with the default
+	// push.channelTtl, every renewal calls channels.stop.
+	perRenewal := float64(methods[callStartToken]+methods[callWatch])/float64(max(methods[callWatch], 1)) + 1
 	feeds := feeds(pw.libs)
 	fig := fmt.Sprintf("at rest, %d shared-drive libraries", len(pw.libs))
 	t.add(row{section: sectionPush, figure: fig + ": Drive calls other than channel renewals and the safety-net schedule's",
@@ -139,7 +142,7 @@ func (e *env) pushRestFigures(ctx context.Context, t *table) error {
 		value: float64(len(uncovered)), unit: unitCalls, cmp: info})
 	t.note("push notifications, %s (%d folders each, a feed each): every feed had a live channel %s after the daemon's start; "+
 		"over %s at rest (from and to no sync running) the fake answered %d Drive calls %v; the schedule ran %.0f incremental syncs, "+
-		"of %d call each with no change (%d calls allowed the safety net); the renewals' %d calls made %d channels (%.1f calls a renewal; "+
+		"of %d call each with no change (%d calls allowed the safety net); the renewals' %d calls made %d channels (%.1f calls a renewal with its predecessor's stop; "+
 		"the margin predicts %.0f renewals an hour at push.channelTtl %s, %.1f at %s); the live channels sampled %d times, once a second.",
 		fig, restFolders, covered, window.Round(time.Second), calls, methods, scheduled, noChangeCalls, safety, renewal,
 		methods[callWatch], perRenewal, renewalsPerHour(feeds, sc.restTTL), sc.restTTL, renewalsPerHour(feeds, productionTTL), productionTTL, samples)

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -394,25 +395,40 @@ func runningLibraries(ctx context.Context, adminAddr string) (map[string]bool, e
 	return out, nil
 }
 
-// pushStatus returns the "push" part of the daemon's /status, raw; nil if
-// it has none.
-func pushStatus(ctx context.Context, adminAddr string) json.RawMessage {
+// pushStatus sums up the "push" part of the daemon's /status: the feeds,
+// those polling, and the notifications accepted and refused.
+func pushStatus(ctx context.Context, adminAddr string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+adminAddr+"/status", nil)
 	if err != nil {
-		return nil
+		return "", err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil
+		return "", err
 	}
 	defer resp.Body.Close()
 	var st struct {
-		Push json.RawMessage `json:"push"`
+		Push *[]struct {
+			Polling  bool  `json:"polling"`
+			Accepted int64 `json:"accepted"`
+			Refused  int64 `json:"refused"`
+		} `json:"push"`
 	}
-	if json.NewDecoder(resp.Body).Decode(&st) != nil {
-		return nil
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return "", err
 	}
-	return st.Push
+	if st.Push == nil {
+		return "", errors.New("no push member")
+	}
+	polling, accepted, refused := 0, int64(0), int64(0)
+	for _, f := range *st.Push {
+		if f.Polling {
+			polling++
+		}
+		accepted += f.Accepted
+		refused += f.Refused
+	}
+	return fmt.Sprintf("%d feeds, %d polling; notifications accepted %d, refused %d (by feed, added up)", len(*st.Push), polling, accepted, refused), nil
 }
 
 // folderState is what matters of a folder to the figures that compare the
