@@ -52,7 +52,12 @@ func (e *env) pushReplicaFigures(ctx context.Context, serverURL string, t *table
 		}
 	}()
 	pw.fake.SetResponseTime(driveLatency)
-	reps, err := pw.startPushReplicas(ctx, "FOLDERMIRROR_INDEX_URL="+dbURL)
+	token := pw.fake.GoogleIDToken(clientID, apiUsers[0], googlefake.WithTTL(2*time.Hour))
+	var probes []string
+	for _, l := range all {
+		probes = append(probes, "/folder/v1/files/"+l.rootID())
+	}
+	reps, err := pw.startPushReplicas(ctx, "FOLDERMIRROR_INDEX_URL="+dbURL, token, probes)
 	defer func() {
 		for _, r := range reps {
 			if r.proc != nil {
@@ -71,7 +76,6 @@ func (e *env) pushReplicaFigures(ctx context.Context, serverURL string, t *table
 		bases, names, hosts = append(bases, "http://"+r.listen), append(names, r.name), append(hosts, r.listen)
 	}
 	pw.deliveries.spread(hosts)
-	token := pw.fake.GoogleIDToken(clientID, apiUsers[0], googlefake.WithTTL(2*time.Hour))
 
 	log.Printf("  %d changes, one at a time, each library in turn, served by all %d replicas", e.sc.push.pgChanges, len(reps))
 	timings, err := pw.timeChanges(ctx, pw.libs, bases, token, e.sc.push.pgChanges)
@@ -93,8 +97,10 @@ func (e *env) pushReplicaFigures(ctx context.Context, serverURL string, t *table
 
 // startPushReplicas starts three `foldermirror serve` on the database env
 // names, with push on, Drive posting to the first replica's API listener:
-// the first alone (it runs the first syncs), then the others.
-func (pw *pushWorld) startPushReplicas(ctx context.Context, env string) ([]replica, error) {
+// the first alone (it runs the first syncs), then the others; each is
+// ready once it answers each of probes (API paths) to token. (A replica's
+// /status shows only the directory syncs it ran.)
+func (pw *pushWorld) startPushReplicas(ctx context.Context, env, token string, probes []string) ([]replica, error) {
 	reps := make([]replica, replicas)
 	for i := range reps {
 		reps[i].name = fmt.Sprintf("push-replica-%d", i+1)
@@ -108,8 +114,16 @@ func (pw *pushWorld) startPushReplicas(ctx context.Context, env string) ([]repli
 	}
 	address := "http://" + reps[0].listen + pushPath
 	for i, r := range reps {
+		answers := func() bool {
+			for _, p := range probes {
+				if _, err := fetch(ctx, "http://"+r.listen+p, token); err != nil {
+					return false
+				}
+			}
+			return true
+		}
 		var err error
-		reps[i].proc, _, err = pw.startServe(ctx, r.name, r.admin, nil,
+		reps[i].proc, _, err = pw.startServe(ctx, r.name, r.admin, answers,
 			append([]string{env, "FOLDERMIRROR_LISTEN=" + r.listen, "FOLDERMIRROR_ADMIN_LISTEN=" + r.admin}, pushEnv(address, latencyTTL)...)...)
 		if err != nil {
 			return reps, err

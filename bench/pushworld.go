@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -44,6 +45,9 @@ func (l pushLib) account() string {
 	}
 	return storageAccount
 }
+
+// rootID is the ID of the library's root: its folder, or its shared drive.
+func (l pushLib) rootID() string { return cmp.Or(l.RootFolderID, l.SharedDriveID) }
 
 // pushDepth is how many levels below its root a push world's library has.
 const pushDepth = 3
