@@ -1,6 +1,8 @@
 package syncer
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -17,6 +19,9 @@ import (
 // the lists of some folders.
 func (p *plan) apply(tx fm.LibraryTx, token string, now time.Time) (int, error) {
 	p.made, p.ask, p.carried = map[string]bool{}, nil, 0
+	if err := p.prefetch(tx); err != nil {
+		return 0, err
+	}
 	applied := 0
 	var changed []string
 	for _, n := range p.order {
@@ -59,6 +64,27 @@ func (p *plan) apply(tx fm.LibraryTx, token string, now time.Time) (int, error) 
 	}
 	tx.SetState(st)
 	return applied, nil
+}
+
+// prefetch reads ahead, when tx can, what apply reads: the folders staged,
+// leaving, or met while planning, and the children of those staged or
+// leaving.
+func (p *plan) prefetch(tx fm.LibraryTx) error {
+	pf, ok := tx.(fm.LibraryPrefetcher)
+	if !ok {
+		return nil
+	}
+	ids := slices.Collect(maps.Keys(p.indexed))
+	var parents []string
+	for _, n := range p.order {
+		ids = append(ids, n.ID, n.ParentID)
+		parents = append(parents, n.ID)
+	}
+	for id := range p.removed {
+		ids = append(ids, id)
+		parents = append(parents, id)
+	}
+	return pf.Prefetch(ids, parents)
 }
 
 // put writes a staged folder (one that only inherits with its list made

@@ -189,6 +189,9 @@ func (p *plan) inIndex(ctx context.Context, id string) (*fm.Folder, error) {
 
 // make builds the plan from the changes.
 func (p *plan) make(ctx context.Context, changes []*drive.Change) error {
+	if err := p.readAhead(ctx, changes); err != nil {
+		return err
+	}
 	var pending []*drive.File
 	for _, c := range latestPerFile(changes) {
 		switch {
@@ -244,6 +247,46 @@ func (p *plan) make(ctx context.Context, changes []*drive.Change) error {
 		return err
 	}
 	return p.fetchSubtrees(ctx)
+}
+
+// readAhead reads, when the index reads many folders at once, what placing
+// the changes reads one folder at a time otherwise: the changed folders and
+// their parents, then the parents of those, level by level.
+func (p *plan) readAhead(ctx context.Context, changes []*drive.Change) error {
+	fr, ok := p.index.(fm.FoldersReader)
+	if !ok {
+		return nil
+	}
+	var ids []string
+	for _, c := range changes {
+		switch {
+		case c.ChangeType == "drive":
+		case c.Removed || c.File == nil:
+			ids = append(ids, c.FileId)
+		case !c.File.Trashed && c.File.MimeType == fm.FolderMimeType:
+			ids = append(ids, c.FileId)
+			ids = append(ids, c.File.Parents...)
+		}
+	}
+	for depth := 0; len(ids) > 0 && depth < maxDepth; depth++ {
+		ids = slices.Compact(slices.Sorted(slices.Values(slices.DeleteFunc(ids, func(id string) bool {
+			_, read := p.indexed[id]
+			return read || id == ""
+		}))))
+		folders, err := fr.Folders(ctx, p.lib.ID, ids)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			p.indexed[id] = nil
+		}
+		ids = nil
+		for i := range folders {
+			p.indexed[folders[i].ID] = &folders[i]
+			ids = append(ids, folders[i].ParentID)
+		}
+	}
+	return nil
 }
 
 // noteOutside notes a change of a folder that never was in a My Drive

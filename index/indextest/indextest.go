@@ -52,33 +52,51 @@ func (b Backend) parallel(t *testing.T) {
 	}
 }
 
+// test is a test of the suite.
+type test struct {
+	name string
+	test func(*testing.T, Backend)
+}
+
+// updateTests are the suite's tests of UpdateLibrary.
+var updateTests = []test{
+	{"Revision", testRevision},
+	{"UpdateLibrary", testUpdateLibrary},
+	{"ReadYourWrites", testReadYourWrites},
+	{"FailedUpdateChangesNothing", testFailedUpdateChangesNothing},
+	{"PermissionSetsAreShared", testPermissionSetsAreShared},
+	{"Changes", testChanges},
+}
+
 // Run runs every test of the suite against backend b.
 func Run(t *testing.T, b Backend) {
-	for _, tc := range []struct {
-		name string
-		test func(*testing.T, Backend)
-	}{
+	run(t, b, append([]test{
 		{"Reads", testReads},
+		{"FoldersReader", testFoldersReader},
 		{"ReadLibrary", testReadLibrary},
 		{"ReadersSeeOldTreeUntilCommit", testReadersSeeOldTreeUntilCommit},
 		{"AbortLeavesTheOldTree", testAbortLeavesTheOldTree},
 		{"WriterChecksOrder", testWriterChecksOrder},
 		{"FinishedWriterRefusesMore", testFinishedWriterRefusesMore},
 		{"DriftAndRevision", testDriftAndRevision},
-		{"Revision", testRevision},
-		{"UpdateLibrary", testUpdateLibrary},
-		{"FailedUpdateChangesNothing", testFailedUpdateChangesNothing},
-		{"PermissionSetsAreShared", testPermissionSetsAreShared},
 		{"PermissionsKeepDrivesOrder", testPermissionsKeepDrivesOrder},
 		{"Snapshot", testSnapshot},
-		{"Changes", testChanges},
 		{"ChangesAcrossFullSyncs", testChangesAcrossFullSyncs},
 		{"LogPruning", testLogPruning},
 		{"Directory", testDirectory},
 		{"DirectoryGroupsAcrossDomains", testDirectoryGroupsAcrossDomains},
 		{"LeasedWrites", testLeasedWrites},
 		{"PushChannels", testPushChannels},
-	} {
+	}, updateTests...))
+}
+
+// RunUpdates runs the suite's tests of UpdateLibrary alone against
+// backend b: for a backend to run them again configured otherwise (with
+// smaller batches of writes, say).
+func RunUpdates(t *testing.T, b Backend) { run(t, b, updateTests) }
+
+func run(t *testing.T, b Backend, tests []test) {
+	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			b.parallel(t)
 			tc.test(t, b)

@@ -59,3 +59,9 @@ func (db *DB) PruneLog(libraryID string, keep uint64) error {
 	}
 	return err
 }
+
+// SetTxLimits makes the updates of db send their writes once statements
+// are queued, and forget what they read once they know folders folders.
+func SetTxLimits(db *DB, statements, folders int) {
+	db.txLimits = txLimits{statements: statements, folders: folders}
+}

@@ -92,6 +92,8 @@ type DB struct {
 	where    string // host:port/database, for messages
 	logger   *slog.Logger
 	opts     Options
+	// txLimits bound what an update keeps in memory (defaultTxLimits).
+	txLimits txLimits
 
 	mu        sync.RWMutex
 	ready     bool
@@ -136,7 +138,7 @@ func Open(url string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("index.url: %w", err)
 	}
 	where := fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
-	return &DB{pool: pool, renewals: renewals, where: where, logger: opts.Logger, opts: opts,
+	return &DB{pool: pool, renewals: renewals, where: where, logger: opts.Logger, opts: opts, txLimits: defaultTxLimits,
 		libraries: map[string]*record{}, dirs: map[string]int64{}}, nil
 }
 

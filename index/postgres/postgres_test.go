@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -48,6 +49,38 @@ func TestConformance(t *testing.T) {
 		},
 		Parallel: true,
 	})
+}
+
+// TestUpdatesInSmallBatches runs the suite's tests of UpdateLibrary with
+// updates that send their writes after a statement or a few, and forget
+// what they read after a folder or a few: what they read is the same.
+func TestUpdatesInSmallBatches(t *testing.T) {
+	for _, limits := range [][2]int{{1, 1}, {4, 3}} {
+		t.Run(fmt.Sprintf("%d statements, %d folders", limits[0], limits[1]), func(t *testing.T) {
+			open := func(t *testing.T, url string) indextest.Index {
+				db := fmtest.OpenPostgres(t, url, postgres.Options{})
+				postgres.SetTxLimits(db, limits[0], limits[1])
+				return db
+			}
+			urls := sync.Map{}
+			indextest.RunUpdates(t, indextest.Backend{
+				Open: func(t *testing.T) indextest.Index {
+					url := pgtest.NewDatabase(t)
+					db := open(t, url)
+					urls.Store(db, url)
+					return db
+				},
+				Reopen: func(t *testing.T, idx indextest.Index) indextest.Index {
+					idx.(*postgres.DB).Close()
+					url, _ := urls.Load(idx)
+					db := open(t, url.(string))
+					urls.Store(db, url)
+					return db
+				},
+				Parallel: true,
+			})
+		})
+	}
 }
 
 // A database of another service, or whose schema is newer, is refused

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -26,12 +27,12 @@ func folderColumnsOf(alias string) string {
 	return alias + "." + strings.ReplaceAll(folderColumns, ", ", ", "+alias+".")
 }
 
-// scanFolder reads a row of folderColumns.
-func scanFolder(row pgx.Row) (*fm.Folder, error) {
+// scanFolder reads a row of folderColumns, and then of columns into extra.
+func scanFolder(row pgx.Row, extra ...any) (*fm.Folder, error) {
 	f := &fm.Folder{}
 	var name, rk, def, set, own []byte
 	var flags int16
-	if err := row.Scan(&f.ID, &f.ParentID, &name, &rk, &def, &flags, &set, &own); err != nil {
+	if err := row.Scan(append([]any{&f.ID, &f.ParentID, &name, &rk, &def, &flags, &set, &own}, extra...)...); err != nil {
 		return nil, err
 	}
 	f.Name, f.ResourceKey, f.DefinitionID = string(name), string(rk), string(def)
@@ -125,6 +126,38 @@ func (db *DB) Folder(ctx context.Context, libraryID, folderID string) (*fm.Folde
 		return nil, folderNotFound(folderID)
 	}
 	return f, db.wrap("read a folder of "+libraryID, err)
+}
+
+var _ fm.FoldersReader = (*DB)(nil)
+
+// Folders returns the folders among ids that a library has, each once, in
+// no set order, read in one round trip: lookupSize a statement, each
+// reading the tree then committed.
+func (db *DB) Folders(ctx context.Context, libraryID string, ids []string) ([]fm.Folder, error) {
+	if _, err := db.library(libraryID); err != nil {
+		return nil, err
+	}
+	var out []fm.Folder
+	b := &pgx.Batch{}
+	for part := range slices.Chunk(slices.Compact(slices.Sorted(slices.Values(ids))), lookupSize) {
+		b.Queue("SELECT "+folderColumnsOf("f")+` FROM libraries l CROSS JOIN unnest($2::text[]) u(id)
+			JOIN folders f ON f.library = l.id AND f.generation = l.generation AND f.id = u.id WHERE l.id = $1`, libraryID, part).
+			Query(func(rows pgx.Rows) error {
+				for rows.Next() {
+					f, err := scanFolder(rows)
+					if err != nil {
+						return err
+					}
+					out = append(out, *f)
+				}
+				return rows.Err()
+			})
+	}
+	err := db.pool.SendBatch(ctx, b).Close()
+	if err != nil {
+		return nil, db.wrap("read folders of "+libraryID, err)
+	}
+	return out, nil
 }
 
 // readFolder reads a folder of the library's current tree.
