@@ -205,7 +205,7 @@ func (e *env) pushDaemonFigures(ctx context.Context, t *table) error {
 	if err != nil {
 		return err
 	}
-	latencyRows(t, sectionPush, "one daemon", timings, len(pw.libs), feeds(pw.libs), nil)
+	latencyRows(t, sectionPush, timings, len(pw.libs), feeds(pw.libs), nil)
 
 	if err := pw.burstFigures(ctx, pw.libs[0], base, token, t); err != nil {
 		return fmt.Errorf("burst: %w", err)
@@ -299,7 +299,7 @@ func renameAndPoll(ctx context.Context, fake *googlefake.Server, folder, name st
 
 // latencyRows adds the rows of timed changes: on one daemon the p95 and
 // the slowest, on replicas (names set) the slowest on all of them.
-func latencyRows(t *table, section, where string, timings []changeTiming, libs, feeds int, names []string) {
+func latencyRows(t *table, section string, timings []changeTiming, libs, nFeeds int, names []string) {
 	all := make([]time.Duration, len(timings))
 	var detect []time.Duration
 	early := 0
@@ -312,7 +312,7 @@ func latencyRows(t *table, section, where string, timings []changeTiming, libs, 
 	}
 	slices.Sort(all)
 	p95 := all[max((len(all)*95+99)/100-1, 0)]
-	spread := fmt.Sprintf("%d changes across %d libraries (%d feeds)", len(timings), libs, feeds)
+	spread := fmt.Sprintf("%d changes across %d libraries (%d feeds)", len(timings), libs, nFeeds)
 	if names == nil {
 		t.add(row{section: section, figure: "from Drive's notification to the API serving the change, p95 of " + spread,
 			value: ms(p95), unit: unitMillis, cmp: atMost, limit: ms(pushP95Limit)})
@@ -565,7 +565,7 @@ func (pw *pushWorld) forgedFigures(ctx context.Context, base string, t *table) e
 		statuses[status]++
 	}
 	time.Sleep(forgedSettle)
-	calls, methods := driveCalls(pw.fake)
+	calls, _ := driveCalls(pw.fake)
 	after, err := readMetrics(ctx, admin)
 	if err != nil {
 		return err
@@ -580,13 +580,14 @@ func (pw *pushWorld) forgedFigures(ctx context.Context, base string, t *table) e
 	fig := fmt.Sprintf("%d forged notifications (unknown channel IDs; a live channel's ID with a wrong token)", pw.sc.push.forged)
 	t.add(row{section: sectionPush, figure: fig + ": syncs started", value: started, unit: unitCalls, cmp: exactly, limit: 0})
 	t.add(row{section: sectionPush, figure: fig + ": answered other than 4xx", value: float64(accepted), unit: unitCalls, cmp: exactly, limit: 0})
+	t.add(row{section: sectionPush, figure: fig + ": Drive calls", value: float64(calls), unit: unitCalls, cmp: exactly, limit: 0})
 	var results []string
 	for _, r := range []string{"unknown_channel", "bad_token", "change"} {
 		d := sumMetric(after, metricPushNotes, map[string]string{"result": r}) - sumMetric(before, metricPushNotes, map[string]string{"result": r})
 		results = append(results, fmt.Sprintf("%s +%.0f", r, d))
 	}
-	t.note("push notifications, %s: answers %v; %s %s; syncs counted %s after the last (every kind, /metrics); Drive calls meanwhile %d %v.",
-		fig, statuses, metricPushNotes, strings.Join(results, ", "), forgedSettle, calls, methods)
+	t.note("push notifications, %s: answers %v; %s %s; syncs and Drive calls counted until %s after the last (syncs of every kind, /metrics).",
+		fig, statuses, metricPushNotes, strings.Join(results, ", "), forgedSettle)
 	return nil
 }
 

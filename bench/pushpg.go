@@ -82,7 +82,7 @@ func (e *env) pushReplicaFigures(ctx context.Context, serverURL string, t *table
 	if err != nil {
 		return err
 	}
-	latencyRows(t, sectionPushPG, fmt.Sprintf("%d replicas", len(reps)), timings, len(pw.libs), feeds(pw.libs), names)
+	latencyRows(t, sectionPushPG, timings, len(pw.libs), feeds(pw.libs), names)
 	received := map[string]int{}
 	for _, c := range timings {
 		received[c.target]++

@@ -128,14 +128,14 @@ func (e *env) pushRestFigures(ctx context.Context, t *table) error {
 	// late at a short push.channelTtl) is deleted only: with the default
 	// push.channelTtl, every renewal calls channels.stop.
 	perRenewal := float64(methods[callStartToken]+methods[callWatch])/float64(max(methods[callWatch], 1)) + 1
-	feeds := feeds(pw.libs)
+	nFeeds := feeds(pw.libs)
 	fig := fmt.Sprintf("at rest, %d shared-drive libraries", len(pw.libs))
 	t.add(row{section: sectionPush, figure: fig + ": Drive calls other than channel renewals and the safety-net schedule's",
 		value: float64(other), unit: unitCalls, cmp: exactly, limit: 0})
 	t.add(row{section: sectionPush, figure: fmt.Sprintf("%s: channel renewals' calls per hour, push.channelTtl %s (measured)", fig, sc.restTTL),
 		value: perHour(renewal), unit: unitCalls, cmp: info})
 	t.add(row{section: sectionPush, figure: fmt.Sprintf("%s: channel renewals' calls per hour, extrapolated to push.channelTtl %s", fig, productionTTL),
-		value: perRenewal * renewalsPerHour(feeds, productionTTL), unit: unitCalls, cmp: info})
+		value: perRenewal * renewalsPerHour(nFeeds, productionTTL), unit: unitCalls, cmp: info})
 	t.add(row{section: sectionPush, figure: fmt.Sprintf("%s: safety-net calls per hour, schedule.incremental %q", fig, sc.restSchedule),
 		value: perHour(safety), unit: unitCalls, cmp: info})
 	t.add(row{section: sectionPush, figure: fig + ": feeds some moment of the window found without a live channel",
@@ -145,7 +145,7 @@ func (e *env) pushRestFigures(ctx context.Context, t *table) error {
 		"of %d call each with no change (%d calls allowed the safety net); the renewals' %d calls made %d channels (%.1f calls a renewal with its predecessor's stop; "+
 		"the margin predicts %.0f renewals an hour at push.channelTtl %s, %.1f at %s); the live channels sampled %d times, once a second.",
 		fig, restFolders, covered, window.Round(time.Second), calls, methods, scheduled, noChangeCalls, safety, renewal,
-		methods[callWatch], perRenewal, renewalsPerHour(feeds, sc.restTTL), sc.restTTL, renewalsPerHour(feeds, productionTTL), productionTTL, samples)
+		methods[callWatch], perRenewal, renewalsPerHour(nFeeds, sc.restTTL), sc.restTTL, renewalsPerHour(nFeeds, productionTTL), productionTTL, samples)
 	return nil
 }
 
