@@ -6,7 +6,7 @@
 //	go run ./bench                     every figure at 100,000, 300,000 and 1,000,000 folders (about 10 minutes)
 //	go run ./bench -quick              everything scaled down, a smoke test (about a minute)
 //	go run ./bench -sizes 50k,200k     other library sizes
-//	go run ./bench -only sync,serve    some groups of figures: sync, serve, drives, auth
+//	go run ./bench -only sync,serve    some groups of figures: sync, serve, drives, postgres, push, auth
 //	go run ./bench -grants uniform     a handful of permission lists shared by all folders, the bench's earlier world
 //	go run ./bench -md FILE            also write the tables as Markdown
 //	go run ./bench -postgres URL       the postgres figures on that server (default $FOLDERMIRROR_TEST_POSTGRES)
@@ -36,7 +36,11 @@
 // library, beside bbolt (postgres: full sync wall time on each, the API's
 // throughput of one of three replicas against a daemon on bbolt, and the
 // time from a sync's commit through one replica until all three serve
-// it); and authentication in-process with testing.Benchmark (auth). The serve figures per folder
+// it); Drive push notifications in worlds of their own (push: from a
+// notification to the API serving the change, on one daemon and, with a
+// PostgreSQL server, on three replicas; a burst of changes; forged
+// notifications; the Drive calls of 200 shared-drive libraries at rest);
+// and authentication in-process with testing.Benchmark (auth). The serve figures per folder
 // come from the smallest and the largest size. Everything listens on
 // 127.0.0.1; temporary files and child processes go away at the end, also
 // on Ctrl-C.
@@ -73,9 +77,10 @@ const (
 	groupDrives   = "drives"
 	groupAuth     = "auth"
 	groupPostgres = "postgres"
+	groupPush     = "push"
 )
 
-var allGroups = []string{groupSync, groupServe, groupDrives, groupPostgres, groupAuth}
+var allGroups = []string{groupSync, groupServe, groupDrives, groupPostgres, groupPush, groupAuth}
 
 // scale sizes a run.
 type scale struct {
@@ -94,13 +99,17 @@ type scale struct {
 	warmup, measure time.Duration
 	// firstByteSamples is how many sequential listings time the first byte.
 	firstByteSamples int
+	// push sizes the push figures.
+	push pushScale
 }
 
 var (
 	fullScale = scale{sizes: []int{100_000, 300_000, 1_000_000}, wideChildren: 1000, driveFolders: 20_000,
-		changes: 1000, clients: 64, streams: 8, warmup: 2 * time.Second, measure: 10 * time.Second, firstByteSamples: 5}
+		changes: 1000, clients: 64, streams: 8, warmup: 2 * time.Second, measure: 10 * time.Second, firstByteSamples: 5,
+		push: fullPush}
 	quickScale = scale{sizes: []int{5_000, 20_000}, wideChildren: 1000, driveFolders: 1_000,
-		changes: 1000, clients: 64, streams: 8, warmup: 500 * time.Millisecond, measure: 2 * time.Second, firstByteSamples: 3}
+		changes: 1000, clients: 64, streams: 8, warmup: 500 * time.Millisecond, measure: 2 * time.Second, firstByteSamples: 3,
+		push: quickPush}
 )
 
 // envPostgres names the PostgreSQL server the postgres figures use unless
@@ -293,6 +302,8 @@ func measure(ctx context.Context, sc scale, groups []string, grants, pgURL strin
 			err = e.authFigures(t)
 		case groupPostgres:
 			err = e.postgresFigures(ctx, pgURL, t)
+		case groupPush:
+			err = e.pushFigures(ctx, pgURL, t)
 		default:
 			continue
 		}

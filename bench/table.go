@@ -49,10 +49,12 @@ const (
 	sectionGrowth      = "serve, growth with the library"
 	sectionDrives      = "shared drives"
 	sectionPostgres    = "PostgreSQL index, replicas"
+	sectionPush        = "push notifications"
+	sectionPushPG      = "push notifications, PostgreSQL replicas"
 	sectionAuth        = "authentication"
 )
 
-var sectionOrder = []string{sectionSync, sectionServe, sectionAPI, sectionIncremental, sectionGrowth, sectionDrives, sectionPostgres, sectionAuth}
+var sectionOrder = []string{sectionSync, sectionServe, sectionAPI, sectionIncremental, sectionGrowth, sectionDrives, sectionPostgres, sectionPush, sectionPushPG, sectionAuth}
 
 // row is one figure measured, at one library size or at none.
 type row struct {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -65,6 +66,8 @@ var shareShare = []float64{0, 0.6, 0.4, 0.25, 0.12, 0.06}
 type library struct {
 	ID, Name                    string
 	RootFolderID, SharedDriveID string
+	// StorageAccount reads the library; "" is the world's storageAccount.
+	StorageAccount string
 	// Folders is how many folders the library has, its root included.
 	Folders int
 	// OwnPermissions is how many folders have a permission set on
@@ -338,7 +341,7 @@ func (w *world) configYAML(dataDir string, libs []library) ([]byte, error) {
 	c.Domains = []config.Domain{{Name: domain, AdminEmail: adminAccount, Users: apiUsers,
 		SecurityCodes: []config.SecurityCode{{SHA256: hex.EncodeToString(sum[:]), ActAs: "user:" + apiUsers[0]}}}}
 	for _, l := range libs {
-		c.Libraries = append(c.Libraries, config.Library{ID: l.ID, Name: l.Name, Domain: domain, StorageAccount: storageAccount,
+		c.Libraries = append(c.Libraries, config.Library{ID: l.ID, Name: l.Name, Domain: domain, StorageAccount: cmp.Or(l.StorageAccount, storageAccount),
 			FolderDefinitionID: "standard", RootFolderID: l.RootFolderID, SharedDriveID: l.SharedDriveID})
 	}
 	return yaml.Marshal(c)
