@@ -67,8 +67,12 @@ func (s *Server) SetFileTimes(fileID string, created, modified time.Time) {
 // millisecond a file. Half the files, drawn, keep their createdTime as
 // modifiedTime (never modified since); the others get a modifiedTime drawn
 // between their createdTime and to. Draws come from the fake's random
-// source (see Seed). It records no change.
+// source (see Seed). It records no change, and panics unless to is after
+// from.
 func (s *Server) SpreadTimes(from, to time.Time) {
+	if !to.After(from) {
+		panic("googlefake: SpreadTimes needs to after from")
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	lo, hi := from.UnixMilli(), to.UnixMilli()
