@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strings"
@@ -506,5 +507,64 @@ func TestSetTimes(t *testing.T) {
 	// Files made later were created later; about half were modified since.
 	if files[0].Name != "f" || files[1].Name != "child 0" || modified < 60 || modified > 140 {
 		t.Errorf("first %s, %s; %d of %d modified", files[0].Name, files[1].Name, modified, len(files))
+	}
+}
+
+// TestIndexesFollowChanges makes files at random times, sets times,
+// renames, touches and deletes at random, and checks after each round that
+// the listings in time order, ranged or not, agree with the files' times.
+func TestIndexesFollowChanges(t *testing.T) {
+	s := newFake(t)
+	s.Seed(11)
+	rng := rand.New(rand.NewPCG(11, 12))
+	at := func() time.Time { return date(2015, 1, 1).Add(time.Duration(rng.IntN(1000)) * time.Hour) }
+	now := at()
+	s.SetClock(func() time.Time { return now })
+	w := &timedWorld{s: s, svc: driveAs(t, s, alice), seq: map[string]int{}}
+	var live []string
+	// Both indexes exist from the start: changes go through them.
+	listAll(t, w.svc.Files.List().OrderBy("modifiedTime").Fields("files(id)"))
+	for round := range 8 {
+		for range 40 {
+			now = at()
+			switch op := rng.IntN(10); {
+			case op < 4 || len(live) < 5:
+				id := s.CreateFolder(alice, "", fmt.Sprintf("r%d-%d", round, len(w.seq)))
+				w.seq[id] = len(w.seq)
+				live = append(live, id)
+			case op < 6:
+				s.SetFileTimes(live[rng.IntN(len(live))], at(), at())
+			case op < 7:
+				s.Rename(live[rng.IntN(len(live))], fmt.Sprintf("r%d-renamed-%d", round, rng.IntN(1e6)))
+			case op < 8:
+				s.Touch(live[rng.IntN(len(live))])
+			default:
+				i := rng.IntN(len(live))
+				s.Delete(live[i])
+				delete(w.seq, live[i])
+				live = slices.Delete(live, i, i+1)
+			}
+		}
+		corpus := w.corpus(t)
+		lo, hi := date(2015, 1, 10), date(2015, 1, 30)
+		inRange := func(x time.Time) bool { return !x.Before(lo) && x.Before(hi) }
+		tests := []struct {
+			q, orderBy string
+			match      func(timed) bool
+			keys       []sortKey
+		}{
+			{"", "createdTime", func(timed) bool { return true }, []sortKey{{byCreated, false}}},
+			{"", "modifiedTime desc", func(timed) bool { return true }, []sortKey{{byModified, true}}},
+			{"createdTime >= '2015-01-10' and createdTime < '2015-01-30'", "createdTime desc",
+				func(f timed) bool { return inRange(f.created) }, []sortKey{{byCreated, true}}},
+			{"modifiedTime >= '2015-01-10' and modifiedTime < '2015-01-30'", "modifiedTime,createdTime desc",
+				func(f timed) bool { return inRange(f.modified) }, []sortKey{{byModified, false}, {byCreated, true}}},
+		}
+		for _, tt := range tests {
+			want := expect(corpus, tt.match, tt.keys...)
+			if got := listed(t, w.svc.Files.List().Q(tt.q).OrderBy(tt.orderBy), 9); !slices.Equal(got, want) {
+				t.Fatalf("round %d, %q by %q:\n%v\nwant\n%v", round, tt.q, tt.orderBy, got, want)
+			}
+		}
 	}
 }
