@@ -41,8 +41,9 @@ func (s *Server) SetClock(now func() time.Time) {
 	s.clock = now
 }
 
-// SetFileTimes sets a file's createdTime and modifiedTime, in milliseconds
-// (Drive's resolution); a zero time leaves that one as it is. It records no
+// SetFileTimes sets a file's createdTime and modifiedTime, truncated to
+// milliseconds (Drive's resolution); a zero time leaves that one as it
+// is. It records no
 // change: it makes the world as if the file had been created, or last
 // modified, then. It panics on an unknown ID.
 func (s *Server) SetFileTimes(fileID string, created, modified time.Time) {
