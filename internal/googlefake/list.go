@@ -1,18 +1,17 @@
 package googlefake
 
 import (
-	"cmp"
+	"iter"
 	"net/http"
 	"slices"
-	"sort"
-	"strconv"
 
 	"google.golang.org/api/drive/v3"
 )
 
 // filesList is files.list: the files the viewer can list in the corpora,
-// matching q, in creation order. Page tokens hold the position of the last
-// file returned, so they stay valid while the tree changes.
+// matching q, in the order orderBy asks (see listOrder; createdTime without
+// it). Page tokens hold the order and the position of the last file
+// returned, so they stay valid while the tree changes.
 func (s *Server) filesList(c *call) (any, *apiError) {
 	inScope, aerr := s.listScope(c)
 	if aerr != nil {
@@ -30,22 +29,23 @@ func (s *Server) filesList(c *call) (any, *apiError) {
 	if err != nil {
 		return nil, invalidParam("q")
 	}
-	start, aerr := s.listStart(c.q.Get("pageToken"))
+	order, aerr := orderParam(c.q.Get("orderBy"))
 	if aerr != nil {
 		return nil, aerr
 	}
+	from, aerr := order.cursorParam(c.q.Get("pageToken"))
+	if aerr != nil {
+		return nil, aerr
+	}
+	from.inclusive = s.repeatItems
 	out := &drive.FileList{Kind: "drive#fileList", Files: []*drive.File{},
 		ForceSendFields: []string{"Files", "IncompleteSearch"}}
 	if !inDrive {
 		return out, nil
 	}
 	fileMask, _ := c.fields.child("files")
-	candidates := s.order[start:]
-	if match.narrow {
-		candidates = s.childrenFrom(match.parents, candidates)
-	}
-	var last int64
-	for _, f := range candidates {
+	var last position
+	for f := range s.candidates(match, order, from) {
 		if f.root || !inScope(f) {
 			continue
 		}
@@ -54,53 +54,49 @@ func (s *Server) filesList(c *call) (any, *apiError) {
 			continue
 		}
 		if len(out.Files) == size {
-			out.NextPageToken = encodePageToken("files", strconv.FormatInt(last, 10))
+			out.NextPageToken = order.token(last)
 			break
 		}
 		out.Files = append(out.Files, s.fileJSON(c.v, f, st, fileMask))
-		last = f.seq
+		last = positionOf(f)
 	}
 	return out, nil
 }
 
-// childrenFrom returns the children of parents that are in rest (a tail
-// of s.order), in its order.
-func (s *Server) childrenFrom(parents []string, rest []*File) []*File {
-	if len(rest) == 0 {
-		return nil
+// candidates yields, in order from a cursor, the files a listing may
+// return: the children of the query's parents when it names some, else
+// the files of the index of the order's first key, within the range of
+// that time the query allows. A listing reads no file of the index before
+// its cursor or outside that range.
+func (s *Server) candidates(q query, o listOrder, from cursor) iter.Seq[*File] {
+	if q.narrow {
+		return s.childrenFrom(q.parents, o, from)
 	}
+	first := o.keys[0]
+	x, sp := s.built(first.field), q.spans[first.field]
+	switch {
+	case len(o.keys) > 1:
+		return x.grouped(sp, o, from)
+	case first.desc:
+		return x.descending(sp, from)
+	}
+	return x.ascending(sp, from)
+}
+
+// childrenFrom returns the children of parents from a cursor, in order.
+func (s *Server) childrenFrom(parents []string, o listOrder, from cursor) iter.Seq[*File] {
 	var out []*File
 	seen := map[string]bool{}
 	for _, p := range parents {
 		for id := range s.children[p] {
-			if f := s.files[id]; f != nil && f.seq >= rest[0].seq && !seen[id] {
+			if f := s.files[id]; f != nil && !seen[id] && from.admits(o, positionOf(f)) {
 				seen[id] = true
 				out = append(out, f)
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b *File) int { return cmp.Compare(a.seq, b.seq) })
-	return out
-}
-
-// listStart returns the index in s.order a files.list page starts at.
-func (s *Server) listStart(token string) (int, *apiError) {
-	if token == "" {
-		return 0, nil
-	}
-	pos, ok := decodePageToken("files", token)
-	if !ok {
-		return 0, invalidParam("pageToken")
-	}
-	after, err := strconv.ParseInt(pos, 10, 64)
-	if err != nil || after < 0 {
-		return 0, invalidParam("pageToken")
-	}
-	start := sort.Search(len(s.order), func(i int) bool { return s.order[i].seq > after })
-	if s.repeatItems && start > 0 {
-		start-- // the previous page's last item again
-	}
-	return start, nil
+	slices.SortFunc(out, func(a, b *File) int { return o.compare(positionOf(a), positionOf(b)) })
+	return slices.Values(out)
 }
 
 // listScope reads corpora and driveId and returns which files the request

@@ -156,7 +156,7 @@ func TestBadQueries(t *testing.T) {
 	s := newFake(t)
 	svc := driveAs(t, s, alice)
 	for _, q := range []string{
-		"name > 'x'", "modifiedTime > '2020-01-01'", "name = 'unterminated", "name = x", "and",
+		"name > 'x'", "name = 'unterminated", "name = x", "and",
 		"name = 'a' and", "()", "fullText contains 'x'", "mimeType contains 'x'", "trashed = maybe",
 		"'x' in owners", `name = 'bad \escape'`, "name = 'a' name = 'b'", "(name = 'a'",
 	} {
@@ -240,7 +240,7 @@ func TestFieldsPartialResponse(t *testing.T) {
 		{"nextPageToken, files(id,name,parents,permissions(id,type,role))", "files", "id,name,parents,permissions", "id,role,type"},
 		{"files(permissions/emailAddress,permissions/role)", "files", "permissions", "emailAddress,role"},
 		{"files(id,permissions)", "files", "id,permissions", "deleted,emailAddress,id,kind,permissionDetails,role,type"},
-		{"kind,files(*)", "files,kind", "capabilities,copyRequiresWriterPermission,downloadRestrictions,explicitlyTrashed,id,kind,mimeType,name,ownedByMe,owners,parents,permissionIds,permissions,shared,trashed,writersCanShare", ""},
+		{"kind,files(*)", "files,kind", "capabilities,copyRequiresWriterPermission,createdTime,downloadRestrictions,explicitlyTrashed,id,kind,mimeType,modifiedTime,name,ownedByMe,owners,parents,permissionIds,permissions,shared,trashed,writersCanShare", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fields, func(t *testing.T) {

@@ -45,8 +45,11 @@ type File struct {
 	DownloadRestrictedForReaders bool // downloadRestrictions.itemDownloadRestriction.restrictedForReaders
 	WritersCanShare              bool // default true for new files
 
-	seq   int64        // creation order, the order of files.list
+	// root first, beside the booleans above: a File of a million stays
+	// within 192 bytes.
 	root  bool         // a My Drive root or a shared drive's root folder
+	seq   int64        // creation order: ties of times go by it
+	times [2]int64     // createdTime, modifiedTime (by timeField), in milliseconds
 	perms []directPerm // permissions set on this file itself, owner excepted
 }
 
@@ -144,22 +147,25 @@ func (s *Server) CreateSharedDrive(name, organizer string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id := s.newRootID()
-	s.drives[id] = &drive.Drive{Id: id, Name: name, Kind: "drive#drive",
-		CreatedTime: time.Now().UTC().Format(timeFormat), Restrictions: &drive.DriveRestrictions{}}
 	root := &File{ID: id, Name: name, MimeType: folderMimeType, DriveID: id, root: true}
 	p := normalize(Permission{Type: "user", Role: "organizer", EmailAddress: organizer})
 	root.perms = []directPerm{{id: permissionID(p), p: p}}
 	s.insert(root)
+	s.drives[id] = &drive.Drive{Id: id, Name: name, Kind: "drive#drive",
+		CreatedTime: formatMillis(root.times[createdTime]), Restrictions: &drive.DriveRestrictions{}}
 	s.record(root, snapshot{})
 	return id
 }
 
-// insert adds a new file to the store.
+// insert adds a new file to the store, created now.
 func (s *Server) insert(f *File) {
 	s.fileSeq++
 	f.seq = s.fileSeq
+	now := s.now()
+	f.times = [2]int64{now, now}
 	s.files[f.ID] = f
-	s.order = append(s.order, f)
+	s.byCreated.add(f)
+	s.byModified.add(f)
 	s.link(f.ID, nil, f.Parents)
 }
 

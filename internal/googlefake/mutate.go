@@ -107,19 +107,22 @@ func (s *Server) Unshare(fileID, permissionID string) {
 	})
 }
 
-// Rename changes a file's name; on a shared drive ID it renames the drive.
+// Rename changes a file's name, and its modifiedTime; on a shared drive ID
+// it renames the drive.
 func (s *Server) Rename(fileID, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.mutate(fileID, itemOnly, func(f *File) {
 		f.Name = name
+		s.modified(f)
 		if d := s.drives[f.ID]; d != nil {
 			d.Name = name
 		}
 	})
 }
 
-// Move replaces all parents of a file by newParentID. Moving into or out of
+// Move replaces all parents of a file by newParentID, and sets its
+// modifiedTime (not its parents', old or new). Moving into or out of
 // a shared drive moves the whole subtree to that drive (shared drive items
 // have no owner; items leaving a shared drive are owned by the new parent's
 // owner).
@@ -129,13 +132,15 @@ func (s *Server) Move(fileID, newParentID string) {
 	parent := s.checkParent(fileID, newParentID)
 	s.mutate(fileID, inheritance, func(f *File) {
 		f.Parents = []string{newParentID}
+		s.modified(f)
 		if f.DriveID != parent.DriveID {
 			s.rehome(f, parent)
 		}
 	})
 }
 
-// AddParent gives a file one more parent, in the same drive.
+// AddParent gives a file one more parent, in the same drive, which sets
+// its modifiedTime.
 func (s *Server) AddParent(fileID, parentID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -146,6 +151,7 @@ func (s *Server) AddParent(fileID, parentID string) {
 	s.mutate(fileID, inheritance, func(f *File) {
 		if !slices.Contains(f.Parents, parentID) {
 			f.Parents = append(f.Parents, parentID)
+			s.modified(f)
 		}
 	})
 }
@@ -184,7 +190,9 @@ func (s *Server) Delete(fileID string) {
 		delete(s.cache, g.ID)
 		delete(s.drives, g.ID)
 	}
-	s.order = slices.DeleteFunc(s.order, func(x *File) bool { return s.files[x.ID] != x })
+	live := func(x *File) bool { return s.files[x.ID] == x }
+	s.byCreated.keep(live)
+	s.byModified.keep(live)
 	for i, g := range gone {
 		s.record(g, before[i])
 	}
@@ -192,7 +200,8 @@ func (s *Server) Delete(fileID string) {
 
 // Modify applies fn to the file record for any other property change
 // (resource key, app properties, restrictions, owner, ...) and records the
-// change. fn must not change the ID.
+// change. fn must not change the ID. It leaves modifiedTime as it is: see
+// Touch and SetFileTimes.
 func (s *Server) Modify(fileID string, fn func(f *File)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -3,11 +3,15 @@ package googlefake
 // Odd data: what Drive holds now and then and a client must survive.
 
 // ForceParents sets a file's parents as given, cycles and all, without the
-// checks Move makes (legacy Drive data may hold folders inside themselves).
+// checks Move makes (legacy Drive data may hold folders inside themselves),
+// and sets its modifiedTime as Move does.
 func (s *Server) ForceParents(fileID string, parents ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.mutate(fileID, inheritance, func(f *File) { f.Parents = append([]string(nil), parents...) })
+	s.mutate(fileID, inheritance, func(f *File) {
+		f.Parents = append([]string(nil), parents...)
+		s.modified(f)
+	})
 }
 
 // ShareWithoutEmail adds a user permission that Drive lists without an

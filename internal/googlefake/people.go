@@ -70,7 +70,7 @@ func (s *Server) RemoveUser(email string) {
 // logging a change for each item that had one.
 func (s *Server) deletePermissionsOf(email string) {
 	granted := func(d directPerm) bool { return d.p.Type == "user" && d.p.EmailAddress == email && !d.p.deleted }
-	for _, f := range slices.Clone(s.order) {
+	for _, f := range slices.Clone(s.byCreated.files) {
 		if !slices.ContainsFunc(f.perms, granted) {
 			continue
 		}

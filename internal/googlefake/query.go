@@ -18,7 +18,17 @@ type query struct {
 	match   pred
 	parents []string
 	narrow  bool // parents is the whole set of candidates' parents
+	// spans holds, by timeField, the range of that time outside which the
+	// query matches nothing: a listing in that time's order reads that
+	// range of its index alone.
+	spans [2]span
 }
+
+// everything is a query's spans when it says nothing of times.
+var everything = [2]span{allTimes, allTimes}
+
+// leaf returns the query of a term that says nothing of times.
+func leaf(match pred) query { return query{match: match, spans: everything} }
 
 var errQuery = errors.New("invalid query")
 
@@ -28,17 +38,21 @@ var errQuery = errors.New("invalid query")
 //	name = 'X'       name != 'X'      name contains 'X'
 //	trashed = true|false             trashed != true|false
 //	'ID' in parents  ('root' is the acting user's My Drive root)
+//	createdTime OP 'T'  modifiedTime OP 'T'  (OP one of < <= > >= = !=)
 //
 // combined with and, or, not and parentheses; string literals use \' and \\
 // escapes. name contains matches, case-insensitively, the start of a word of
-// the name, as Drive's prefix matching does. An empty query matches every file.
+// the name, as Drive's prefix matching does. Times are RFC 3339 date-times,
+// UTC unless they name an offset, fractional seconds optional, or dates
+// alone (midnight UTC), as Drive takes them (see parseQueryTime). An empty
+// query matches every file.
 func compileQuery(q, root string) (query, error) {
 	toks, err := tokenize(q)
 	if err != nil {
 		return query{}, err
 	}
 	if len(toks) == 0 {
-		return query{match: func(*File, *computed) bool { return true }}, nil
+		return leaf(func(*File, *computed) bool { return true }), nil
 	}
 	p := &queryParser{toks: toks, root: root}
 	x, err := p.or()
@@ -53,7 +67,7 @@ type tokenKind int
 const (
 	tokWord tokenKind = iota
 	tokString
-	tokOp // "=", "!=", "(", ")"
+	tokOp // "=", "!=", "<", "<=", ">", ">=", "(", ")"
 )
 
 type token struct {
@@ -71,9 +85,12 @@ func tokenize(q string) ([]token, error) {
 		case c == '(' || c == ')' || c == '=':
 			toks = append(toks, token{tokOp, q[i : i+1]})
 			i++
-		case strings.HasPrefix(q[i:], "!="):
-			toks = append(toks, token{tokOp, "!="})
+		case strings.HasPrefix(q[i:], "!=") || strings.HasPrefix(q[i:], "<=") || strings.HasPrefix(q[i:], ">="):
+			toks = append(toks, token{tokOp, q[i : i+2]})
 			i += 2
+		case c == '<' || c == '>':
+			toks = append(toks, token{tokOp, q[i : i+1]})
+			i++
 		case c == '\'':
 			s, n, err := stringLiteral(q[i:])
 			if err != nil {
@@ -151,30 +168,37 @@ func (p *queryParser) op(text string) bool {
 }
 
 func (p *queryParser) or() (query, error) {
-	return p.binary(p.and, "or", func(a, b bool) bool { return a || b }, func(x, y query) ([]string, bool) {
-		return append(slices.Clip(x.parents), y.parents...), x.narrow && y.narrow
+	return p.binary(p.and, "or", func(x, y query) query {
+		return query{
+			match:   func(f *File, c *computed) bool { return x.match(f, c) || y.match(f, c) },
+			parents: append(slices.Clip(x.parents), y.parents...), narrow: x.narrow && y.narrow,
+			spans: [2]span{x.spans[0].hull(y.spans[0]), x.spans[1].hull(y.spans[1])},
+		}
 	})
 }
 
 func (p *queryParser) and() (query, error) {
-	return p.binary(p.unary, "and", func(a, b bool) bool { return a && b }, func(x, y query) ([]string, bool) {
-		if x.narrow {
-			return x.parents, true
+	return p.binary(p.unary, "and", func(x, y query) query {
+		q := query{
+			match:   func(f *File, c *computed) bool { return x.match(f, c) && y.match(f, c) },
+			parents: y.parents, narrow: y.narrow,
+			spans: [2]span{x.spans[0].meet(y.spans[0]), x.spans[1].meet(y.spans[1])},
 		}
-		return y.parents, y.narrow
+		if x.narrow {
+			q.parents, q.narrow = x.parents, true
+		}
+		return q
 	})
 }
 
-// binary parses operand (word operand)*, left-associative; narrow says
-// which parents two operands' combination may match children of.
-func (p *queryParser) binary(operand func() (query, error), word string, combine func(a, b bool) bool, narrow func(x, y query) ([]string, bool)) (query, error) {
+// binary parses operand (word operand)*, left-associative; combine makes
+// the query of two operands joined by word.
+func (p *queryParser) binary(operand func() (query, error), word string, combine func(x, y query) query) (query, error) {
 	x, err := operand()
 	for err == nil && p.keyword(word) {
 		var y query
 		if y, err = operand(); err == nil {
-			l, r := x.match, y.match
-			parents, narrowed := narrow(x, y)
-			x = query{match: func(f *File, c *computed) bool { return combine(l(f, c), r(f, c)) }, parents: parents, narrow: narrowed}
+			x = combine(x, y)
 		}
 	}
 	return x, err
@@ -183,7 +207,7 @@ func (p *queryParser) binary(operand func() (query, error), word string, combine
 func (p *queryParser) unary() (query, error) {
 	if p.keyword("not") {
 		x, err := p.unary()
-		return query{match: func(f *File, c *computed) bool { return !x.match(f, c) }}, err
+		return leaf(func(f *File, c *computed) bool { return !x.match(f, c) }), err
 	}
 	if p.op("(") {
 		x, err := p.or()
@@ -212,10 +236,14 @@ func (p *queryParser) term() (query, error) {
 		match, err = p.compare(func(f *File) string { return f.Name }, true)
 	case "trashed":
 		match, err = p.trashed()
+	case "createdTime":
+		return p.timeTerm(createdTime)
+	case "modifiedTime":
+		return p.timeTerm(modifiedTime)
 	default:
 		err = errQuery
 	}
-	return query{match: match}, err
+	return leaf(match), err
 }
 
 // inParents parses the rest of "'ID' in parents".
@@ -228,7 +256,7 @@ func (p *queryParser) inParents(id string) (query, error) {
 	}
 	return query{
 		match:   func(f *File, _ *computed) bool { return slices.Contains(f.Parents, id) },
-		parents: []string{id}, narrow: true,
+		parents: []string{id}, narrow: true, spans: everything,
 	}, nil
 }
 

@@ -46,6 +46,12 @@ func (s *Server) fileJSON(v *viewer, f *File, c *computed, want mask) *drive.Fil
 	if want.selects("parents") {
 		out.Parents = s.visibleParents(v, f)
 	}
+	if want.selects("createdTime") {
+		out.CreatedTime = formatMillis(f.times[createdTime])
+	}
+	if want.selects("modifiedTime") {
+		out.ModifiedTime = formatMillis(f.times[modifiedTime])
+	}
 	if want.selects("downloadRestrictions") {
 		parts.restriction = drive.DownloadRestriction{RestrictedForReaders: f.DownloadRestrictedForReaders,
 			ForceSendFields: forceRestriction}

@@ -31,8 +31,22 @@
 //     only when they are not in a shared drive, the acting user can share
 //     them, and they have at most 100 effective permissions; otherwise clients
 //     must call permissions.list.
-//   - files.list returns files in creation order (orderBy is ignored); its
-//     page tokens stay valid while the tree changes.
+//   - Files have a createdTime and a modifiedTime, in milliseconds, stamped
+//     by the fake's clock (SetClock) or set by a test (SetFileTimes,
+//     SpreadTimes). A rename, a change of parents and Touch set
+//     modifiedTime; permissions, trash and a folder's children do not.
+//   - files.list's q compares createdTime and modifiedTime with < <= > >=
+//     = and != to RFC 3339 times (UTC unless they name an offset) or
+//     dates; a malformed time is an invalid query, 400 like the others.
+//   - files.list sorts by orderBy's createdTime and modifiedTime, asc or
+//     desc, in comma lists; ties go in creation order (reversed after a
+//     desc key). Without orderBy it lists by createdTime, which is creation
+//     order unless a test set times. Other keys Drive sorts by answer 501;
+//     unknown keys 400 "Invalid Value", as Drive. Listings in createdTime
+//     or modifiedTime order read an index of that time: a page costs its
+//     size and a binary search, within the query's range of that time.
+//     Page tokens hold the order and a position in it: they stay valid
+//     while the tree changes, and a token of another order is refused.
 //   - Requests reaching into shared drives (driveId, corpora drive or
 //     allDrives) need includeItemsFromAllDrives=true (else 403
 //     teamDriveIncludeItemsRequired, as Drive answers), and setting that
@@ -133,10 +147,15 @@ type Server struct {
 	// Drive content.
 	files    map[string]*File
 	children map[string]map[string]bool // parent ID → child IDs
-	order    []*File                    // live files by creation sequence
 	fileSeq  int64
 	drives   map[string]*drive.Drive
 	cache    map[string]*computed // effective state by file ID
+
+	// byCreated and byModified hold the live files by time (see timeIndex);
+	// clock stamps them (SetClock), nil for the wall clock.
+	byCreated, byModified timeIndex
+	clock                 func() time.Time
+
 	// computing holds the files whose state is being computed, against
 	// cycles of parents.
 	computing   map[string]bool
@@ -173,6 +192,8 @@ func New() *Server {
 		accessTokens:  map[string]accessToken{},
 		files:         map[string]*File{},
 		children:      map[string]map[string]bool{},
+		byCreated:     timeIndex{field: createdTime, built: true},
+		byModified:    timeIndex{field: modifiedTime},
 		drives:        map[string]*drive.Drive{},
 		cache:         map[string]*computed{},
 		computing:     map[string]bool{},

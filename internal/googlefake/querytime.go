@@ -1,0 +1,96 @@
+package googlefake
+
+import (
+	"math"
+	"strings"
+	"time"
+)
+
+// span is an inclusive range of times in milliseconds since the epoch; it
+// is empty when lo > hi.
+type span struct{ lo, hi int64 }
+
+// allTimes is the span of every time.
+var allTimes = span{math.MinInt64, math.MaxInt64}
+
+func (a span) empty() bool { return a.lo > a.hi }
+
+func (a span) has(v int64) bool { return a.lo <= v && v <= a.hi }
+
+// meet returns the times in both spans.
+func (a span) meet(b span) span { return span{max(a.lo, b.lo), min(a.hi, b.hi)} }
+
+// hull returns the smallest span holding both.
+func (a span) hull(b span) span {
+	switch {
+	case a.empty():
+		return b
+	case b.empty():
+		return a
+	}
+	return span{min(a.lo, b.lo), max(a.hi, b.hi)}
+}
+
+// timeTerm parses the rest of "createdTime OP 'T'" (or modifiedTime). File
+// times have milliseconds, as Drive's: a time with a fraction of a
+// millisecond lies between two of them, and no file has it.
+func (p *queryParser) timeTerm(field timeField) (query, error) {
+	if p.pos >= len(p.toks) || p.toks[p.pos].kind != tokOp {
+		return query{}, errQuery
+	}
+	op := p.toks[p.pos].text
+	p.pos++
+	lit, ok := p.next(tokString)
+	if !ok {
+		return query{}, errQuery
+	}
+	t, err := parseQueryTime(lit)
+	if err != nil {
+		return query{}, err
+	}
+	floor := t.UnixMilli()
+	ceil := floor
+	if t.Nanosecond()%int(time.Millisecond) != 0 {
+		ceil++
+	}
+	var sp span
+	switch op {
+	case "<":
+		sp = span{math.MinInt64, ceil - 1}
+	case "<=":
+		sp = span{math.MinInt64, floor}
+	case ">":
+		sp = span{floor + 1, math.MaxInt64}
+	case ">=":
+		sp = span{ceil, math.MaxInt64}
+	case "=", "!=":
+		sp = span{ceil, floor} // empty between two milliseconds
+	default:
+		return query{}, errQuery
+	}
+	q := query{spans: everything}
+	if op == "!=" {
+		q.match = func(f *File, _ *computed) bool { return !sp.has(f.times[field]) }
+		return q, nil
+	}
+	q.spans[field] = sp
+	q.match = func(f *File, _ *computed) bool { return sp.has(f.times[field]) }
+	return q, nil
+}
+
+// queryTimeLayouts are the forms of a time in a query: RFC 3339 with Z or
+// an offset; the same without either, in UTC, Drive's default time zone;
+// and a date alone, its midnight in UTC. Fractional seconds are optional
+// (time.Parse takes them after the seconds of any layout).
+var queryTimeLayouts = []string{time.RFC3339, "2006-01-02T15:04:05", "2006-01-02"}
+
+// parseQueryTime reads a time literal of a query.
+func parseQueryTime(v string) (time.Time, error) {
+	v = strings.ToUpper(v) // RFC 3339 allows t and z
+	for _, layout := range queryTimeLayouts {
+		if t, err := time.ParseInLocation(layout, v, time.UTC); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, errQuery
+}
