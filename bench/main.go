@@ -375,6 +375,7 @@ func (e *env) host(ctx context.Context, size int, t *table) (h *hosted, closeWor
 	if err := w.buildMyDrive(ctx, size, e.sc.wideChildren, e.grants); err != nil {
 		return nil, nil, err
 	}
+	w.spreadTimes()
 	built := time.Since(start)
 	// Collect the building's garbage now, not while the fake answers the
 	// figures' calls.

@@ -129,7 +129,8 @@ func (e *env) newPushWorld(name string) (pw *pushWorld, closeWorld func(), err e
 // buildLibraries adds the libraries whose changes the figures time, in
 // the order they take turns: My Drive libraries of three storage accounts
 // (two of the first, which share its feed) and four shared drives, so
-// that one change's feed differs from the next one's.
+// that one change's feed differs from the next one's; then it spreads the
+// world's times over the years.
 func (pw *pushWorld) buildLibraries(ctx context.Context) error {
 	for _, a := range pushAccounts {
 		pw.fake.AddUser(a)
@@ -159,6 +160,7 @@ func (pw *pushWorld) buildLibraries(ctx context.Context) error {
 		}
 		pw.libs = append(pw.libs, lib)
 	}
+	pw.world.spreadTimes()
 	return nil
 }
 

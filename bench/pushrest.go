@@ -65,6 +65,7 @@ func (e *env) pushRestFigures(ctx context.Context, t *table) error {
 		}
 		pw.libs = append(pw.libs, lib)
 	}
+	pw.world.spreadTimes()
 	if pw.config, err = pw.world.writeConfig(pw.dir, "rest", libraries(pw.libs)); err != nil {
 		return err
 	}

@@ -275,6 +275,7 @@ func (e *env) driveFigures(ctx context.Context, t *table) error {
 		w.drives = append(w.drives, lib)
 		log.Printf("built shared drive %s: %s folders in %s", lib.ID, thousands(float64(lib.Folders)), since(start))
 	}
+	w.spreadTimes()
 	cfg, err := w.writeConfig(e.dir, "drives", w.drives)
 	if err != nil {
 		return err

@@ -103,6 +103,22 @@ type world struct {
 	drives []library
 }
 
+// The span the worlds' files were created in: their createdTime and
+// modifiedTime are spread over it (see spreadTimes).
+var (
+	timesFrom = time.Date(2016, 1, 1, 0, 0, 0, 0, time.UTC)
+	timesTo   = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// spreadTimes spreads the createdTime of every file of the world over the
+// years from timesFrom to timesTo, in creation order, as a real library's
+// are; half keep it as their modifiedTime, the others get a later one.
+// Files made afterwards, and the changes the figures make, get the time
+// they are made at, after timesTo. Listings keep their order: the fake
+// lists by createdTime, ties in creation order, and the spread keeps
+// creation order.
+func (w *world) spreadTimes() { w.fake.SpreadTimes(timesFrom, timesTo) }
+
 // sharedLeaf is a folder with a permission set on it.
 type sharedLeaf struct{ id, permission string }
 
