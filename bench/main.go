@@ -7,6 +7,7 @@
 //	go run ./bench -quick              everything scaled down, a smoke test (about a minute)
 //	go run ./bench -sizes 50k,200k     other library sizes
 //	go run ./bench -only sync,serve    some groups of figures: sync, serve, drives, postgres, push, auth
+//	go run ./bench -latency 30ms,100ms the full-sync figures at each Drive latency (default 30ms)
 //	go run ./bench -grants uniform     a handful of permission lists shared by all folders, the bench's earlier world
 //	go run ./bench -md FILE            also write the tables as Markdown
 //	go run ./bench -postgres URL       the postgres figures on that server (default $FOLDERMIRROR_TEST_POSTGRES)
@@ -15,12 +16,14 @@
 // temporary directory, as child processes, against googlefake (the Google
 // side of the world) hosted in the harness, where every Drive call the
 // figures time takes 30 ms, the fake's own time to answer included (its
-// SetResponseTime), so that a sync can reach the latency floor the limits
-// are made of. For each size it builds a fresh fake world, a My Drive
+// SetResponseTime; -latency times the full syncs of the My Drive library at
+// other latencies too), so that a sync can reach the latency floor the
+// limits are made of. For each size it builds a fresh fake world, a My Drive
 // library of that many folders, and measures:
 //
 //   - sync: `foldermirror sync --full` under a measuring wrapper (its wall
-//     time and peak RSS), the Drive calls the fake answered, the index left;
+//     time and peak RSS), the Drive calls the fake answered, at each
+//     latency, each on an empty index; the index left;
 //   - serve: `foldermirror serve` on that index: time to ready (/readyz,
 //     catalogs loaded) and RSS then; the whole library streamed (operation
 //     3), first byte and RSS growth with 8 listings at once; children of a
@@ -119,7 +122,7 @@ const envPostgres = "FOLDERMIRROR_TEST_POSTGRES"
 // Fixed parameters of the sync figures.
 const (
 	// driveLatency is how long each Drive call takes, the fake's work
-	// included.
+	// included, in every figure but the full syncs' (see -latency).
 	driveLatency = 30 * time.Millisecond
 	concurrency  = 8 // storage.concurrency
 )
@@ -147,6 +150,7 @@ func run() int {
 	only := flag.String("only", "", "run some groups of figures, comma-separated: "+strings.Join(allGroups, ", "))
 	grants := flag.String("grants", grantsVaried, "how the library's folders are shared: varied (the targets' world) or uniform")
 	mdFile := flag.String("md", "", "also write the tables as Markdown to this file")
+	latency := flag.String("latency", "30ms", "comma-separated Drive latencies the full-sync figures run at, e.g. 30ms,100ms")
 	pgURL := flag.String("postgres", os.Getenv(envPostgres), "a PostgreSQL server's URL, for the postgres figures (default $"+envPostgres+")")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
@@ -185,11 +189,17 @@ func run() int {
 		}
 	}
 
+	latencies, err := parseLatencies(*latency)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: -latency:", err)
+		return 2
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	t := &table{}
 	start := time.Now()
-	err := measure(ctx, sc, groups, *grants, *pgURL, t)
+	err = measure(ctx, &env{sc: sc, grants: *grants, latencies: latencies}, groups, *pgURL, t)
 	if ctx.Err() != nil {
 		log.Print("interrupted")
 		return 1
@@ -242,6 +252,23 @@ func parseSizes(s string, wideChildren int) ([]int, error) {
 	return out, nil
 }
 
+// parseLatencies reads -latency: positive durations, such as 30ms,100ms,
+// returned in increasing order.
+func parseLatencies(s string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, f := range strings.Split(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(f))
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("%q: want positive durations, such as 30ms,100ms", f)
+		}
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 // env is what every figure shares: the run's temporary directory and the
 // binary.
 type env struct {
@@ -249,6 +276,8 @@ type env struct {
 	dir    string
 	bin    string // the foldermirror binary; "" when no group needs it
 	grants string
+	// latencies are the Drive latencies the full-sync figures run at.
+	latencies []time.Duration
 }
 
 // hosted is a world in a fake of its own, and what the figures run on it
@@ -264,15 +293,17 @@ type hosted struct {
 	synced bool
 }
 
-// measure runs the figure groups, adding rows to t: those of the library's
-// size for each size in turn, each in a world of its own, then the others.
-func measure(ctx context.Context, sc scale, groups []string, grants, pgURL string, t *table) error {
+// measure runs the figure groups in e, adding rows to t: those of the
+// library's size for each size in turn, each in a world of its own, then
+// the others.
+func measure(ctx context.Context, e *env, groups []string, pgURL string, t *table) error {
 	dir, err := os.MkdirTemp("", "foldermirror-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	e := &env{sc: sc, dir: dir, grants: grants}
+	e.dir = dir
+	sc := e.sc
 	if slices.ContainsFunc(groups, func(g string) bool { return g != groupAuth }) {
 		if e.bin, err = buildBinary(ctx, dir); err != nil {
 			return err
@@ -336,7 +367,7 @@ func (e *env) sizeFigures(ctx context.Context, size int, groups []string, t *tab
 	}
 	if !s.synced {
 		log.Printf("syncing %s for the serve figures", s.world.myDrive.ID)
-		if _, err := s.runSync(ctx, s.config, s.world.myDrive.ID, true); err != nil {
+		if _, err := s.runSync(ctx, driveLatency, s.config, s.world.myDrive.ID, true); err != nil {
 			return nil, err
 		}
 		s.synced = true

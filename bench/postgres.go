@@ -53,11 +53,11 @@ func (e *env) postgresFigures(ctx context.Context, serverURL string, t *table) e
 
 	lib := h.world.myDrive.ID
 	log.Printf("full sync of %s (%s folders) on bbolt, then on PostgreSQL", lib, thousands(float64(size)))
-	onBolt, err := h.runSync(ctx, h.config, lib, true)
+	onBolt, err := h.runSync(ctx, driveLatency, h.config, lib, true)
 	if err != nil {
 		return err
 	}
-	onPG, err := h.runSync(ctx, h.config, lib, true, onPostgres)
+	onPG, err := h.runSync(ctx, driveLatency, h.config, lib, true, onPostgres)
 	if err != nil {
 		return err
 	}
