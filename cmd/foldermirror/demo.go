@@ -192,7 +192,7 @@ func (c *demoCommand) syncAll(ctx context.Context, cfg *config.Config) error {
 	if err := connect(ctx, db); err != nil {
 		return err
 	}
-	s, err := wire.NewSyncer(cfg, db, quiet, prometheus.NewRegistry())
+	s, _, err := wire.NewSyncer(cfg, db, quiet, prometheus.NewRegistry())
 	if err != nil {
 		return err
 	}

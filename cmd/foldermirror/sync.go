@@ -181,7 +181,7 @@ func (c *syncCommand) locally(ctx context.Context, cfg *config.Config) error {
 	if err := connect(ctx, c.db); err != nil {
 		return err
 	}
-	s, err := wire.NewSyncer(cfg, c.db, logger, prometheus.NewRegistry())
+	s, _, err := wire.NewSyncer(cfg, c.db, logger, prometheus.NewRegistry())
 	if err != nil {
 		return err
 	}

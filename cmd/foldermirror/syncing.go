@@ -8,7 +8,6 @@ import (
 	"github.com/foldermirror/foldermirror/internal/wire"
 	"github.com/foldermirror/foldermirror/push"
 	"github.com/foldermirror/foldermirror/schedule"
-	"github.com/foldermirror/foldermirror/syncer"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -18,14 +17,12 @@ import (
 // watches again at each incremental tick). Both read Google with the same
 // clients; their metrics, and the clients', are registered with reg.
 func newSyncing(cfg *config.Config, db fm.Index, logger *slog.Logger, reg prometheus.Registerer) (*schedule.Scheduler, *push.Service, error) {
-	clients, err := wire.NewClients(cfg, reg)
+	s, clients, err := wire.NewSyncer(cfg, db, logger, reg)
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := wire.SyncerOptions(cfg)
-	opts.Logger, opts.Metrics = logger, syncer.NewMetrics(reg)
 	scheduler, err := schedule.New(wire.SchedulerOptions(cfg, schedule.Options{
-		Syncer:  syncer.New(db, clients, opts),
+		Syncer:  s,
 		Leases:  db.Leases(),
 		Index:   db,
 		Logger:  logger,

@@ -139,24 +139,19 @@ func PushOptions(cfg *config.Config, opts push.Options) push.Options {
 	return opts
 }
 
-// NewClients returns the Google clients cfg's storage describes; their
-// metrics are registered with reg.
-func NewClients(cfg *config.Config, reg prometheus.Registerer) (*googleclient.Clients, error) {
-	opts := GoogleOptions(cfg)
-	opts.Metrics = googleclient.NewMetrics(reg)
-	return googleclient.New(opts)
-}
-
-// NewSyncer returns the syncer of cfg's libraries and domains, reading
-// Google with clients of its own (NewClients) and writing into idx; its
-// metrics, and its clients', are registered with reg.
-func NewSyncer(cfg *config.Config, idx syncer.Index, logger *slog.Logger, reg prometheus.Registerer) (*syncer.Syncer, error) {
-	clients, err := NewClients(cfg, reg)
+// NewSyncer returns the syncer of cfg's libraries and domains, writing into
+// idx, and the Google clients it reads with (cfg's storage), for other
+// readers of Google to share; its metrics, and the clients', are registered
+// with reg.
+func NewSyncer(cfg *config.Config, idx syncer.Index, logger *slog.Logger, reg prometheus.Registerer) (*syncer.Syncer, *googleclient.Clients, error) {
+	gopts := GoogleOptions(cfg)
+	gopts.Metrics = googleclient.NewMetrics(reg)
+	clients, err := googleclient.New(gopts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	opts := SyncerOptions(cfg)
 	opts.Logger = logger
 	opts.Metrics = syncer.NewMetrics(reg)
-	return syncer.New(idx, clients, opts), nil
+	return syncer.New(idx, clients, opts), clients, nil
 }
