@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,6 +46,10 @@ type transport struct {
 	limiter *rate.Limiter
 	policy  RetryPolicy
 	metrics *Metrics
+	// bodySizes holds, by API method, the size of the last body read in
+	// full (an *atomic.Int64): the next one, often a page like it, is read
+	// into a buffer a little larger.
+	bodySizes sync.Map
 }
 
 // counterKey carries a *atomic.Int64 that counts the calls made under a context.
@@ -64,7 +69,8 @@ func countCall(ctx context.Context) {
 
 // RoundTrip implements http.RoundTripper. Only requests without a body, or
 // with a replayable one (GetBody), are retried. A listing that reads ahead
-// (WithReadAhead) gets its pages from the ones read ahead.
+// (WithReadAhead) gets its pages from the ones read ahead, each through
+// its PageGate, if it holds one.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ra := readAheadOf(req)
 	if ra == nil {
@@ -80,6 +86,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp, body, err = t.send(req)
 	}
 	if err == nil && resp.StatusCode == http.StatusOK {
+		// The next page is read once this one may be used: pages waiting
+		// for the gate (when decoding them is the bottleneck) keep no
+		// second page in memory.
+		if err := enterGate(req, resp); err != nil {
+			return nil, err
+		}
 		ra.start(t, req, body)
 	}
 	return resp, err
@@ -102,7 +114,7 @@ func (t *transport) send(req *http.Request) (*http.Response, []byte, error) {
 		resp, err := t.base.RoundTrip(try)
 		var body []byte
 		if err == nil {
-			body, err = bufferBody(resp)
+			body, err = t.bufferBody(resp, method)
 		}
 		t.count(method, resp, err)
 		wait, retry := t.shouldRetry(ctx, resp, body, err, attempt)
@@ -146,13 +158,22 @@ func cloneRequest(req *http.Request) (*http.Request, error) {
 
 // bufferBody reads the whole body, so that a connection reset or a body
 // shorter than announced shows as an error here, where it can be retried.
-// It returns the body read, which resp.Body then replays.
-func bufferBody(resp *http.Response) ([]byte, error) {
+// It returns the body read, which resp.Body then replays; method is the
+// API method it answers.
+func (t *transport) bufferBody(resp *http.Response, method string) ([]byte, error) {
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBufferedBody))
-	if err != nil {
+	last, _ := t.bodySizes.LoadOrStore(method, new(atomic.Int64))
+	size := last.(*atomic.Int64).Load()
+	size += size / 8
+	if resp.ContentLength >= 0 {
+		size = resp.ContentLength
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, min(size, maxBufferedBody)+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, maxBufferedBody)); err != nil {
 		return nil, fmt.Errorf("read response body: %w", err)
 	}
+	data := buf.Bytes()
+	last.(*atomic.Int64).Store(int64(len(data)))
 	if resp.StatusCode == http.StatusOK && isJSON(resp) && !json.Valid(data) {
 		return nil, errors.New("read response body: truncated or invalid JSON")
 	}
