@@ -54,6 +54,9 @@ type SyncResult struct {
 	Permissions int
 	// Drift is what a full sync found different from the index.
 	Drift Drift
+	// Ranges is the number of createdTime ranges a full sync listed side
+	// by side (1: the library as one listing).
+	Ranges int
 	// Changes is the number of changes an incremental sync read, Applied
 	// the number of folders it wrote or removed.
 	Changes, Applied int

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"sync"
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/googleclient"
@@ -63,7 +64,7 @@ func (s *Syncer) fullSync(ctx context.Context, lib *fm.Library, prev *fm.Library
 	if drift.Total() > 0 && prev != nil {
 		s.logger.Warn("full sync corrected drift", "library", lib.ID, "added", drift.Added, "removed", drift.Removed, "changed", drift.Changed)
 	}
-	return &fm.SyncResult{Library: lib.ID, Full: true, FullReason: why, Folders: now.Folders, Permissions: now.Permissions, Drift: drift}, nil
+	return &fm.SyncResult{Library: lib.ID, Full: true, FullReason: why, Folders: now.Folders, Permissions: now.Permissions, Drift: drift, Ranges: r.ranges}, nil
 }
 
 func (s *Syncer) newReader(lib *fm.Library, progress fm.ProgressFunc) (*reader, error) {
@@ -83,6 +84,7 @@ type reader struct {
 	lib         *fm.Library
 	progress    fm.ProgressFunc
 	concurrency int
+	ranges      int // the createdTime ranges listed
 }
 
 // readTree lists the library's folders into st, reads their permissions,
@@ -188,20 +190,20 @@ func (r *reader) startPageToken(ctx context.Context) (string, error) {
 
 // listFolders lists every folder the storage account can see in the
 // library's corpus (My Drive, or the shared drive), a thousand a call, into
-// st. The folders needing permissions of their own go to early, if given,
-// as they come.
+// st: in createdTime ranges side by side (see listRanges), or as one listing
+// when storage.concurrency is 1. The folders needing permissions of their
+// own go to early, if given, as they come.
 func (r *reader) listFolders(ctx context.Context, st *stage, early *permissionQueue) error {
+	var mu sync.Mutex
 	listed := 0
-	var failed error
-	err := r.listFolderPages(ctx, foldersQuery, func(folders []*drive.File) {
+	stageAll := func(folders []*drive.File) error {
+		mu.Lock()
+		defer mu.Unlock()
 		for _, f := range folders {
-			if failed != nil {
-				return
-			}
 			n, added, err := r.stageFolder(st, f)
 			switch {
 			case err != nil:
-				failed = err
+				return err
 			case !added:
 				r.odd.repeated.Add(1)
 			case early != nil && st.needsPermissions(n):
@@ -210,9 +212,14 @@ func (r *reader) listFolders(ctx context.Context, st *stage, early *permissionQu
 			listed++
 		}
 		r.progress(fm.Progress{Library: r.lib.ID, Phase: "listing", Done: listed})
-	})
-	if err == nil {
-		err = failed
+		return nil
+	}
+	var err error
+	if r.concurrency > 1 {
+		r.ranges, err = r.listRanges(ctx, stageAll)
+	} else {
+		r.ranges = 1
+		err = r.pages(ctx, r.listCall(foldersQuery), func(list *drive.FileList) error { return stageAll(folders(list.Files)) })
 	}
 	if err != nil {
 		return fmt.Errorf("list folders: %w", err)
@@ -264,23 +271,29 @@ func (r *reader) stageSets(st *stage, n uint32, list, own []fm.Permission) error
 	return nil
 }
 
-// listFolderPages lists the files matching q in the library's corpus (My
-// Drive, or the shared drive), a thousand a call, reading a page ahead, and
-// hands each page's folders to page. Drive answers more than asked at times:
-// shortcuts and trash, which are not folders of a library, are left out.
-func (r *reader) listFolderPages(ctx context.Context, q string, page func([]*drive.File)) error {
+// listCall is the files.list call of the files matching q in the
+// library's corpus (My Drive, or the shared drive), a thousand a page.
+func (r *reader) listCall(q string) *drive.FilesListCall {
+	call := r.svc.Files.List().Q(q).PageSize(listPageSize).Fields(listFields).SupportsAllDrives(true)
+	if r.lib.IsSharedDrive() {
+		return call.Corpora("drive").DriveId(r.lib.SharedDriveID).IncludeItemsFromAllDrives(true)
+	}
+	return call.Corpora("user")
+}
+
+// pages reads call's pages, one ahead, and hands each to page, its files
+// cut to the library's folders: Drive answers more than asked at times
+// (shortcuts and trash, which are not folders of a library). An error page
+// returns stops the listing.
+func (r *reader) pages(ctx context.Context, call *drive.FilesListCall, page func(*drive.FileList) error) error {
 	ctx, stop := googleclient.WithReadAhead(ctx)
 	defer stop()
-	call := r.svc.Files.List().Q(q).PageSize(listPageSize).Fields(listFields).SupportsAllDrives(true).Context(ctx)
-	if r.lib.IsSharedDrive() {
-		call = call.Corpora("drive").DriveId(r.lib.SharedDriveID).IncludeItemsFromAllDrives(true)
-	} else {
-		call = call.Corpora("user")
-	}
-	return call.Pages(ctx, func(list *drive.FileList) error {
-		page(slices.DeleteFunc(list.Files, func(f *drive.File) bool { return f.MimeType != fm.FolderMimeType || f.Trashed }))
-		return nil
-	})
+	return call.Context(ctx).Pages(ctx, page)
+}
+
+// folders are the library's folders of files.
+func folders(files []*drive.File) []*drive.File {
+	return slices.DeleteFunc(files, func(f *drive.File) bool { return f.MimeType != fm.FolderMimeType || f.Trashed })
 }
 
 // myDriveRoot finds the configured root folder: in the listing, or with one

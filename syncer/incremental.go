@@ -579,8 +579,10 @@ func (p *plan) listChildren(ctx context.Context, parents []string) ([]*drive.Fil
 		terms[i] = "'" + queryQuoter.Replace(id) + "' in parents"
 	}
 	var out []*drive.File
-	err := p.listFolderPages(ctx, "("+strings.Join(terms, " or ")+") and "+foldersQuery, func(folders []*drive.File) {
-		out = append(out, folders...)
+	call := p.listCall("(" + strings.Join(terms, " or ") + ") and " + foldersQuery)
+	err := p.pages(ctx, call, func(list *drive.FileList) error {
+		out = append(out, folders(list.Files)...)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list folders moved into the library: %w", err)

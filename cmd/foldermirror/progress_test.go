@@ -99,6 +99,8 @@ func TestSummarySaysWhyFull(t *testing.T) {
 			"eng: full sync (Drive refused the saved changes token): 3 folders, 0 permissions, drift 0, 0 Drive calls, 0s"},
 		{fm.SyncResult{Library: "eng", Full: true, FullReason: fm.FullScheduled},
 			"eng: full sync (scheduled): 0 folders, 0 permissions, drift 0, 0 Drive calls, 0s"},
+		{fm.SyncResult{Library: "eng", Full: true, FullReason: fm.FullAsked, Folders: 9000, Calls: 14, Ranges: 4},
+			"eng: full sync (asked): 9000 folders, 0 permissions, drift 0, 14 Drive calls in 4 createdTime ranges, 0s"},
 		{fm.SyncResult{Library: "eng", Changes: 2, Applied: 1, Folders: 3, Calls: 1},
 			"eng: incremental sync: 2 changes, 1 folder written or removed, 3 folders, 1 Drive call, 0s"},
 		{fm.SyncResult{Library: "eng", Full: true, FullReason: fm.FullAsked, Folders: 1, Permissions: 1, Calls: 1},

@@ -234,15 +234,20 @@ type jobFailed string
 func (j jobFailed) Error() string { return string(j) }
 
 // summary is a library sync's outcome in a line; a full sync says why it
-// read the whole library.
+// read the whole library, and in how many createdTime ranges when more
+// than one.
 func summary(r *fm.SyncResult) string {
 	if r.Full {
 		why := ""
 		if r.FullReason != "" {
 			why = " (" + string(r.FullReason) + ")"
 		}
+		calls := count(r.Calls, "Drive call")
+		if r.Ranges > 1 {
+			calls += fmt.Sprintf(" in %d createdTime ranges", r.Ranges)
+		}
 		return fmt.Sprintf("%s: full sync%s: %s, %s, drift %d, %s, %s", r.Library, why, count(r.Folders, "folder"),
-			count(r.Permissions, "permission"), r.Drift.Total(), count(r.Calls, "Drive call"), r.Duration.Round(time.Millisecond))
+			count(r.Permissions, "permission"), r.Drift.Total(), calls, r.Duration.Round(time.Millisecond))
 	}
 	return fmt.Sprintf("%s: incremental sync: %s, %s written or removed, %s, %s, %s", r.Library, count(r.Changes, "change"),
 		count(r.Applied, "folder"), count(r.Folders, "folder"), count(r.Calls, "Drive call"), r.Duration.Round(time.Millisecond))

@@ -1,0 +1,328 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/foldermirror/foldermirror/googleclient"
+	"golang.org/x/sync/errgroup"
+	drive "google.golang.org/api/drive/v3"
+)
+
+// Listing in createdTime ranges.
+//
+// One files.list listing reads a page after another: its wall time cannot
+// go below its pages times Drive's latency. A folder's createdTime never
+// changes, so ranges of it cut a library's folders into parts no folder
+// leaves while they are read: listed side by side, they give every folder
+// once, whatever happens meanwhile, and the changes token, taken before the
+// listing, brings what changed.
+//
+// The listing starts as one range, read in createdTime order. Once its
+// first page shows there is more, one call asks for the newest folder's
+// createdTime, and each idle lister (storage.concurrency of them) takes the
+// later half of what is left of the range with the most folders still to
+// list: an estimate, from how densely each range's folders came so far. The
+// cut is a whole second, past the last folder its range listed; that
+// range's lister stops at the first folder at or past it. A range costs
+// about two calls more than its share of pages: its last page is partial,
+// and a cut range's lister read a page ahead it does not use. A library
+// whose folders share one second is one range, listed as before.
+//
+// Drive documents that it may ignore orderBy for users with about a million
+// files. Every page is checked: a folder older than the one listed before it
+// in its range means the order is not kept. From then on no range is cut,
+// and each lister reads its range to the end of its query, past its cut
+// (the folders listed twice are kept once): exact, at worst as slow as the
+// first range's listing.
+
+// splitFolders is the fewest folders a range must have left to list
+// (estimated) to be cut: each half keeps a few pages. Tests lower it.
+var splitFolders = 8 * listPageSize
+
+// pagesInUse is how many pages the ranges' listers decode and stage at
+// once, whatever their number: a decoded page takes several MB, and two
+// keep two cores busy. Each lister has its next page read ahead meanwhile.
+const pagesInUse = 2
+
+// rangeListFields are listFields with the createdTime the ranges need.
+const rangeListFields = "nextPageToken,files(" + fileFields + ",createdTime)"
+
+// Bounds of a range without a bound on that side.
+const (
+	noLowerBound = math.MinInt64
+	noUpperBound = math.MaxInt64
+)
+
+// errRangeDone stops a range's listing at its cut.
+var errRangeDone = errors.New("range listed up to its cut")
+
+// timeRange is a range of createdTime, in milliseconds, being listed.
+type timeRange struct {
+	from, to int64 // the query's: from ≤ createdTime < to
+	limit    int64 // to, or less once cut: later folders are another range's
+	first    int64 // the createdTime of the first folder listed
+	cursor   int64 // the createdTime of the last folder listed
+	listed   int
+	density  float64 // folders a millisecond: the range's own, or the one it was cut from
+}
+
+// rangeLister lists a library's folders in createdTime ranges.
+type rangeLister struct {
+	r     *reader
+	page  func([]*drive.File) error
+	gate  *googleclient.PageGate
+	group *errgroup.Group
+	ctx   context.Context
+
+	mu      sync.Mutex
+	wake    *sync.Cond
+	active  []*timeRange
+	waiting []*timeRange // to be listed, not yet taken
+	newest  int64        // the newest folder's createdTime, noLowerBound until probed
+	probed  bool         // the probe is asked for
+	ordered bool         // every page so far came in createdTime order
+	ranges  int          // ranges taken
+}
+
+// listRanges lists the library's folders, handing each page's folders to
+// page (one call at a time; an error stops the listing), and returns how many ranges it listed.
+func (r *reader) listRanges(ctx context.Context, page func([]*drive.File) error) (int, error) {
+	l := &rangeLister{r: r, page: page, gate: googleclient.NewPageGate(pagesInUse), newest: noLowerBound, ordered: true}
+	l.wake = sync.NewCond(&l.mu)
+	l.group, l.ctx = errgroup.WithContext(ctx)
+	l.waiting = []*timeRange{{from: noLowerBound, to: noUpperBound, limit: noUpperBound}}
+	stop := context.AfterFunc(l.ctx, l.wakeAll)
+	defer stop()
+	for range max(1, r.concurrency) {
+		l.group.Go(l.work)
+	}
+	err := l.group.Wait()
+	if !l.ordered {
+		r.logger.Warn("Drive did not list folders in createdTime order; each range was listed whole", "library", r.lib.ID, "ranges", l.ranges)
+	}
+	return l.ranges, err
+}
+
+func (l *rangeLister) wakeAll() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.wake.Broadcast()
+}
+
+// work lists ranges until none is left to list or cut.
+func (l *rangeLister) work() error {
+	for {
+		rg := l.next()
+		if rg == nil {
+			return nil
+		}
+		err := l.list(rg)
+		l.finish(rg)
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// next waits for a range to list: a waiting one, or one cut from a range
+// being listed. It returns nil when there is none left, or the listing
+// failed.
+func (l *rangeLister) next() *timeRange {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.ctx.Err() == nil {
+		var rg *timeRange
+		if n := len(l.waiting); n > 0 {
+			rg, l.waiting = l.waiting[n-1], l.waiting[:n-1]
+		} else {
+			rg = l.cut()
+		}
+		if rg != nil {
+			l.active = append(l.active, rg)
+			l.ranges++
+			return rg
+		}
+		if len(l.active) == 0 {
+			return nil
+		}
+		l.wake.Wait()
+	}
+	return nil
+}
+
+// finish takes a range off the ones being listed.
+func (l *rangeLister) finish(rg *timeRange) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, a := range l.active {
+		if a == rg {
+			l.active = append(l.active[:i], l.active[i+1:]...)
+			break
+		}
+	}
+	l.wake.Broadcast()
+}
+
+// cut cuts the range with the most folders left to list in two, if it has
+// enough, and returns the later part; nil if none can be cut.
+func (l *rangeLister) cut() *timeRange {
+	if !l.ordered || l.newest == noLowerBound {
+		return nil
+	}
+	var best *timeRange
+	var bestLeft float64
+	var lo, hi int64
+	for _, rg := range l.active {
+		from, to, ok := rg.unread(l.newest)
+		if left := rg.density * float64(to-from); ok && left > bestLeft {
+			best, bestLeft, lo, hi = rg, left, from, to
+		}
+	}
+	if best == nil || bestLeft < float64(splitFolders) {
+		return nil
+	}
+	at := ceilSecond(lo + (hi-lo)/2)
+	if at <= lo || at >= best.limit {
+		return nil
+	}
+	later := &timeRange{from: at, to: best.limit, limit: best.limit, density: best.density}
+	best.limit = at
+	return later
+}
+
+// unread returns the part of the range left to list, as far as the newest
+// folder: from its last folder listed (or its start) to its cut (or the
+// newest folder). ok is false while that is unknown: the first range has
+// no start until its first page comes.
+func (rg *timeRange) unread(newest int64) (from, to int64, ok bool) {
+	from = rg.from
+	if rg.listed > 0 {
+		from = rg.cursor
+	}
+	to = rg.limit
+	if to == noUpperBound {
+		to = max(newest+1, from)
+	}
+	return from, to, from != noLowerBound
+}
+
+// ceilSecond returns the first whole second at or after ms.
+func ceilSecond(ms int64) int64 {
+	s := time.UnixMilli(ms).Truncate(time.Second).UnixMilli()
+	if s < ms {
+		s += 1000
+	}
+	return s
+}
+
+// list lists one range, in createdTime order, up to its cut.
+func (l *rangeLister) list(rg *timeRange) error {
+	l.mu.Lock()
+	rg.to = rg.limit // cut before it was started
+	q := rangeQuery(rg.from, rg.to)
+	l.mu.Unlock()
+	call := l.r.listCall(q).OrderBy("createdTime").Fields(rangeListFields)
+	ctx, done := l.gate.Hold(l.ctx)
+	defer done()
+	err := l.r.pages(ctx, call, func(list *drive.FileList) error {
+		keep, more, probe := l.take(rg, list)
+		if probe {
+			l.group.Go(l.probeNewest)
+		}
+		err := l.page(folders(keep))
+		done()
+		if err != nil {
+			return err
+		}
+		if !more {
+			return errRangeDone
+		}
+		return nil
+	})
+	if errors.Is(err, errRangeDone) {
+		err = nil
+	}
+	l.r.logger.Debug("createdTime range listed", "library", l.r.lib.ID, "query", q, "folders", rg.listed, "err", err)
+	return err
+}
+
+// take notes a page of a range and returns the files in it up to the
+// range's cut, whether the listing goes on, and whether to probe for the
+// newest folder now.
+func (l *rangeLister) take(rg *timeRange, list *drive.FileList) (keep []*drive.File, more, probe bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	defer l.wake.Broadcast()
+	keep = list.Files
+	more = list.NextPageToken != ""
+	cut := -1
+	for i, f := range list.Files {
+		t, err := time.Parse(time.RFC3339Nano, f.CreatedTime)
+		if err != nil || (rg.listed+i > 0 && t.UnixMilli() < rg.cursor) {
+			l.ordered = false
+			break
+		}
+		if cut < 0 && t.UnixMilli() >= rg.limit {
+			cut = i
+		}
+		if rg.listed+i == 0 {
+			rg.first = t.UnixMilli()
+		}
+		rg.cursor = t.UnixMilli()
+	}
+	if l.ordered && cut >= 0 {
+		keep, more = list.Files[:cut], false
+	}
+	rg.listed += len(list.Files)
+	if rg.cursor > rg.first && rg.listed >= listPageSize {
+		rg.density = float64(rg.listed) / float64(rg.cursor-rg.first)
+	} else if rg.listed >= listPageSize {
+		rg.density = float64(rg.listed) // all in one millisecond so far
+	}
+	probe = more && !l.probed
+	l.probed = l.probed || probe
+	return keep, more, probe
+}
+
+// probeNewest asks Drive for the newest folder's createdTime, which bounds
+// the latest range.
+func (l *rangeLister) probeNewest() error {
+	list, err := l.r.listCall(foldersQuery).OrderBy("createdTime desc").PageSize(1).Fields("files(createdTime)").Context(l.ctx).Do()
+	if err != nil {
+		return fmt.Errorf("find the newest folder: %w", err)
+	}
+	newest := int64(noLowerBound + 1)
+	if len(list.Files) > 0 {
+		t, err := time.Parse(time.RFC3339Nano, list.Files[0].CreatedTime)
+		if err == nil {
+			newest = t.UnixMilli()
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.newest = newest
+	l.wake.Broadcast()
+	return nil
+}
+
+// rangeQuery is the query of the folders created from from (inclusive) to
+// to (exclusive).
+func rangeQuery(from, to int64) string {
+	q := foldersQuery
+	if from != noLowerBound {
+		q += " and createdTime >= '" + queryTime(from) + "'"
+	}
+	if to != noUpperBound {
+		q += " and createdTime < '" + queryTime(to) + "'"
+	}
+	return q
+}
+
+// queryTime writes a time of a query: RFC 3339, UTC, in whole seconds (the
+// ranges' bounds are whole seconds).
+func queryTime(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05Z") }
