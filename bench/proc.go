@@ -155,12 +155,13 @@ const envMeasure = "BENCH_MEASURE_OUT"
 type measured struct {
 	Wall    time.Duration `json:"wall"`
 	MaxRSS  int64         `json:"maxRSS"` // bytes
+	CPU     time.Duration `json:"cpu"`    // user and system
 	Success bool          `json:"success"`
 }
 
 // runMeasured is the measuring wrapper's whole program: it runs args with
 // the wrapper's standard streams, passing SIGINT and SIGTERM on, writes the
-// child's wall time and peak RSS (getrusage's maxrss) to outFile, and
+// child's wall time, CPU time and peak RSS (getrusage's maxrss) to outFile, and
 // returns the child's exit status.
 //
 // The wrapper exists because Linux carries a parent's peak RSS into a child
@@ -191,6 +192,7 @@ func runMeasured(outFile string, args []string) int {
 	m := measured{Wall: time.Since(start), Success: err == nil}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		m.MaxRSS = ru.Maxrss << 10 // KiB on Linux
+		m.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	data, _ := json.Marshal(m)
 	if werr := os.WriteFile(outFile, data, 0o600); werr != nil {
