@@ -57,6 +57,22 @@ type Clients struct {
 	directories map[string]*admin.Service // by acting user
 }
 
+// newHTTPTransport is http.DefaultTransport's like, for calls side by
+// side to Google's few hosts: it keeps enough idle connections that calls
+// in parallel (listings, permissions) do not open a connection each, and
+// reads a response in large blocks (a page of folders is a megabyte).
+func newHTTPTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = idleConnsPerHost
+	t.ReadBufferSize = 64 << 10
+	return t
+}
+
+// idleConnsPerHost is how many idle connections to a host are kept: more
+// than the calls a sync makes at once (storage.concurrency listings, each
+// with a page read ahead).
+const idleConnsPerHost = 64
+
 // New returns the clients opts describe, reading the key file if one is
 // given.
 func New(opts Options) (*Clients, error) {
@@ -71,7 +87,7 @@ func New(opts Options) (*Clients, error) {
 	}
 	c := &Clients{opts: opts, limiters: map[string]*rate.Limiter{}, drives: map[string]*drive.Service{},
 		directories: map[string]*admin.Service{}}
-	c.base = &timeoutTransport{base: http.DefaultTransport, timeout: opts.TryTimeout}
+	c.base = &timeoutTransport{base: newHTTPTransport(), timeout: opts.TryTimeout}
 	if opts.CredentialsFile != "" {
 		tokenClient := &http.Client{Transport: c.newTransport(rate.NewLimiter(rate.Inf, 1))}
 		creds, err := loadCredentials(opts.CredentialsFile, tokenClient)
