@@ -219,14 +219,63 @@ func syncRSSLimit(n int) float64 {
 }
 
 // syncFigures measures the full sync of the My Drive library at each of
-// the run's latencies, each on an empty index, and the index the last left.
+// the run's latencies, each on an empty index, and the index the last left;
+// up to 100,000 folders, the same library's once its folders all share
+// one createdTime too.
 func (h *hosted) syncFigures(ctx context.Context, t *table) error {
 	for _, latency := range h.latencies {
 		if err := h.syncFiguresAt(ctx, latency, t); err != nil {
 			return fmt.Errorf("at %s a Drive call: %w", latencyText(latency), err)
 		}
 	}
-	return indexFigures(h.size, h.config, t)
+	if err := indexFigures(h.size, h.config, t); err != nil {
+		return err
+	}
+	if h.size > oneTimeMaxSize {
+		return nil
+	}
+	return h.oneTimeFigures(ctx, h.latencies[len(h.latencies)-1], t)
+}
+
+// oneTimeMaxSize is the largest size oneTimeFigures runs at: it runs two
+// more full syncs.
+const oneTimeMaxSize = 100_000
+
+// oneTimeFigures measures the full sync of the My Drive library, its
+// folders all created in the same millisecond (one createdTime range), at
+// latency, against one listing page after page (storage.concurrency 1,
+// the full sync before the ranges): it must be as fast, within 10 %, with
+// one call more (the newest folder's createdTime). The world's times are
+// spread again after.
+func (h *hosted) oneTimeFigures(ctx context.Context, latency time.Duration, t *table) error {
+	lib := h.world.myDrive
+	h.fake.SpreadTimes(timesFrom, timesFrom.Add(time.Millisecond))
+	defer h.world.spreadTimes()
+	runs := map[string]*syncRun{}
+	for _, how := range []string{"ranges", "sequential"} {
+		if err := os.RemoveAll(dataDir(h.config)); err != nil {
+			return err
+		}
+		var env []string
+		if how == "sequential" {
+			env = append(env, "FOLDERMIRROR_STORAGE_CONCURRENCY=1")
+		}
+		log.Printf("full sync of %s, its folders all of one createdTime, %s a Drive call, %s", lib.ID, latencyText(latency), how)
+		r, err := h.runSync(ctx, latency, h.config, lib.ID, true, env...)
+		if err != nil {
+			return err
+		}
+		runs[how] = r
+	}
+	r, seq := runs["ranges"], runs["sequential"]
+	at := ", one createdTime, " + latencyText(latency) + " a call"
+	t.add(row{section: sectionSync, figure: "wall time" + at, size: h.size, value: r.wall.Seconds(), unit: unitSeconds, cmp: atMost,
+		limit: 1.1 * seq.wall.Seconds(), rule: "≤ 1.1 × one listing's (storage.concurrency 1)", how: fmt.Sprintf("1.1 × %.2f s", seq.wall.Seconds())})
+	t.add(row{section: sectionSync, figure: "Drive calls" + at, size: h.size, value: float64(r.calls), unit: unitCalls, cmp: atMost,
+		limit: float64(seq.calls + 1), rule: "≤ one listing's + 1", how: fmt.Sprintf("%d + 1", seq.calls)})
+	t.note("%s folders, one createdTime, %s a Drive call: %d range(s), %d calls, %s; one listing (storage.concurrency 1): %d calls, %s.",
+		thousands(float64(h.size)), latencyText(latency), r.ranges, r.calls, describePhases(r), seq.calls, describePhases(seq))
+	return nil
 }
 
 // syncFiguresAt measures a full sync of the My Drive library, on an empty
