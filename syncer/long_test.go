@@ -12,3 +12,7 @@ const (
 // defaultPushModelSeeds: built with -tags long, the push-driven model test
 // runs six seeds on each backend.
 const defaultPushModelSeeds = 6
+
+// rangedSeeds: built with -tags long, the test of the createdTime ranges
+// under changes runs four seeds on bbolt.
+const rangedSeeds = 4

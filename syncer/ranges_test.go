@@ -48,16 +48,21 @@ func sequential(t *testing.T, fake *googlefake.Server, libs []string, lib string
 // created, renamed, moved (across the ranges' bounds), shared and deleted
 // before every listing call, is after the incremental sync that follows
 // exactly what one sequential listing of the still library gives, folder by
-// folder and permission by permission, and what Drive lists.
+// folder and permission by permission.
 func TestRangedListingIsExact(t *testing.T) {
-	for _, tc := range []struct {
+	type run struct {
 		backend string
 		seed    uint64
-	}{{fmtest.Bolt, 1}, {fmtest.Bolt, 2}, {fmtest.Postgres, 3}} {
+	}
+	runs := []run{{fmtest.Postgres, 100}}
+	for seed := range rangedSeeds {
+		runs = append(runs, run{fmtest.Bolt, uint64(seed + 1)})
+	}
+	for _, tc := range runs {
 		t.Run(fmt.Sprintf("%s/seed %d", tc.backend, tc.seed), func(t *testing.T) {
-			syncer.SetSplitFolders(t, 1000)
+			syncer.SetSplitFolders(t, 700)
 			m := newMutator(t, tc.seed)
-			for range 7000 {
+			for range 5000 {
 				m.create()
 			}
 			m.fake.SpreadTimes(time.Date(2016, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -85,14 +90,14 @@ func TestRangedListingIsExact(t *testing.T) {
 			if ranges["mydrive"] < 3 {
 				t.Fatalf("the My Drive library was listed in %d ranges; the test needs several", ranges["mydrive"])
 			}
-			svc := fmtest.DriveAs(t, m.fake, storage)
 			for _, lib := range []string{"mydrive", "shared"} {
 				e.incremental(lib)
 				compareIndexes(t, lib, e, sequential(t, m.fake, libs, lib), lib)
-				compareWithDrive(t, lib, e, svc, lib)
 			}
 			if t.Failed() {
 				t.Logf("ranges %v; mutations:\n%s", ranges, m.log)
+			} else {
+				t.Logf("ranges %v", ranges)
 			}
 		})
 	}

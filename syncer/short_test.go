@@ -13,3 +13,7 @@ const (
 // defaultPushModelSeeds: the push-driven model test runs two seeds on each
 // backend every day.
 const defaultPushModelSeeds = 2
+
+// rangedSeeds: the test of the createdTime ranges under changes runs one
+// seed on bbolt every day (and one on PostgreSQL).
+const rangedSeeds = 1
