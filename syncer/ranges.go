@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -35,10 +36,14 @@ import (
 //
 // Drive documents that it may ignore orderBy for users with about a million
 // files. Every page is checked: a folder older than the one listed before it
-// in its range means the order is not kept. From then on no range is cut,
-// and each lister reads its range to the end of its query, past its cut
-// (the folders listed twice are kept once): exact, at worst as slow as the
-// first range's listing.
+// in its range means the order is not kept. When the library's first page
+// shows it, its times are taken for a sample of the library's: the library
+// is listed in rangesPerLister × storage.concurrency ranges holding as many
+// of the sample each, bounded by the query alone, each read whole (the
+// first page is read again in them). When a later page shows it, no range
+// is cut any more, and each lister reads its range to the end of its query,
+// past its cut (the folders listed twice are kept once). Either way the
+// listing is exact, and at worst as slow as one listing.
 
 // splitFolders is the fewest folders a range must have left to list
 // (estimated) to be cut: each half keeps a few pages. Tests lower it.
@@ -260,23 +265,26 @@ func (l *rangeLister) take(rg *timeRange, list *drive.FileList) (keep []*drive.F
 	defer l.wake.Broadcast()
 	keep = list.Files
 	more = list.NextPageToken != ""
-	cut := -1
-	for i, f := range list.Files {
-		t, err := time.Parse(time.RFC3339Nano, f.CreatedTime)
-		if err != nil || (rg.listed+i > 0 && t.UnixMilli() < rg.cursor) {
-			l.ordered = false
-			break
-		}
-		if cut < 0 && t.UnixMilli() >= rg.limit {
-			cut = i
-		}
-		if rg.listed+i == 0 {
-			rg.first = t.UnixMilli()
-		}
-		rg.cursor = t.UnixMilli()
+	times, inOrder := createdTimes(list.Files, rg.cursor, rg.listed > 0)
+	if !inOrder && l.ordered && rg.from == noLowerBound && rg.limit == noUpperBound && rg.listed == 0 && more {
+		// The library's first page, out of order: its times are a sample
+		// of the library's. The ranges are cut from them at once, and
+		// each is listed whole; this page's folders come again in them.
+		l.ordered = false
+		l.waiting = sampledRanges(times, rangesPerLister*l.r.concurrency)
+		return nil, false, false
 	}
-	if l.ordered && cut >= 0 {
-		keep, more = list.Files[:cut], false
+	l.ordered = l.ordered && inOrder
+	if l.ordered {
+		if cut, past := slices.BinarySearch(times, rg.limit); past || cut < len(times) {
+			keep, more = list.Files[:cut], false
+		}
+	}
+	if len(times) > 0 {
+		if rg.listed == 0 {
+			rg.first, rg.cursor = times[0], times[0]
+		}
+		rg.cursor = max(rg.cursor, times[len(times)-1])
 	}
 	rg.listed += len(list.Files)
 	if rg.cursor > rg.first && rg.listed >= listPageSize {
@@ -284,9 +292,60 @@ func (l *rangeLister) take(rg *timeRange, list *drive.FileList) (keep []*drive.F
 	} else if rg.listed >= listPageSize {
 		rg.density = float64(rg.listed) // all in one millisecond so far
 	}
-	probe = more && !l.probed
+	probe = l.ordered && more && !l.probed
 	l.probed = l.probed || probe
 	return keep, more, probe
+}
+
+// createdTimes returns the createdTime of each file, in milliseconds, and
+// whether they come in order, none before after when a folder was listed
+// before them. A time that does not parse is out of order.
+func createdTimes(files []*drive.File, after int64, listed bool) ([]int64, bool) {
+	times := make([]int64, 0, len(files))
+	inOrder := true
+	for _, f := range files {
+		t, err := time.Parse(time.RFC3339Nano, f.CreatedTime)
+		if err != nil {
+			inOrder = false
+			continue
+		}
+		ms := t.UnixMilli()
+		if (listed || len(times) > 0) && ms < after {
+			inOrder = false
+		}
+		times = append(times, ms)
+		after = max(after, ms)
+	}
+	return times, inOrder
+}
+
+// rangesPerLister is how many ranges of a sample each lister gets, when
+// ranges cannot be cut while they are listed: ranges the sample made
+// uneven then weigh less.
+const rangesPerLister = 4
+
+// sampledRanges cuts all times into n ranges (or fewer) holding as many of
+// the sample times each, at whole seconds.
+func sampledRanges(times []int64, n int) []*timeRange {
+	slices.Sort(times)
+	var cuts []int64
+	for i := 1; i < n; i++ {
+		q := i * len(times) / n // the first time of range i: cut just past the one before
+		if q == 0 {
+			continue
+		}
+		at := ceilSecond(times[q-1] + 1)
+		if len(cuts) == 0 || at > cuts[len(cuts)-1] {
+			cuts = append(cuts, at)
+		}
+	}
+	ranges := make([]*timeRange, 0, len(cuts)+1)
+	from := int64(noLowerBound)
+	for _, to := range append(cuts, noUpperBound) {
+		ranges = append(ranges, &timeRange{from: from, to: to, limit: to})
+		from = to
+	}
+	return ranges
 }
 
 // probeNewest asks Drive for the newest folder's createdTime, which bounds

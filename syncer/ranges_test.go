@@ -130,28 +130,55 @@ func TestOneSecondLibraryIsOneRange(t *testing.T) {
 }
 
 // When Drive does not keep the createdTime order asked for (as it documents
-// it may not, for users with about a million files), each range is listed
-// to the end of its query, and the index is still exact.
+// it may not, for users with about a million files), the index is still
+// exact: out of order from the first page, the library is listed in ranges
+// cut from that page's times, each whole; out of order later, no range is
+// cut any more and each is listed to the end of its query.
 func TestUnorderedListingStaysExact(t *testing.T) {
-	syncer.SetSplitFolders(t, 1000)
-	m := newMutator(t, 7)
-	for range 7000 {
-		m.create()
+	for _, tc := range []struct {
+		name      string
+		shuffle   func(r *http.Request) bool
+		minRanges int
+	}{
+		{"from the first page", func(*http.Request) bool { return true }, 8},
+		{"after ranges were cut", func(r *http.Request) bool { return r.URL.Query().Get("pageToken") != "" }, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			syncer.SetSplitFolders(t, 700)
+			m := newMutator(t, 7)
+			for range 5000 {
+				m.create()
+			}
+			m.fake.SpreadTimes(time.Date(2016, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+			libs := m.libraries()
+			e := newEnv(t, m.fake, libs...)
+			var logs fmtest.LogBuffer
+			e.logger = slog.New(slog.NewTextHandler(&logs, nil))
+			e.throughProxy(shuffler(t, m.fake, tc.shuffle))
+			if res := e.sync("mydrive"); res.Ranges < tc.minRanges {
+				t.Errorf("listed in %d ranges; want at least %d", res.Ranges, tc.minRanges)
+			}
+			if !strings.Contains(logs.String(), "not list folders in createdTime order") {
+				t.Errorf("no warning of the order not kept in the log:\n%s", logs.String())
+			}
+			compareIndexes(t, tc.name, e, sequential(t, m.fake, libs, "mydrive"), "mydrive")
+		})
 	}
-	m.fake.SpreadTimes(time.Date(2016, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	libs := m.libraries()
-	e := newEnv(t, m.fake, libs...)
-	var logs fmtest.LogBuffer
-	e.logger = slog.New(slog.NewTextHandler(&logs, nil))
+}
+
+// shuffler stands before fake and shuffles the files of the pages listed
+// in createdTime order that shuffle picks, as Drive's order would be if it
+// ignored orderBy.
+func shuffler(t *testing.T, fake *googlefake.Server, shuffle func(r *http.Request) bool) http.Handler {
 	rng := rand.New(rand.NewPCG(7, 7))
 	var mu sync.Mutex
-	e.throughProxy(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !isFilesList(r) || r.URL.Query().Get("orderBy") != "createdTime" {
-			m.fake.ServeHTTP(w, r)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isFilesList(r) || r.URL.Query().Get("orderBy") != "createdTime" || !shuffle(r) {
+			fake.ServeHTTP(w, r)
 			return
 		}
 		rec := httptest.NewRecorder()
-		m.fake.ServeHTTP(rec, r)
+		fake.ServeHTTP(rec, r)
 		var page map[string]any
 		if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil || rec.Code != http.StatusOK {
 			t.Errorf("files.list answered %d %s", rec.Code, rec.Body)
@@ -164,10 +191,5 @@ func TestUnorderedListingStaysExact(t *testing.T) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(page) //nolint:errcheck // the client sees a short body
-	}))
-	e.sync("mydrive")
-	if !strings.Contains(logs.String(), "not list folders in createdTime order") {
-		t.Errorf("no warning of the order not kept in the log:\n%s", logs.String())
-	}
-	compareIndexes(t, "unordered", e, sequential(t, m.fake, libs, "mydrive"), "mydrive")
+	})
 }
