@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -37,6 +38,24 @@ func TestLatencyText(t *testing.T) {
 	} {
 		if got := latencyText(d); got != want {
 			t.Errorf("latencyText(%s) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// The full sync's wall-time limit: the 0.35 × the fewest × the
+// latency, plus the fake's CPU, from 100 ms a call; twice the fewest ×
+// the latency below, where the machine's CPU bounds the sync.
+func TestFullSyncWall(t *testing.T) {
+	for _, tc := range []struct {
+		latency, fakeCPU time.Duration
+		want             float64
+	}{
+		{30 * time.Millisecond, 8 * time.Second, 2 * 1001 * 0.03},
+		{100 * time.Millisecond, 8 * time.Second, 0.35*1001*0.1 + 8},
+		{time.Second, 0, 0.35 * 1001},
+	} {
+		if got, _, _ := fullSyncWall(1001, tc.latency, tc.fakeCPU); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("fullSyncWall(1001, %s, %s) = %.3f, want %.3f", tc.latency, tc.fakeCPU, got, tc.want)
 		}
 	}
 }
