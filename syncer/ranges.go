@@ -95,7 +95,8 @@ type rangeLister struct {
 }
 
 // listRanges lists the library's folders, handing each page's folders to
-// page (one call at a time; an error stops the listing), and returns how many ranges it listed.
+// page (one call at a time; an error stops the listing), and returns how
+// many ranges it listed.
 func (r *reader) listRanges(ctx context.Context, page func([]*drive.File) error) (int, error) {
 	l := &rangeLister{r: r, page: page, gate: googleclient.NewPageGate(pagesInUse), newest: noLowerBound, ordered: true}
 	l.wake = sync.NewCond(&l.mu)
@@ -164,12 +165,7 @@ func (l *rangeLister) next() *timeRange {
 func (l *rangeLister) finish(rg *timeRange) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for i, a := range l.active {
-		if a == rg {
-			l.active = append(l.active[:i], l.active[i+1:]...)
-			break
-		}
-	}
+	l.active = slices.DeleteFunc(l.active, func(a *timeRange) bool { return a == rg })
 	l.wake.Broadcast()
 }
 
