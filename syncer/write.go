@@ -43,19 +43,24 @@ func (s *Syncer) writeTree(ctx context.Context, libraryID string, fence fm.Fence
 	return w.Commit(state)
 }
 
-// putSets writes every permission set a placed folder refers to.
+// putSets writes every permission set a placed folder refers to, in order
+// of key, which an index can append.
 func putSets(ctx context.Context, w fm.FullSyncWriter, st *stage, placed []uint32) error {
-	used := make([]bool, len(st.sets))
+	seen := make([]bool, len(st.sets))
+	var used []uint32
 	for _, n := range placed {
-		used[st.folders[n].set], used[st.folders[n].own] = true, true
+		for _, set := range [2]uint32{st.folders[n].set, st.folders[n].own} {
+			if !seen[set] {
+				seen[set] = true
+				used = append(used, set)
+			}
+		}
 	}
+	slices.SortFunc(used, func(a, b uint32) int { return bytes.Compare(st.sets[a].key[:], st.sets[b].key[:]) })
 	var buf []byte
 	batch := make([]fm.PermissionSet, 0, setBatch)
-	for n, u := range used {
-		if !u {
-			continue
-		}
-		set, err := st.set(buf, uint32(n))
+	for _, n := range used {
+		set, err := st.set(buf, n)
 		if err != nil {
 			return err
 		}
