@@ -262,7 +262,8 @@ func (s *stage) place(root uint32, odd *oddities) []uint32 {
 		depth[i] = -1
 	}
 	depth[root] = 0
-	order := []uint32{root}
+	order := make([]uint32, 1, len(s.folders)) // no more than every folder, allocated once
+	order[0] = root
 	s.placeAt(root, none)
 	// Breadth first: when a folder of depth d is taken, every folder of
 	// depth d is already placed, so its parents of depth d are known.
@@ -298,25 +299,32 @@ func (s *stage) placeAt(n, parent uint32) {
 }
 
 // childLists returns every listed folder's children by parent: those of
-// folder p are kids[start[p]:start[p+1]].
+// folder p are kids[start[p]:start[p+1]], in order of number.
 func (s *stage) childLists() (start, kids []uint32) {
+	// First start[p+1] is where p's children begin (the number of the
+	// children of the folders before p); each child then goes there, and
+	// it moves on, to end where they end, which is where p+1's begin.
 	start = make([]uint32, len(s.folders)+1)
-	for n := range s.folders {
-		if s.folders[n].flags&flagListed != 0 {
-			s.parentsOf(uint32(n), func(p uint32) { start[p+1]++ })
-		}
-	}
-	for i := 1; i < len(start); i++ {
-		start[i] += start[i-1]
-	}
-	kids = make([]uint32, start[len(s.folders)])
-	next := start[:len(s.folders):len(s.folders)]
-	next = append([]uint32(nil), next...)
+	links := 0
 	for n := range s.folders {
 		if s.folders[n].flags&flagListed != 0 {
 			s.parentsOf(uint32(n), func(p uint32) {
-				kids[next[p]] = uint32(n)
-				next[p]++
+				if int(p)+2 < len(start) {
+					start[p+2]++
+				}
+				links++
+			})
+		}
+	}
+	for i := 2; i < len(start); i++ {
+		start[i] += start[i-1]
+	}
+	kids = make([]uint32, links)
+	for n := range s.folders {
+		if s.folders[n].flags&flagListed != 0 {
+			s.parentsOf(uint32(n), func(p uint32) {
+				kids[start[p+1]] = uint32(n)
+				start[p+1]++
 			})
 		}
 	}
