@@ -34,16 +34,30 @@ const (
 	flagOpaque                      // its list does not follow from its parent's alone (isOpaque)
 )
 
-// stagedFolder is what a stage keeps of a folder in memory.
+// stagedFolder is what a stage keeps of a folder in memory: 24 bytes.
 type stagedFolder struct {
-	record int64  // offset of its record in the file
-	size   uint32 // length of its record
+	// record is where its record is in the file: the offset, shifted left
+	// by recordSizeBits, and the length (see recordAt).
+	record uint64
 	// parent is the first parent listed, then, once placed, its parent in
 	// the library (none for the root).
 	parent uint32
 	set    uint32 // its permission set, none while unknown
 	own    uint32 // its own permissions' set
 	flags  uint8
+}
+
+// recordSizeBits is how many bits of stagedFolder.record hold the length
+// of a record, which leaves 40 for its offset: records of up to 16 MiB in
+// a file of up to 1 TiB.
+const recordSizeBits = 24
+
+// recordAt returns a stagedFolder.record: the record of size bytes at off.
+func recordAt(off int64, size uint32) (uint64, error) {
+	if size >= 1<<recordSizeBits || uint64(off) >= 1<<(64-recordSizeBits) {
+		return 0, fmt.Errorf("full sync: a folder's record of %d bytes at %d is past what its temporary file can hold", size, off)
+	}
+	return uint64(off)<<recordSizeBits | uint64(size), nil
 }
 
 // stagedSet is a distinct permission list, in the file.
@@ -113,8 +127,12 @@ func (s *stage) add(f *drive.File, flags uint8) (uint32, bool, error) {
 	if err != nil {
 		return 0, false, err
 	}
+	record, err := recordAt(off, size)
+	if err != nil {
+		return 0, false, err
+	}
 	sf := &s.folders[n]
-	sf.record, sf.size, sf.flags = off, size, flags|flagListed
+	sf.record, sf.flags = record, flags|flagListed
 	for _, p := range f.Parents {
 		if p == f.Id {
 			continue
@@ -212,8 +230,8 @@ func (s *stage) read(buf []byte, off int64, size uint32) ([]byte, error) {
 
 // record returns a folder's name, resource key and definition.
 func (s *stage) record(buf []byte, n uint32) (name, resourceKey, definition string, err error) {
-	sf := &s.folders[n]
-	if buf, err = s.read(buf, sf.record, sf.size); err != nil {
+	record := s.folders[n].record
+	if buf, err = s.read(buf, int64(record>>recordSizeBits), uint32(record&(1<<recordSizeBits-1))); err != nil {
 		return "", "", "", err
 	}
 	var fields [3]string
