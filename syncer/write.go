@@ -19,21 +19,22 @@ const (
 // folders of st: their permission sets, then the folders in order of ID
 // (progress counts them), then the links from parents to children in order
 // of parent and child ID, every write under fence. Readers switch to the new
-// tree at Commit.
+// tree at Commit. It sorts placed, and reuses it, rather than hold copies
+// of a million folders' numbers.
 func (s *Syncer) writeTree(ctx context.Context, libraryID string, fence fm.Fence, st *stage, placed []uint32, state fm.LibraryState, progress fm.ProgressFunc) (fm.Drift, error) {
 	w, err := s.index.BeginFullSync(ctx, libraryID, fence)
 	if err != nil {
 		return fm.Drift{}, err
 	}
 	defer w.Abort() //nolint:errcheck // after Commit, a no-op; else the sync fails with the first error
-	byID := slices.Clone(placed)
-	slices.SortFunc(byID, func(a, b uint32) int { return bytes.Compare(st.ids.Bytes(a), st.ids.Bytes(b)) })
 	progress(fm.Progress{Library: libraryID, Phase: "writing", Total: len(placed)})
 	if err := putSets(ctx, w, st, placed); err != nil {
 		return fm.Drift{}, err
 	}
+	byID := placed
+	slices.SortFunc(byID, func(a, b uint32) int { return bytes.Compare(st.ids.Bytes(a), st.ids.Bytes(b)) })
 	if err := putFolders(ctx, w, st, byID, func(done int) {
-		progress(fm.Progress{Library: libraryID, Phase: "writing", Done: done, Total: len(placed)})
+		progress(fm.Progress{Library: libraryID, Phase: "writing", Done: done, Total: len(byID)})
 	}); err != nil {
 		return fm.Drift{}, err
 	}
@@ -95,13 +96,13 @@ func putFolders(ctx context.Context, w fm.FullSyncWriter, st *stage, byID []uint
 }
 
 // putLinks writes the links from parents to children, in order of parent
-// ID, then child ID.
+// ID, then child ID. It reorders byID, the placed folders in order of ID.
 func putLinks(ctx context.Context, w fm.FullSyncWriter, st *stage, byID []uint32) error {
 	rank := make([]uint32, len(st.folders))
 	for i, n := range byID {
 		rank[n] = uint32(i)
 	}
-	children := slices.DeleteFunc(slices.Clone(byID), func(n uint32) bool { return st.folders[n].parent == none })
+	children := slices.DeleteFunc(byID, func(n uint32) bool { return st.folders[n].parent == none })
 	slices.SortFunc(children, func(a, b uint32) int {
 		if pa, pb := rank[st.folders[a].parent], rank[st.folders[b].parent]; pa != pb {
 			return int(pa) - int(pb)
