@@ -18,7 +18,7 @@ import (
 // it lists compactly, so that its memory is a few dozen bytes a folder
 // rather than Go objects for every folder and permission: the folder IDs,
 // interned, with each folder's first parent, flags and permission sets in
-// an array; its name, resource key and definition, and each distinct
+// an array of chunks; its name, resource key and definition, and each distinct
 // permission list, in a temporary file, read back when the tree is written.
 
 // none is the number of no folder or set.
@@ -60,6 +60,35 @@ func recordAt(off int64, size uint32) (uint64, error) {
 	return uint64(off)<<recordSizeBits | uint64(size), nil
 }
 
+// folderChunkBits sizes the chunks a stage keeps its folders in: 2¹⁶
+// folders, 1.5 MiB. They grow a chunk at a time, never copied as a slice
+// growing by append is, which holds the old array and the new at once, the
+// last time near the end of the listing, when the heap is largest.
+const folderChunkBits = 16
+
+// stagedFolders are a stage's folders, by number.
+type stagedFolders struct {
+	chunks [][]stagedFolder
+	n      int
+}
+
+// len returns the number of folders.
+func (a *stagedFolders) len() int { return a.n }
+
+// at returns folder n.
+func (a *stagedFolders) at(n uint32) *stagedFolder {
+	return &a.chunks[n>>folderChunkBits][n&(1<<folderChunkBits-1)]
+}
+
+// add adds a folder, numbered len() before.
+func (a *stagedFolders) add(f stagedFolder) {
+	if a.n&(1<<folderChunkBits-1) == 0 {
+		a.chunks = append(a.chunks, make([]stagedFolder, 1<<folderChunkBits))
+	}
+	*a.at(uint32(a.n)) = f
+	a.n++
+}
+
 // stagedSet is a distinct permission list, in the file.
 type stagedSet struct {
 	key    fm.PermissionSetKey
@@ -74,7 +103,7 @@ type stagedSet struct {
 type stage struct {
 	mu      sync.Mutex // guards what add, addSet and setPermissions change
 	ids     *intern.Table
-	folders []stagedFolder
+	folders stagedFolders
 	// more are the parents of folders with several, past the first.
 	more map[uint32][]uint32
 	file *os.File
@@ -109,7 +138,7 @@ func (s *stage) close() error { return s.file.Close() }
 func (s *stage) number(id string) uint32 {
 	n, added := s.ids.Intern(id)
 	if added {
-		s.folders = append(s.folders, stagedFolder{parent: none, set: none, own: none})
+		s.folders.add(stagedFolder{parent: none, set: none, own: none})
 	}
 	return n
 }
@@ -120,7 +149,7 @@ func (s *stage) add(f *drive.File, flags uint8) (uint32, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.number(f.Id)
-	if s.folders[n].flags&flagListed != 0 {
+	if s.folders.at(n).flags&flagListed != 0 {
 		return n, false, nil
 	}
 	off, size, err := s.append(f.Name, f.ResourceKey, f.AppProperties[folderDefinitionProperty])
@@ -131,14 +160,13 @@ func (s *stage) add(f *drive.File, flags uint8) (uint32, bool, error) {
 	if err != nil {
 		return 0, false, err
 	}
-	sf := &s.folders[n]
+	sf := s.folders.at(n)
 	sf.record, sf.flags = record, flags|flagListed
 	for _, p := range f.Parents {
 		if p == f.Id {
 			continue
 		}
 		pn := s.number(p)
-		sf = &s.folders[n] // folder may have grown the slice
 		if sf.parent == none {
 			sf.parent = pn
 		} else {
@@ -194,21 +222,23 @@ func (s *stage) addSet(perms []fm.Permission) (uint32, error) {
 func (s *stage) needsPermissions(n uint32) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.folders[n].set == none && s.folders[n].flags&flagInherits == 0
+	f := s.folders.at(n)
+	return f.set == none && f.flags&flagInherits == 0
 }
 
 // hasFlags tells whether a folder has all of flags.
 func (s *stage) hasFlags(n uint32, flags uint8) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.folders[n].flags&flags == flags
+	return s.folders.at(n).flags&flags == flags
 }
 
 // setPermissions gives a folder its permission sets.
 func (s *stage) setPermissions(n, set, own uint32) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.folders[n].set, s.folders[n].own = set, own
+	f := s.folders.at(n)
+	f.set, f.own = set, own
 }
 
 // flush writes out what the file's buffer holds, so that it can be read.
@@ -230,7 +260,7 @@ func (s *stage) read(buf []byte, off int64, size uint32) ([]byte, error) {
 
 // record returns a folder's name, resource key and definition.
 func (s *stage) record(buf []byte, n uint32) (name, resourceKey, definition string, err error) {
-	record := s.folders[n].record
+	record := s.folders.at(n).record
 	if buf, err = s.read(buf, int64(record>>recordSizeBits), uint32(record&(1<<recordSizeBits-1))); err != nil {
 		return "", "", "", err
 	}
@@ -259,7 +289,7 @@ func (s *stage) set(buf []byte, n uint32) (fm.PermissionSet, error) {
 
 // parentsOf calls fn with each parent of folder n, in the order listed.
 func (s *stage) parentsOf(n uint32, fn func(p uint32)) {
-	if p := s.folders[n].parent; p != none {
+	if p := s.folders.at(n).parent; p != none {
 		fn(p)
 	}
 	for _, p := range s.more[n] {
@@ -275,12 +305,12 @@ func (s *stage) parentsOf(n uint32, fn func(p uint32)) {
 // restricted flag are set; folders not reachable from the root are left out.
 func (s *stage) place(root uint32, odd *oddities) []uint32 {
 	start, kids := s.childLists()
-	depth := make([]int32, len(s.folders))
+	depth := make([]int32, s.folders.len())
 	for i := range depth {
 		depth[i] = -1
 	}
 	depth[root] = 0
-	order := make([]uint32, 1, len(s.folders)) // no more than every folder, allocated once
+	order := make([]uint32, 1, s.folders.len()) // no more than every folder, allocated once
 	order[0] = root
 	s.placeAt(root, none)
 	// Breadth first: when a folder of depth d is taken, every folder of
@@ -308,10 +338,10 @@ func (s *stage) place(root uint32, odd *oddities) []uint32 {
 
 // placeAt gives folder n its place under parent (none: the root).
 func (s *stage) placeAt(n, parent uint32) {
-	sf := &s.folders[n]
+	sf := s.folders.at(n)
 	sf.parent = parent
 	sf.flags &^= flagRestricted
-	if sf.flags&flagOwnRestricted != 0 || (parent != none && s.folders[parent].flags&flagRestricted != 0) {
+	if sf.flags&flagOwnRestricted != 0 || (parent != none && s.folders.at(parent).flags&flagRestricted != 0) {
 		sf.flags |= flagRestricted
 	}
 }
@@ -322,10 +352,10 @@ func (s *stage) childLists() (start, kids []uint32) {
 	// First start[p+1] is where p's children begin (the number of the
 	// children of the folders before p); each child then goes there, and
 	// it moves on, to end where they end, which is where p+1's begin.
-	start = make([]uint32, len(s.folders)+1)
+	start = make([]uint32, s.folders.len()+1)
 	links := 0
-	for n := range s.folders {
-		if s.folders[n].flags&flagListed != 0 {
+	for n := range uint32(s.folders.len()) {
+		if s.folders.at(n).flags&flagListed != 0 {
 			s.parentsOf(uint32(n), func(p uint32) {
 				if int(p)+2 < len(start) {
 					start[p+2]++
@@ -338,8 +368,8 @@ func (s *stage) childLists() (start, kids []uint32) {
 		start[i] += start[i-1]
 	}
 	kids = make([]uint32, links)
-	for n := range s.folders {
-		if s.folders[n].flags&flagListed != 0 {
+	for n := range uint32(s.folders.len()) {
+		if s.folders.at(n).flags&flagListed != 0 {
 			s.parentsOf(uint32(n), func(p uint32) {
 				kids[start[p+1]] = uint32(n)
 				start[p+1]++
@@ -369,7 +399,7 @@ func (s *stage) folder(buf []byte, n uint32) (fm.Folder, error) {
 	if err != nil {
 		return fm.Folder{}, err
 	}
-	sf := &s.folders[n]
+	sf := s.folders.at(n)
 	f := fm.Folder{ID: s.ids.String(n), Name: name, ResourceKey: rk, DefinitionID: def,
 		OwnRestrictedDownload: sf.flags&flagOwnRestricted != 0,
 		RestrictedDownload:    sf.flags&flagRestricted != 0,

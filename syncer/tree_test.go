@@ -51,7 +51,7 @@ func TestPlaceInTree(t *testing.T) {
 	seen := map[uint32]bool{}
 	var restricted []string
 	for _, n := range order {
-		f := st.folders[n]
+		f := st.folders.at(n)
 		if f.parent != none && !seen[f.parent] {
 			t.Errorf("%s comes before its parent", st.ids.String(n))
 		}

@@ -50,7 +50,7 @@ func putSets(ctx context.Context, w fm.FullSyncWriter, st *stage, placed []uint3
 	seen := make([]bool, len(st.sets))
 	var used []uint32
 	for _, n := range placed {
-		for _, set := range [2]uint32{st.folders[n].set, st.folders[n].own} {
+		for _, set := range [2]uint32{st.folders.at(n).set, st.folders.at(n).own} {
 			if !seen[set] {
 				seen[set] = true
 				used = append(used, set)
@@ -98,20 +98,20 @@ func putFolders(ctx context.Context, w fm.FullSyncWriter, st *stage, byID []uint
 // putLinks writes the links from parents to children, in order of parent
 // ID, then child ID. It reorders byID, the placed folders in order of ID.
 func putLinks(ctx context.Context, w fm.FullSyncWriter, st *stage, byID []uint32) error {
-	rank := make([]uint32, len(st.folders))
+	rank := make([]uint32, st.folders.len())
 	for i, n := range byID {
 		rank[n] = uint32(i)
 	}
-	children := slices.DeleteFunc(byID, func(n uint32) bool { return st.folders[n].parent == none })
+	children := slices.DeleteFunc(byID, func(n uint32) bool { return st.folders.at(n).parent == none })
 	slices.SortFunc(children, func(a, b uint32) int {
-		if pa, pb := rank[st.folders[a].parent], rank[st.folders[b].parent]; pa != pb {
+		if pa, pb := rank[st.folders.at(a).parent], rank[st.folders.at(b).parent]; pa != pb {
 			return int(pa) - int(pb)
 		}
 		return int(rank[a]) - int(rank[b])
 	})
 	batch := make([]fm.ChildLink, 0, linkBatch)
 	for _, n := range children {
-		batch = append(batch, fm.ChildLink{ParentID: st.ids.String(st.folders[n].parent), ChildID: st.ids.String(n)})
+		batch = append(batch, fm.ChildLink{ParentID: st.ids.String(st.folders.at(n).parent), ChildID: st.ids.String(n)})
 		if len(batch) == cap(batch) {
 			if err := putBatch(ctx, w.PutChildren, batch); err != nil {
 				return err
