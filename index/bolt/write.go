@@ -463,6 +463,7 @@ func (db *DB) dropGeneration(libraryID string, name []byte) {
 }
 
 func (db *DB) dropGenerationErr(libraryID string, name []byte) error {
+	defer db.releasing()()
 	return db.update("drop a tree of "+libraryID, func(tx *bbolt.Tx) error {
 		lib := tx.Bucket(bucketLibraries).Bucket([]byte(libraryID))
 		if lib == nil || lib.Bucket(name) == nil {
