@@ -52,9 +52,13 @@ type fullSync struct {
 // written out of order keep bbolt's default, which leaves room to insert.
 const packedFill = 1.0
 
-// releaseEvery is how many folders a full sync writes between releases of
-// the index's mapped pages.
-const releaseEvery = 50_000
+// releaseEvery is how many sets, folders or links a full sync writes
+// between releases of the index's mapped pages. The pages a transaction
+// reads are few, but the kernel maps the cached pages around each one too:
+// where a tree replaces another, whose pages surround those written,
+// writing 10,000 folders and comparing them with the old tree maps about
+// 5 MB.
+const releaseEvery = 10_000
 
 // BeginFullSync creates an empty generation for the library's new tree.
 func (db *DB) BeginFullSync(_ context.Context, libraryID string, _ fm.Fence) (fm.FullSyncWriter, error) {
@@ -158,6 +162,7 @@ func (fs *fullSync) PutPermissionSets(sets []fm.PermissionSet) error {
 	for _, s := range sets {
 		fs.sizes[s.Key] = len(s.Permissions)
 	}
+	fs.releaseSometimes(len(sets))
 	return nil
 }
 
