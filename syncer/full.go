@@ -38,7 +38,11 @@ func (s *Syncer) fullSync(ctx context.Context, lib *fm.Library, prev *fm.Library
 	if err != nil {
 		return nil, err
 	}
-	st, err := newStage(os.TempDir())
+	expect := 0
+	if prev != nil {
+		expect = prev.Folders
+	}
+	st, err := newStage(os.TempDir(), expect)
 	if err != nil {
 		return nil, err
 	}

@@ -113,12 +113,16 @@ type stage struct {
 	sets    []stagedSet
 	setOf   map[fm.PermissionSetKey]uint32
 	scratch []byte
+
+	// expect is how many IDs the stage expects, 0 if it cannot tell.
+	expect int
 }
 
 // newStage returns a stage whose file is in dir (a full sync's is in the
-// system's temporary directory, $TMPDIR). The file is removed at once: it
-// goes with the process, whatever becomes of it.
-func newStage(dir string) (*stage, error) {
+// system's temporary directory, $TMPDIR), sized for about folders folders
+// (0 if unknown): those of the tree a full sync replaces. The file is
+// removed at once: it goes with the process, whatever becomes of it.
+func newStage(dir string, folders int) (*stage, error) {
 	f, err := os.CreateTemp(dir, ".foldermirror-sync-*")
 	if err != nil {
 		return nil, fmt.Errorf("full sync: create its temporary file in %s: %w", dir, err)
@@ -127,15 +131,22 @@ func newStage(dir string) (*stage, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("full sync: %w", err)
 	}
-	return &stage{ids: intern.New(1024), more: map[uint32][]uint32{}, file: f,
-		w: bufio.NewWriterSize(f, 256<<10), setOf: map[fm.PermissionSetKey]uint32{}}, nil
+	expect := folders + folders/10 // room for some growth
+	return &stage{ids: intern.New(max(expect, 1024)), more: map[uint32][]uint32{}, file: f,
+		w: bufio.NewWriterSize(f, 256<<10), setOf: map[fm.PermissionSetKey]uint32{}, expect: expect}, nil
 }
 
 // close releases the stage's file.
 func (s *stage) close() error { return s.file.Close() }
 
-// number returns the number of an ID, numbering it if it is new.
+// number returns the number of an ID, numbering it if it is new. The first
+// makes room for the IDs expected, as long as it: the table then fills
+// without copying them as it grows, the last time near the end of the
+// listing, when the heap is largest.
 func (s *stage) number(id string) uint32 {
+	if s.ids.Len() == 0 {
+		s.ids.Reserve(s.expect * len(id))
+	}
 	n, added := s.ids.Intern(id)
 	if added {
 		s.folders.add(stagedFolder{parent: none, set: none, own: none})
