@@ -367,7 +367,7 @@ func (s *stage) childLists() (start, kids []uint32) {
 	links := 0
 	for n := range uint32(s.folders.len()) {
 		if s.folders.at(n).flags&flagListed != 0 {
-			s.parentsOf(uint32(n), func(p uint32) {
+			s.parentsOf(n, func(p uint32) {
 				if int(p)+2 < len(start) {
 					start[p+2]++
 				}
@@ -381,8 +381,8 @@ func (s *stage) childLists() (start, kids []uint32) {
 	kids = make([]uint32, links)
 	for n := range uint32(s.folders.len()) {
 		if s.folders.at(n).flags&flagListed != 0 {
-			s.parentsOf(uint32(n), func(p uint32) {
-				kids[start[p+1]] = uint32(n)
+			s.parentsOf(n, func(p uint32) {
+				kids[start[p+1]] = n
 				start[p+1]++
 			})
 		}
