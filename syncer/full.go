@@ -39,7 +39,11 @@ func (s *Syncer) fullSync(ctx context.Context, lib *fm.Library, prev *fm.Library
 	if err != nil {
 		return nil, err
 	}
-	st, err := newStage(os.TempDir())
+	expect := 0
+	if prev != nil {
+		expect = prev.Folders
+	}
+	st, err := newStage(os.TempDir(), expect)
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +303,7 @@ func folders(files []*drive.File) []*drive.File {
 // myDriveRoot finds the configured root folder: in the listing, or with one
 // more call when it is not there (an alias such as "root", say).
 func (r *reader) myDriveRoot(ctx context.Context, st *stage) (uint32, error) {
-	if n, ok := st.ids.Lookup(r.lib.RootFolderID); ok && st.folders[n].flags&flagListed != 0 {
+	if n, ok := st.ids.Lookup(r.lib.RootFolderID); ok && st.folders.at(n).flags&flagListed != 0 {
 		return n, nil
 	}
 	f, err := r.svc.Files.Get(r.lib.RootFolderID).Fields(googleapi.Field(fileFields)).SupportsAllDrives(true).Context(ctx).Do()
@@ -323,7 +327,7 @@ func (r *reader) readStagedPermissions(ctx context.Context, st *stage, placed []
 	rootID := st.ids.String(placed[0])
 	q := r.newPermissionQueue(ctx, rootID)
 	for _, n := range placed {
-		if f := &st.folders[n]; f.set == none && (f.flags&flagInherits == 0 || n == placed[0]) {
+		if f := st.folders.at(n); f.set == none && (f.flags&flagInherits == 0 || n == placed[0]) {
 			r.queueStaged(q, st, n)
 		}
 	}
@@ -336,16 +340,16 @@ func (r *reader) readStagedPermissions(ctx context.Context, st *stage, placed []
 	}
 	inherited := map[uint32]uint32{} // the parent's list's set → the child's
 	for _, n := range placed[1:] {
-		f := &st.folders[n]
+		f := st.folders.at(n)
 		if f.set != none {
 			continue
 		}
-		set, ok := inherited[st.folders[f.parent].set]
+		set, ok := inherited[st.folders.at(f.parent).set]
 		if !ok {
-			if set, err = inheritedSet(st, st.folders[f.parent].set); err != nil {
+			if set, err = inheritedSet(st, st.folders.at(f.parent).set); err != nil {
 				return err
 			}
-			inherited[st.folders[f.parent].set] = set
+			inherited[st.folders.at(f.parent).set] = set
 		}
 		st.setPermissions(n, set, noOwn)
 	}
@@ -377,11 +381,11 @@ func markOpaque(st *stage, placed []uint32) error {
 	own := map[[3]uint32]uint32{} // list, own, parent's list → own
 	var buf []byte
 	for _, n := range placed[1:] {
-		f := &st.folders[n]
+		f := st.folders.at(n)
 		if f.flags&flagInherits != 0 {
 			continue
 		}
-		key := [3]uint32{f.set, f.own, st.folders[f.parent].set}
+		key := [3]uint32{f.set, f.own, st.folders.at(f.parent).set}
 		o, ok := own[key]
 		if !ok {
 			var err error

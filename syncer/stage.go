@@ -18,7 +18,7 @@ import (
 // it lists compactly, so that its memory is a few dozen bytes a folder
 // rather than Go objects for every folder and permission: the folder IDs,
 // interned, with each folder's first parent, flags and permission sets in
-// an array; its name, resource key and definition, and each distinct
+// an array of chunks; its name, resource key and definition, and each distinct
 // permission list, in a temporary file, read back when the tree is written.
 
 // none is the number of no folder or set.
@@ -34,16 +34,59 @@ const (
 	flagOpaque                      // its list does not follow from its parent's alone (isOpaque)
 )
 
-// stagedFolder is what a stage keeps of a folder in memory.
+// stagedFolder is what a stage keeps of a folder in memory: 24 bytes.
 type stagedFolder struct {
-	record int64  // offset of its record in the file
-	size   uint32 // length of its record
+	// record is where its record is in the file: the offset, shifted left
+	// by recordSizeBits, and the length (see recordAt).
+	record uint64
 	// parent is the first parent listed, then, once placed, its parent in
 	// the library (none for the root).
 	parent uint32
 	set    uint32 // its permission set, none while unknown
 	own    uint32 // its own permissions' set
 	flags  uint8
+}
+
+// recordSizeBits is how many bits of stagedFolder.record hold the length
+// of a record, which leaves 40 for its offset: records of up to 16 MiB in
+// a file of up to 1 TiB.
+const recordSizeBits = 24
+
+// recordAt returns a stagedFolder.record: the record of size bytes at off.
+func recordAt(off int64, size uint32) (uint64, error) {
+	if size >= 1<<recordSizeBits || uint64(off) >= 1<<(64-recordSizeBits) {
+		return 0, fmt.Errorf("full sync: a folder's record of %d bytes at %d is past what its temporary file can hold", size, off)
+	}
+	return uint64(off)<<recordSizeBits | uint64(size), nil
+}
+
+// folderChunkBits sizes the chunks a stage keeps its folders in: 2¹⁶
+// folders, 1.5 MiB. They grow a chunk at a time, never copied as a slice
+// growing by append is, which holds the old array and the new at once, the
+// last time near the end of the listing, when the heap is largest.
+const folderChunkBits = 16
+
+// stagedFolders are a stage's folders, by number.
+type stagedFolders struct {
+	chunks [][]stagedFolder
+	n      int
+}
+
+// len returns the number of folders.
+func (a *stagedFolders) len() int { return a.n }
+
+// at returns folder n.
+func (a *stagedFolders) at(n uint32) *stagedFolder {
+	return &a.chunks[n>>folderChunkBits][n&(1<<folderChunkBits-1)]
+}
+
+// add adds a folder, numbered len() before.
+func (a *stagedFolders) add(f stagedFolder) {
+	if a.n&(1<<folderChunkBits-1) == 0 {
+		a.chunks = append(a.chunks, make([]stagedFolder, 1<<folderChunkBits))
+	}
+	*a.at(uint32(a.n)) = f
+	a.n++
 }
 
 // stagedSet is a distinct permission list, in the file.
@@ -60,7 +103,7 @@ type stagedSet struct {
 type stage struct {
 	mu      sync.Mutex // guards what add, addSet and setPermissions change
 	ids     *intern.Table
-	folders []stagedFolder
+	folders stagedFolders
 	// more are the parents of folders with several, past the first.
 	more map[uint32][]uint32
 	file *os.File
@@ -70,12 +113,16 @@ type stage struct {
 	sets    []stagedSet
 	setOf   map[fm.PermissionSetKey]uint32
 	scratch []byte
+
+	// expect is how many IDs the stage expects, 0 if it cannot tell.
+	expect int
 }
 
 // newStage returns a stage whose file is in dir (a full sync's is in the
-// system's temporary directory, $TMPDIR). The file is removed at once: it
-// goes with the process, whatever becomes of it.
-func newStage(dir string) (*stage, error) {
+// system's temporary directory, $TMPDIR), sized for about folders folders
+// (0 if unknown): those of the tree a full sync replaces. The file is
+// removed at once: it goes with the process, whatever becomes of it.
+func newStage(dir string, folders int) (*stage, error) {
 	f, err := os.CreateTemp(dir, ".foldermirror-sync-*")
 	if err != nil {
 		return nil, fmt.Errorf("full sync: create its temporary file in %s: %w", dir, err)
@@ -84,18 +131,25 @@ func newStage(dir string) (*stage, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("full sync: %w", err)
 	}
-	return &stage{ids: intern.New(1024), more: map[uint32][]uint32{}, file: f,
-		w: bufio.NewWriterSize(f, 256<<10), setOf: map[fm.PermissionSetKey]uint32{}}, nil
+	expect := folders + folders/10 // room for some growth
+	return &stage{ids: intern.New(max(expect, 1024)), more: map[uint32][]uint32{}, file: f,
+		w: bufio.NewWriterSize(f, 256<<10), setOf: map[fm.PermissionSetKey]uint32{}, expect: expect}, nil
 }
 
 // close releases the stage's file.
 func (s *stage) close() error { return s.file.Close() }
 
-// number returns the number of an ID, numbering it if it is new.
+// number returns the number of an ID, numbering it if it is new. The first
+// makes room for the IDs expected, as long as it: the table then fills
+// without copying them as it grows, the last time near the end of the
+// listing, when the heap is largest.
 func (s *stage) number(id string) uint32 {
+	if s.ids.Len() == 0 {
+		s.ids.Reserve(s.expect * len(id))
+	}
 	n, added := s.ids.Intern(id)
 	if added {
-		s.folders = append(s.folders, stagedFolder{parent: none, set: none, own: none})
+		s.folders.add(stagedFolder{parent: none, set: none, own: none})
 	}
 	return n
 }
@@ -106,21 +160,24 @@ func (s *stage) add(f *drive.File, flags uint8) (uint32, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.number(f.Id)
-	if s.folders[n].flags&flagListed != 0 {
+	if s.folders.at(n).flags&flagListed != 0 {
 		return n, false, nil
 	}
 	off, size, err := s.append(f.Name, f.ResourceKey, f.AppProperties[folderDefinitionProperty])
 	if err != nil {
 		return 0, false, err
 	}
-	sf := &s.folders[n]
-	sf.record, sf.size, sf.flags = off, size, flags|flagListed
+	record, err := recordAt(off, size)
+	if err != nil {
+		return 0, false, err
+	}
+	sf := s.folders.at(n)
+	sf.record, sf.flags = record, flags|flagListed
 	for _, p := range f.Parents {
 		if p == f.Id {
 			continue
 		}
 		pn := s.number(p)
-		sf = &s.folders[n] // folder may have grown the slice
 		if sf.parent == none {
 			sf.parent = pn
 		} else {
@@ -176,21 +233,23 @@ func (s *stage) addSet(perms []fm.Permission) (uint32, error) {
 func (s *stage) needsPermissions(n uint32) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.folders[n].set == none && s.folders[n].flags&flagInherits == 0
+	f := s.folders.at(n)
+	return f.set == none && f.flags&flagInherits == 0
 }
 
 // hasFlags tells whether a folder has all of flags.
 func (s *stage) hasFlags(n uint32, flags uint8) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.folders[n].flags&flags == flags
+	return s.folders.at(n).flags&flags == flags
 }
 
 // setPermissions gives a folder its permission sets.
 func (s *stage) setPermissions(n, set, own uint32) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.folders[n].set, s.folders[n].own = set, own
+	f := s.folders.at(n)
+	f.set, f.own = set, own
 }
 
 // flush writes out what the file's buffer holds, so that it can be read.
@@ -212,8 +271,8 @@ func (s *stage) read(buf []byte, off int64, size uint32) ([]byte, error) {
 
 // record returns a folder's name, resource key and definition.
 func (s *stage) record(buf []byte, n uint32) (name, resourceKey, definition string, err error) {
-	sf := &s.folders[n]
-	if buf, err = s.read(buf, sf.record, sf.size); err != nil {
+	record := s.folders.at(n).record
+	if buf, err = s.read(buf, int64(record>>recordSizeBits), uint32(record&(1<<recordSizeBits-1))); err != nil {
 		return "", "", "", err
 	}
 	var fields [3]string
@@ -241,7 +300,7 @@ func (s *stage) set(buf []byte, n uint32) (fm.PermissionSet, error) {
 
 // parentsOf calls fn with each parent of folder n, in the order listed.
 func (s *stage) parentsOf(n uint32, fn func(p uint32)) {
-	if p := s.folders[n].parent; p != none {
+	if p := s.folders.at(n).parent; p != none {
 		fn(p)
 	}
 	for _, p := range s.more[n] {
@@ -257,12 +316,13 @@ func (s *stage) parentsOf(n uint32, fn func(p uint32)) {
 // restricted flag are set; folders not reachable from the root are left out.
 func (s *stage) place(root uint32, odd *oddities) []uint32 {
 	start, kids := s.childLists()
-	depth := make([]int32, len(s.folders))
+	depth := make([]int32, s.folders.len())
 	for i := range depth {
 		depth[i] = -1
 	}
 	depth[root] = 0
-	order := []uint32{root}
+	order := make([]uint32, 1, s.folders.len()) // no more than every folder, allocated once
+	order[0] = root
 	s.placeAt(root, none)
 	// Breadth first: when a folder of depth d is taken, every folder of
 	// depth d is already placed, so its parents of depth d are known.
@@ -289,34 +349,41 @@ func (s *stage) place(root uint32, odd *oddities) []uint32 {
 
 // placeAt gives folder n its place under parent (none: the root).
 func (s *stage) placeAt(n, parent uint32) {
-	sf := &s.folders[n]
+	sf := s.folders.at(n)
 	sf.parent = parent
 	sf.flags &^= flagRestricted
-	if sf.flags&flagOwnRestricted != 0 || (parent != none && s.folders[parent].flags&flagRestricted != 0) {
+	if sf.flags&flagOwnRestricted != 0 || (parent != none && s.folders.at(parent).flags&flagRestricted != 0) {
 		sf.flags |= flagRestricted
 	}
 }
 
 // childLists returns every listed folder's children by parent: those of
-// folder p are kids[start[p]:start[p+1]].
+// folder p are kids[start[p]:start[p+1]], in order of number.
 func (s *stage) childLists() (start, kids []uint32) {
-	start = make([]uint32, len(s.folders)+1)
-	for n := range s.folders {
-		if s.folders[n].flags&flagListed != 0 {
-			s.parentsOf(uint32(n), func(p uint32) { start[p+1]++ })
+	// First start[p+1] is where p's children begin (the number of the
+	// children of the folders before p); each child then goes there, and
+	// it moves on, to end where they end, which is where p+1's begin.
+	start = make([]uint32, s.folders.len()+1)
+	links := 0
+	for n := range uint32(s.folders.len()) {
+		if s.folders.at(n).flags&flagListed != 0 {
+			s.parentsOf(n, func(p uint32) {
+				if int(p)+2 < len(start) {
+					start[p+2]++
+				}
+				links++
+			})
 		}
 	}
-	for i := 1; i < len(start); i++ {
+	for i := 2; i < len(start); i++ {
 		start[i] += start[i-1]
 	}
-	kids = make([]uint32, start[len(s.folders)])
-	next := start[:len(s.folders):len(s.folders)]
-	next = append([]uint32(nil), next...)
-	for n := range s.folders {
-		if s.folders[n].flags&flagListed != 0 {
-			s.parentsOf(uint32(n), func(p uint32) {
-				kids[next[p]] = uint32(n)
-				next[p]++
+	kids = make([]uint32, links)
+	for n := range uint32(s.folders.len()) {
+		if s.folders.at(n).flags&flagListed != 0 {
+			s.parentsOf(n, func(p uint32) {
+				kids[start[p+1]] = n
+				start[p+1]++
 			})
 		}
 	}
@@ -343,7 +410,7 @@ func (s *stage) folder(buf []byte, n uint32) (fm.Folder, error) {
 	if err != nil {
 		return fm.Folder{}, err
 	}
-	sf := &s.folders[n]
+	sf := s.folders.at(n)
 	f := fm.Folder{ID: s.ids.String(n), Name: name, ResourceKey: rk, DefinitionID: def,
 		OwnRestrictedDownload: sf.flags&flagOwnRestricted != 0,
 		RestrictedDownload:    sf.flags&flagRestricted != 0,

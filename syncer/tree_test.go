@@ -1,14 +1,16 @@
 package syncer
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	drive "google.golang.org/api/drive/v3"
 )
 
 func TestPlaceInTree(t *testing.T) {
-	st, err := newStage(t.TempDir())
+	st, err := newStage(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +51,7 @@ func TestPlaceInTree(t *testing.T) {
 	seen := map[uint32]bool{}
 	var restricted []string
 	for _, n := range order {
-		f := st.folders[n]
+		f := st.folders.at(n)
 		if f.parent != none && !seen[f.parent] {
 			t.Errorf("%s comes before its parent", st.ids.String(n))
 		}
@@ -78,5 +80,36 @@ func TestPlaceInTree(t *testing.T) {
 	// deep (a1, b), twin (b, a) and c1 (c2, b) have a link not followed each.
 	if n := odd.parentLinks.Load(); n != 3 {
 		t.Errorf("%d parent links not followed, want 3", n)
+	}
+}
+
+// A staged folder's record reads back as it was written, and one too long
+// for the stage to address is refused rather than cut.
+func TestStagedRecords(t *testing.T) {
+	st, err := newStage(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.close()
+	names := []string{"first", strings.Repeat("é", 40_000), ""}
+	for i, name := range names {
+		f := &drive.File{Id: fmt.Sprint("f", i), Name: name, ResourceKey: fmt.Sprint("rk", i),
+			AppProperties: map[string]string{folderDefinitionProperty: fmt.Sprint("def", i)}}
+		if _, _, err := st.add(f, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.flush(); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range names {
+		n, _ := st.ids.Lookup(fmt.Sprint("f", i))
+		name, rk, def, err := st.record(nil, n)
+		if err != nil || name != want || rk != fmt.Sprint("rk", i) || def != fmt.Sprint("def", i) {
+			t.Errorf("record %d: %.20q %q %q, %v", i, name, rk, def, err)
+		}
+	}
+	if _, _, err := st.add(&drive.File{Id: "huge", Name: strings.Repeat("x", 1<<recordSizeBits)}, 0); err == nil {
+		t.Error("a record of 16 MiB staged")
 	}
 }

@@ -19,21 +19,22 @@ const (
 // folders of st: their permission sets, then the folders in order of ID
 // (progress counts them), then the links from parents to children in order
 // of parent and child ID, every write under fence. Readers switch to the new
-// tree at Commit.
+// tree at Commit. It sorts placed, and reuses it, rather than hold copies
+// of a million folders' numbers.
 func (s *Syncer) writeTree(ctx context.Context, libraryID string, fence fm.Fence, st *stage, placed []uint32, state fm.LibraryState, progress fm.ProgressFunc) (fm.Drift, error) {
 	w, err := s.index.BeginFullSync(ctx, libraryID, fence)
 	if err != nil {
 		return fm.Drift{}, err
 	}
 	defer w.Abort() //nolint:errcheck // after Commit, a no-op; else the sync fails with the first error
-	byID := slices.Clone(placed)
-	slices.SortFunc(byID, func(a, b uint32) int { return bytes.Compare(st.ids.Bytes(a), st.ids.Bytes(b)) })
 	progress(fm.Progress{Library: libraryID, Phase: "writing", Total: len(placed)})
 	if err := putSets(ctx, w, st, placed); err != nil {
 		return fm.Drift{}, err
 	}
+	byID := placed
+	slices.SortFunc(byID, func(a, b uint32) int { return bytes.Compare(st.ids.Bytes(a), st.ids.Bytes(b)) })
 	if err := putFolders(ctx, w, st, byID, func(done int) {
-		progress(fm.Progress{Library: libraryID, Phase: "writing", Done: done, Total: len(placed)})
+		progress(fm.Progress{Library: libraryID, Phase: "writing", Done: done, Total: len(byID)})
 	}); err != nil {
 		return fm.Drift{}, err
 	}
@@ -43,19 +44,24 @@ func (s *Syncer) writeTree(ctx context.Context, libraryID string, fence fm.Fence
 	return w.Commit(state)
 }
 
-// putSets writes every permission set a placed folder refers to.
+// putSets writes every permission set a placed folder refers to, in order
+// of key, which an index can append.
 func putSets(ctx context.Context, w fm.FullSyncWriter, st *stage, placed []uint32) error {
-	used := make([]bool, len(st.sets))
+	seen := make([]bool, len(st.sets))
+	var used []uint32
 	for _, n := range placed {
-		used[st.folders[n].set], used[st.folders[n].own] = true, true
+		for _, set := range [2]uint32{st.folders.at(n).set, st.folders.at(n).own} {
+			if !seen[set] {
+				seen[set] = true
+				used = append(used, set)
+			}
+		}
 	}
+	slices.SortFunc(used, func(a, b uint32) int { return bytes.Compare(st.sets[a].key[:], st.sets[b].key[:]) })
 	var buf []byte
 	batch := make([]fm.PermissionSet, 0, setBatch)
-	for n, u := range used {
-		if !u {
-			continue
-		}
-		set, err := st.set(buf, uint32(n))
+	for _, n := range used {
+		set, err := st.set(buf, n)
 		if err != nil {
 			return err
 		}
@@ -90,22 +96,22 @@ func putFolders(ctx context.Context, w fm.FullSyncWriter, st *stage, byID []uint
 }
 
 // putLinks writes the links from parents to children, in order of parent
-// ID, then child ID.
+// ID, then child ID. It reorders byID, the placed folders in order of ID.
 func putLinks(ctx context.Context, w fm.FullSyncWriter, st *stage, byID []uint32) error {
-	rank := make([]uint32, len(st.folders))
+	rank := make([]uint32, st.folders.len())
 	for i, n := range byID {
 		rank[n] = uint32(i)
 	}
-	children := slices.DeleteFunc(slices.Clone(byID), func(n uint32) bool { return st.folders[n].parent == none })
+	children := slices.DeleteFunc(byID, func(n uint32) bool { return st.folders.at(n).parent == none })
 	slices.SortFunc(children, func(a, b uint32) int {
-		if pa, pb := rank[st.folders[a].parent], rank[st.folders[b].parent]; pa != pb {
+		if pa, pb := rank[st.folders.at(a).parent], rank[st.folders.at(b).parent]; pa != pb {
 			return int(pa) - int(pb)
 		}
 		return int(rank[a]) - int(rank[b])
 	})
 	batch := make([]fm.ChildLink, 0, linkBatch)
 	for _, n := range children {
-		batch = append(batch, fm.ChildLink{ParentID: st.ids.String(st.folders[n].parent), ChildID: st.ids.String(n)})
+		batch = append(batch, fm.ChildLink{ParentID: st.ids.String(st.folders.at(n).parent), ChildID: st.ids.String(n)})
 		if len(batch) == cap(batch) {
 			if err := putBatch(ctx, w.PutChildren, batch); err != nil {
 				return err

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"encoding/binary"
 	"reflect"
 	"testing"
 	"time"
@@ -46,5 +47,20 @@ func TestPermissionsAndLibraryCodecs(t *testing.T) {
 	}
 	if _, err := decodeLibrary(append(encodeLibrary(rec), 0)); err == nil {
 		t.Error("trailing byte accepted")
+	}
+}
+
+// A padded uvarint reads back as its value, in as many bytes as asked or
+// as the value needs.
+func TestPaddedUvarint(t *testing.T) {
+	for _, x := range []uint64{0, 1, 127, 128, 300, 1<<28 - 1, 1 << 28, 1<<64 - 1} {
+		for _, width := range []int{0, 1, 4, binary.MaxVarintLen64, 12} {
+			b := appendPaddedUvarint([]byte{0xff}, x, width)[1:]
+			got, n := binary.Uvarint(b)
+			want := max(min(width, binary.MaxVarintLen64), len(binary.AppendUvarint(nil, x)))
+			if got != x || n != len(b) || len(b) != want {
+				t.Errorf("%d in %d bytes: % x reads %d in %d bytes; want %d bytes", x, width, b, got, n, want)
+			}
+		}
 	}
 }

@@ -287,6 +287,37 @@ func (db *DB) release() {
 	}
 }
 
+// releaseInterval is how often releasing releases the mapped pages.
+const releaseInterval = 10 * time.Millisecond
+
+// releasing releases the index's mapped pages every releaseInterval until the
+// function it returns is called, and once more then. It bounds what a
+// transaction that reads many pages and cannot be cut, such as dropping a
+// tree (bbolt reads every page of a bucket it deletes), leaves mapped:
+// releasing pages a transaction reads is safe, they are read again from
+// the page cache.
+func (db *DB) releasing() (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(releaseInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				db.release()
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+		db.release()
+	}
+}
+
 // library returns the cached record of a library, nil if never synced.
 func (db *DB) library(id string) *libraryRecord {
 	db.mu.RLock()

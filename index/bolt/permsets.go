@@ -66,14 +66,47 @@ func (t *tree) dropSet(key fm.PermissionSetKey) (int, error) {
 	return n, t.permsets.Put(key[:], joinPermset(refs-1, bytes.Clone(list)))
 }
 
-// setRefs sets the references of a stored set.
+// uncountedWidth is the width of the references a full sync stores a set
+// with before they are counted: 0 as a uvarint padded to that many bytes,
+// which binary.Uvarint reads as any other. setRefs keeps the width, so that
+// the record keeps its size and the packed page it is in is not split.
+// Four bytes hold counts below 2²⁸.
+const uncountedWidth = 4
+
+// putUncounted stores an encoded list under its key with no references yet
+// (see uncountedWidth), unless a set is stored there.
+func (t *tree) putUncounted(key fm.PermissionSetKey, list []byte) error {
+	if t.permsets.Get(key[:]) != nil {
+		return nil
+	}
+	v := appendPaddedUvarint(make([]byte, 0, uncountedWidth+len(list)), 0, uncountedWidth)
+	return t.permsets.Put(key[:], append(v, list...))
+}
+
+// setRefs sets the references of a stored set, in as many bytes as they
+// took, or more if they need more.
 func (t *tree) setRefs(key fm.PermissionSetKey, refs uint64) error {
 	v := t.permsets.Get(key[:])
 	if v == nil {
 		return errCorrupt
 	}
-	_, list := splitPermset(v)
-	return t.permsets.Put(key[:], joinPermset(refs, bytes.Clone(list)))
+	_, width := binary.Uvarint(v)
+	if width <= 0 {
+		return errCorrupt
+	}
+	nv := appendPaddedUvarint(make([]byte, 0, len(v)+binary.MaxVarintLen64), refs, width)
+	return t.permsets.Put(key[:], append(nv, v[width:]...))
+}
+
+// appendPaddedUvarint appends x as a uvarint of at least width bytes (at
+// most binary.MaxVarintLen64): the bytes short of width are continuation
+// bytes of zero bits.
+func appendPaddedUvarint(b []byte, x uint64, width int) []byte {
+	for i := 1; i < min(width, binary.MaxVarintLen64) || x >= 0x80; i++ {
+		b = append(b, byte(x)|0x80)
+		x >>= 7
+	}
+	return append(b, byte(x))
 }
 
 // permissions returns the list of a set; ENOTFOUND if there is none such.

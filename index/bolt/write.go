@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -28,6 +30,10 @@ type fullSync struct {
 	// in ascending order, and are appended to packed pages.
 	lastID   string
 	lastLink fm.ChildLink
+	// lastSet is the key of the last set put; setsInOrder whether every
+	// set came in ascending order of key so far, appended to packed pages.
+	lastSet     fm.PermissionSetKey
+	setsInOrder bool
 	// sizes is the number of permissions of each set put.
 	sizes map[fm.PermissionSetKey]int
 	// refs counts the references to each set, written at Commit.
@@ -46,14 +52,18 @@ type fullSync struct {
 // written out of order keep bbolt's default, which leaves room to insert.
 const packedFill = 1.0
 
-// releaseEvery is how many folders a full sync writes between releases of
-// the index's mapped pages.
-const releaseEvery = 50_000
+// releaseEvery is how many sets, folders or links a full sync writes
+// between releases of the index's mapped pages. The pages a transaction
+// reads are few, but the kernel maps the cached pages around each one too:
+// where a tree replaces another, whose pages surround those written,
+// writing 10,000 folders and comparing them with the old tree maps about
+// 5 MB.
+const releaseEvery = 10_000
 
 // BeginFullSync creates an empty generation for the library's new tree.
 func (db *DB) BeginFullSync(_ context.Context, libraryID string, _ fm.Fence) (fm.FullSyncWriter, error) {
 	fs := &fullSync{db: db, libraryID: libraryID, sizes: map[fm.PermissionSetKey]int{},
-		refs: map[fm.PermissionSetKey]uint64{}, drifted: []string{}}
+		refs: map[fm.PermissionSetKey]uint64{}, drifted: []string{}, setsInOrder: true}
 	err := db.update("begin a full sync of "+libraryID, func(tx *bbolt.Tx) error {
 		lib, err := tx.Bucket(bucketLibraries).CreateBucketIfNotExists([]byte(libraryID))
 		if err != nil {
@@ -116,18 +126,30 @@ func (fs *fullSync) check() error {
 	return nil
 }
 
-// PutPermissionSets stores sets, without references yet.
+// PutPermissionSets stores sets, without references yet (Commit counts
+// them). Sets that come in ascending order of key, as the syncer puts them,
+// are appended to packed pages; others are inserted where they belong.
 func (fs *fullSync) PutPermissionSets(sets []fm.PermissionSet) error {
 	if err := fs.check(); err != nil {
 		return err
+	}
+	inOrder, last := fs.setsInOrder, fs.lastSet
+	for i, s := range sets {
+		if (len(fs.sizes) > 0 || i > 0) && bytes.Compare(s.Key[:], last[:]) <= 0 {
+			inOrder = false
+		}
+		last = s.Key
 	}
 	err := fs.db.update("write permissions of "+fs.libraryID, func(tx *bbolt.Tx) error {
 		t, _, err := fs.trees(tx)
 		if err != nil {
 			return err
 		}
+		if inOrder {
+			t.permsets.FillPercent = packedFill
+		}
 		for _, s := range sets {
-			if err := t.addSet(s.Key, fm.AppendPermissions(nil, s.Permissions), 0); err != nil {
+			if err := t.putUncounted(s.Key, fm.AppendPermissions(nil, s.Permissions)); err != nil {
 				return err
 			}
 		}
@@ -136,9 +158,11 @@ func (fs *fullSync) PutPermissionSets(sets []fm.PermissionSet) error {
 	if err != nil {
 		return err
 	}
+	fs.setsInOrder, fs.lastSet = inOrder, last
 	for _, s := range sets {
 		fs.sizes[s.Key] = len(s.Permissions)
 	}
+	fs.releaseSometimes(len(sets))
 	return nil
 }
 
@@ -274,27 +298,42 @@ func (fs *fullSync) releaseSometimes(n int) {
 	}
 }
 
+// refsBatch is how many sets' references writeRefs writes in a
+// transaction.
+const refsBatch = 2000
+
 // writeRefs writes the references counted while folders were put, and
-// drops the sets no folder refers to.
+// drops the sets no folder refers to: in order of key, refsBatch sets a
+// transaction, releasing the mapped pages read after each, so that neither
+// the pages of every set nor a transaction rewriting them all are held at
+// once.
 func (fs *fullSync) writeRefs() error {
-	return fs.db.update("write the permissions of "+fs.libraryID, func(tx *bbolt.Tx) error {
-		t, _, err := fs.trees(tx)
+	keys := slices.SortedFunc(maps.Keys(fs.sizes), func(a, b fm.PermissionSetKey) int { return bytes.Compare(a[:], b[:]) })
+	for batch := range slices.Chunk(keys, refsBatch) {
+		err := fs.db.update("write the permissions of "+fs.libraryID, func(tx *bbolt.Tx) error {
+			t, _, err := fs.trees(tx)
+			if err != nil {
+				return err
+			}
+			for _, key := range batch {
+				if fs.refs[key] == 0 {
+					if err := t.permsets.Delete(key[:]); err != nil {
+						return err
+					}
+					continue
+				}
+				if err := t.setRefs(key, fs.refs[key]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		for key := range fs.sizes {
-			if fs.refs[key] == 0 {
-				if err := t.permsets.Delete(key[:]); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := t.setRefs(key, fs.refs[key]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+		fs.db.release()
+	}
+	return nil
 }
 
 // Commit writes the permission set references, then, in one transaction,
@@ -429,6 +468,7 @@ func (db *DB) dropGeneration(libraryID string, name []byte) {
 }
 
 func (db *DB) dropGenerationErr(libraryID string, name []byte) error {
+	defer db.releasing()()
 	return db.update("drop a tree of "+libraryID, func(tx *bbolt.Tx) error {
 		lib := tx.Bucket(bucketLibraries).Bucket([]byte(libraryID))
 		if lib == nil || lib.Bucket(name) == nil {
