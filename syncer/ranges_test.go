@@ -135,6 +135,14 @@ func TestOneSecondLibraryIsOneRange(t *testing.T) {
 // cut from that page's times, each whole; out of order later, no range is
 // cut any more and each is listed to the end of its query.
 func TestUnorderedListingStaysExact(t *testing.T) {
+	syncer.SetSplitFolders(t, 700)
+	m := newMutator(t, 7)
+	for range 5000 {
+		m.create()
+	}
+	m.fake.SpreadTimes(time.Date(2016, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	libs := m.libraries()
+	want := sequential(t, m.fake, libs, "mydrive")
 	for _, tc := range []struct {
 		name      string
 		shuffle   func(r *http.Request) bool
@@ -144,13 +152,6 @@ func TestUnorderedListingStaysExact(t *testing.T) {
 		{"after ranges were cut", func(r *http.Request) bool { return r.URL.Query().Get("pageToken") != "" }, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			syncer.SetSplitFolders(t, 700)
-			m := newMutator(t, 7)
-			for range 5000 {
-				m.create()
-			}
-			m.fake.SpreadTimes(time.Date(2016, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-			libs := m.libraries()
 			e := newEnv(t, m.fake, libs...)
 			var logs fmtest.LogBuffer
 			e.logger = slog.New(slog.NewTextHandler(&logs, nil))
@@ -161,7 +162,7 @@ func TestUnorderedListingStaysExact(t *testing.T) {
 			if !strings.Contains(logs.String(), "not list folders in createdTime order") {
 				t.Errorf("no warning of the order not kept in the log:\n%s", logs.String())
 			}
-			compareIndexes(t, tc.name, e, sequential(t, m.fake, libs, "mydrive"), "mydrive")
+			compareIndexes(t, tc.name, e, want, "mydrive")
 		})
 	}
 }
