@@ -285,17 +285,16 @@ func (r *reader) listCall(q string) *drive.FilesListCall {
 	return call.Corpora("user")
 }
 
-// pages reads call's pages, one ahead, and hands each to page, its files
-// cut to the library's folders: Drive answers more than asked at times
-// (shortcuts and trash, which are not folders of a library). An error page
-// returns stops the listing.
+// pages reads call's pages, one ahead, and hands each to page; an error
+// page returns stops the listing.
 func (r *reader) pages(ctx context.Context, call *drive.FilesListCall, page func(*drive.FileList) error) error {
 	ctx, stop := googleclient.WithReadAhead(ctx)
 	defer stop()
 	return call.Context(ctx).Pages(ctx, page)
 }
 
-// folders are the library's folders of files.
+// folders are the library's folders of files: Drive answers more than
+// asked at times (shortcuts and trash, which are not folders of a library).
 func folders(files []*drive.File) []*drive.File {
 	return slices.DeleteFunc(files, func(f *drive.File) bool { return f.MimeType != fm.FolderMimeType || f.Trashed })
 }

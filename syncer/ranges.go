@@ -68,12 +68,12 @@ var errRangeDone = errors.New("range listed up to its cut")
 
 // timeRange is a range of createdTime, in milliseconds, being listed.
 type timeRange struct {
-	from, to int64 // the query's: from ≤ createdTime < to
-	limit    int64 // to, or less once cut: later folders are another range's
-	first    int64 // the createdTime of the first folder listed
-	cursor   int64 // the createdTime of the last folder listed
-	listed   int
-	density  float64 // folders a millisecond: the range's own, or the one it was cut from
+	from    int64 // the first createdTime of the range
+	limit   int64 // its end (excluded), lowered when it is cut: later folders are another range's
+	first   int64 // the createdTime of the first folder listed
+	cursor  int64 // the createdTime of the last folder listed
+	listed  int
+	density float64 // folders a millisecond: the range's own, or the one it was cut from
 }
 
 // rangeLister lists a library's folders in createdTime ranges.
@@ -101,7 +101,7 @@ func (r *reader) listRanges(ctx context.Context, page func([]*drive.File) error)
 	l := &rangeLister{r: r, page: page, gate: googleclient.NewPageGate(pagesInUse), newest: noLowerBound, ordered: true}
 	l.wake = sync.NewCond(&l.mu)
 	l.group, l.ctx = errgroup.WithContext(ctx)
-	l.waiting = []*timeRange{{from: noLowerBound, to: noUpperBound, limit: noUpperBound}}
+	l.waiting = []*timeRange{{from: noLowerBound, limit: noUpperBound}}
 	stop := context.AfterFunc(l.ctx, l.wakeAll)
 	defer stop()
 	for range max(1, r.concurrency) {
@@ -191,7 +191,7 @@ func (l *rangeLister) cut() *timeRange {
 	if at <= lo || at >= best.limit {
 		return nil
 	}
-	later := &timeRange{from: at, to: best.limit, limit: best.limit, density: best.density}
+	later := &timeRange{from: at, limit: best.limit, density: best.density}
 	best.limit = at
 	return later
 }
@@ -224,8 +224,7 @@ func ceilSecond(ms int64) int64 {
 // list lists one range, in createdTime order, up to its cut.
 func (l *rangeLister) list(rg *timeRange) error {
 	l.mu.Lock()
-	rg.to = rg.limit // cut before it was started
-	q := rangeQuery(rg.from, rg.to)
+	q := rangeQuery(rg.from, rg.limit) // its end when it starts: a later cut stops it early
 	l.mu.Unlock()
 	call := l.r.listCall(q).OrderBy("createdTime").Fields(rangeListFields)
 	ctx, done := l.gate.Hold(l.ctx)
@@ -338,7 +337,7 @@ func sampledRanges(times []int64, n int) []*timeRange {
 	ranges := make([]*timeRange, 0, len(cuts)+1)
 	from := int64(noLowerBound)
 	for _, to := range append(cuts, noUpperBound) {
-		ranges = append(ranges, &timeRange{from: from, to: to, limit: to})
+		ranges = append(ranges, &timeRange{from: from, limit: to})
 		from = to
 	}
 	return ranges
