@@ -82,8 +82,9 @@ func (s *Server) visibleLibrary(ctx context.Context, cl *caller, libraryID strin
 }
 
 // locateFolder finds a folder by ID in the synced libraries, among those the
-// caller has a role on (link grants included).
-func (s *Server) locateFolder(ctx context.Context, cl *caller, folderID string) (*libraryView, catalog.Ref, access, error) {
+// caller may read directly (see readsDirectly), with the resource keys the
+// request carries.
+func (s *Server) locateFolder(ctx context.Context, cl *caller, folderID string, keys resourceKeys) (*libraryView, catalog.Ref, access, error) {
 	for i := range s.libraries {
 		lib := &s.libraries[i]
 		lv, err := s.synced(ctx, lib, nil)
@@ -97,11 +98,19 @@ func (s *Server) locateFolder(ctx context.Context, cl *caller, folderID string) 
 			continue
 		}
 		lv.viewer = viewerOf(lv.lib, lib.Domain, cl) // only for the library that holds the folder
-		if a := lv.viewer.access(r); a.role != fm.RoleNone {
+		if a := lv.viewer.access(r); readsDirectly(a, lv.lib.View(r), keys) {
 			return lv, r, a, nil
 		}
 	}
-	return nil, catalog.Ref{}, access{}, fm.Errorf(fm.ENOTFOUND, "Folder %s not found.", folderID)
+	return nil, catalog.Ref{}, access{}, folderNotFound(folderID)
+}
+
+// folderNotFound is the one answer to a folder ID the caller may not read,
+// whatever the reason: unknown, not shared with it, reached by a link
+// without its resource key, the root of a library it may not see. A 404
+// never says which.
+func folderNotFound(folderID string) error {
+	return fm.Errorf(fm.ENOTFOUND, "Folder %s not found.", folderID)
 }
 
 // folderParam finds the folder the path's folderId names, among those the
@@ -109,7 +118,7 @@ func (s *Server) locateFolder(ctx context.Context, cl *caller, folderID string) 
 // freshness headers. False: it answered the request itself (an error, or
 // 304 Not Modified).
 func (s *Server) folderParam(c *gin.Context, deprecated bool) (*libraryView, catalog.Ref, fm.Role, bool) {
-	lv, r, a, err := s.locateFolder(c.Request.Context(), callerOf(c), c.Param("folderId"))
+	lv, r, a, err := s.locateFolder(c.Request.Context(), callerOf(c), c.Param("folderId"), requestResourceKeys(c.Request))
 	if err != nil {
 		s.writeError(c, err)
 		return nil, catalog.Ref{}, fm.RoleNone, false
@@ -163,8 +172,8 @@ func (s *Server) listChildrenDeprecated(c *gin.Context) {
 	parent := lv.lib.Root()
 	if id := c.Query("folderServiceId"); id != "" {
 		r, ok := lv.lib.Lookup(id)
-		if !ok || lv.viewer.access(r).role == fm.RoleNone {
-			s.writeError(c, fm.Errorf(fm.ENOTFOUND, "Folder %s not found.", id))
+		if !ok || !readsDirectly(lv.viewer.access(r), lv.lib.View(r), requestResourceKeys(c.Request)) {
+			s.writeError(c, folderNotFound(id))
 			return
 		}
 		parent = r
@@ -187,6 +196,9 @@ func (s *Server) listChildren(c *gin.Context) {
 	}
 	if lib := s.libraryRootedAt(c.Request.Context(), c.Param("folderId")); lib != nil {
 		lv, err := s.visibleLibrary(c.Request.Context(), callerOf(c), lib.ID)
+		if fm.ErrorCode(err) == fm.ENOTFOUND {
+			err = folderNotFound(c.Param("folderId")) // not "Library L not found": that would name it
+		}
 		if err != nil {
 			s.writeError(c, err)
 		} else if !s.validate(c, lv) {

@@ -23,7 +23,7 @@ func (s *Server) validate(c *gin.Context, lv *libraryView) bool {
 	h := c.Writer.Header()
 	h.Set("ETag", tag)
 	h.Set("Cache-Control", "private, no-cache")
-	h.Set("Vary", "Authorization")
+	h.Set("Vary", "Authorization, "+resourceKeysHeader) // a link's resource key opens a folder
 	if t := lv.state().LastSynced(); !t.IsZero() {
 		h.Set("Last-Modified", t.UTC().Format(http.TimeFormat))
 	}

@@ -1,6 +1,10 @@
 package httpapi
 
 import (
+	"crypto/subtle"
+	"net/http"
+	"strings"
+
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/foldermirror/foldermirror/httpapi/catalog"
@@ -65,6 +69,41 @@ func (v viewer) access(r catalog.Ref) access {
 		}
 	}
 	return a
+}
+
+// readsDirectly tells whether a caller with access a may read folder v
+// directly (operations 4 and 5, and 2 and 6 of it as the parent): it has a
+// role on it and, if links alone reach it and it has a resource key, the
+// request carries that key, as Drive asks for with the link. Knowing a
+// folder's ID does not hand out its key.
+func readsDirectly(a access, v catalog.View, keys resourceKeys) bool {
+	if a.role == fm.RoleNone {
+		return false
+	}
+	return a.listable || v.ResourceKey == "" || keys.has(v.ID, v.ResourceKey)
+}
+
+// resourceKeysHeader is Drive's header for the resource keys of the items
+// a request reaches by their links: comma-separated FOLDER_ID/RESOURCE_KEY.
+const resourceKeysHeader = "X-Goog-Drive-Resource-Keys"
+
+// resourceKeys are the values of a request's resourceKeysHeader, joined.
+type resourceKeys string
+
+func requestResourceKeys(r *http.Request) resourceKeys {
+	return resourceKeys(strings.Join(r.Header.Values(resourceKeysHeader), ","))
+}
+
+// has tells whether the keys give escapedKey (a key escaped as a JSON
+// string's contents, as catalogs keep it) for the folder id.
+func (k resourceKeys) has(id, escapedKey string) bool {
+	for pair := range strings.SplitSeq(string(k), ",") {
+		folder, key, ok := strings.Cut(strings.TrimSpace(pair), "/")
+		if ok && folder == id && subtle.ConstantTimeCompare([]byte(jsonContents(key)), []byte(escapedKey)) == 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // Permitted operations, in the contract's order.
