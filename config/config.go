@@ -83,9 +83,12 @@ type Schedule struct {
 	Full        string `yaml:"full"`
 }
 
-// Limits bound what one API caller may ask (not a DESIGN key: foldermirror's
-// own, with defaults no ordinary client reaches).
+// Limits bound what one API caller may ask, with defaults no ordinary
+// client reaches.
 type Limits struct {
+	// CallerConcurrent is how many of a caller's requests are answered at
+	// once, each until its answer has left; over it, 429 with Retry-After.
+	CallerConcurrent int `yaml:"callerConcurrent,omitempty"` // 0 when built in code: the default
 	// CallerRequestsPerSecond is each caller's sustained request budget;
 	// over it, requests are answered 429 with Retry-After.
 	CallerRequestsPerSecond float64 `yaml:"callerRequestsPerSecond"`
@@ -254,7 +257,7 @@ func Default() *Config {
 		DataDir:     "./data",
 		Storage:     Storage{RequestsPerSecond: 50, Concurrency: 8},
 		Schedule:    Schedule{Incremental: "@every 1m", Full: "0 3 * * *"},
-		Limits:      Limits{CallerRequestsPerSecond: 1000, CallerBurst: 2000},
+		Limits:      Limits{CallerConcurrent: 32, CallerRequestsPerSecond: 1000, CallerBurst: 2000},
 		Index:       Index{LeaseTTL: 30 * time.Second},
 		Push:        Push{ChannelTTL: 24 * time.Hour},
 		Auth: Auth{

@@ -113,7 +113,7 @@ func TestLoadExample(t *testing.T) {
 			Concurrency:       8,
 		},
 		Schedule: Schedule{Incremental: "@every 1m", Full: "0 3 * * *"},
-		Limits:   Limits{CallerRequestsPerSecond: 1000, CallerBurst: 2000},
+		Limits:   Limits{CallerConcurrent: 32, CallerRequestsPerSecond: 1000, CallerBurst: 2000},
 		Index:    Index{LeaseTTL: 30 * time.Second},
 		Push:     Push{Address: "https://foldermirror.example.com/drive/push", ChannelTTL: 12 * time.Hour},
 		Auth: Auth{
@@ -219,7 +219,7 @@ func TestDefaults(t *testing.T) {
 		DataDir:     "/etc/foldermirror/data",
 		Storage:     Storage{RequestsPerSecond: 50, Concurrency: 8},
 		Schedule:    Schedule{Incremental: "@every 1m", Full: "0 3 * * *"},
-		Limits:      Limits{CallerRequestsPerSecond: 1000, CallerBurst: 2000},
+		Limits:      Limits{CallerConcurrent: 32, CallerRequestsPerSecond: 1000, CallerBurst: 2000},
 		Index:       Index{LeaseTTL: 30 * time.Second},
 		Push:        Push{ChannelTTL: 24 * time.Hour},
 		Auth: Auth{

@@ -47,6 +47,7 @@ func scalars(c *Config) []scalar {
 		{"auth.clockSkew", &c.Auth.ClockSkew},
 		{"auth.google.jwksUrl", &c.Auth.Google.JWKSURL},
 		{"auth.google.tokeninfoUrl", &c.Auth.Google.TokeninfoURL},
+		{"limits.callerConcurrent", &c.Limits.CallerConcurrent},
 		{"limits.callerRequestsPerSecond", &c.Limits.CallerRequestsPerSecond},
 		{"limits.callerBurst", &c.Limits.CallerBurst},
 		{"index.url", &c.Index.URL},

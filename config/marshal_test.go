@@ -40,7 +40,7 @@ func full(dir string) *Config {
 				}},
 			},
 		},
-		Limits: Limits{CallerRequestsPerSecond: 1e6, CallerBurst: 1e6},
+		Limits: Limits{CallerConcurrent: 5, CallerRequestsPerSecond: 1e6, CallerBurst: 1e6},
 		Index:  Index{URL: "postgres://fm@db.example:5432/fm", LeaseTTL: 90 * time.Second},
 		Push:   Push{Address: "https://fm.example.com/drive/push", ChannelTTL: 36 * time.Hour},
 		// A flag value that reads as a boolean, a number and nothing stays text.

@@ -103,6 +103,9 @@ func redactURLError(err error) error {
 }
 
 func validateLimits(l Limits, ck *checker) {
+	if l.CallerConcurrent < 1 {
+		ck.add("limits.callerConcurrent", "%d is out of range; expected an integer of at least 1", l.CallerConcurrent)
+	}
 	ck.rate("limits.callerRequestsPerSecond", l.CallerRequestsPerSecond, 1000)
 	if l.CallerBurst < 1 {
 		ck.add("limits.callerBurst", "%d is out of range; expected an integer of at least 1", l.CallerBurst)

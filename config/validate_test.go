@@ -64,6 +64,7 @@ func TestValidation(t *testing.T) {
 		{"infinite requestsPerSecond", "storage: {requestsPerSecond: .inf}\n", "storage.requestsPerSecond", []string{"+Inf is out of range"}},
 		{"zero concurrency", "storage: {concurrency: 0}\n", "storage.concurrency", []string{"0 is out of range; expected an integer from 1 to 256"}},
 		{"large concurrency", "storage: {concurrency: 257}\n", "storage.concurrency", []string{"257 is out of range"}},
+		{"zero callerConcurrent", "limits: {callerConcurrent: 0}\n", "limits.callerConcurrent", []string{"0 is out of range; expected an integer of at least 1"}},
 		{"bad incremental spec", "schedule: {incremental: every minute}\n", "schedule.incremental", []string{`"every minute" is not a cron spec`, `"@every 1m"`}},
 		{"bad full spec", "schedule: {full: '0 3 * *'}\n", "schedule.full", []string{`"0 3 * *" is not a cron spec`, `"0 3 * * *"`}},
 		{"bad @every", "schedule: {full: '@every fortnight'}\n", "schedule.full", []string{"is not a cron spec"}},

@@ -273,15 +273,11 @@ func (s *Server) listLibraryFolders(c *gin.Context) {
 	s.finish(c, out)
 }
 
-// finish ends a folder list; one that could not stream is answered with
-// why, and one that cannot be finished cuts the connection, so that the
-// client sees an incomplete body rather than a short one.
+// finish ends a folder list; one that cannot be finished cuts the
+// connection, so that the client sees an incomplete body rather than a
+// short one.
 func (s *Server) finish(c *gin.Context, out *folderStream) {
-	refused, err := out.finish()
-	switch {
-	case refused != nil:
-		s.writeError(c, refused)
-	case err != nil:
+	if err := out.finish(); err != nil {
 		if c.Request.Context().Err() == nil {
 			s.logger.Error("response cut short", "path", c.Request.URL.Path, "err", err)
 		}

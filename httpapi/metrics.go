@@ -15,6 +15,8 @@ type Metrics struct {
 	authFailures *prometheus.CounterVec
 	streams      prometheus.Gauge
 	streamsCut   prometheus.Counter
+	// answersInFlight counts the requests holding a slot (answerSlots).
+	answersInFlight prometheus.Gauge
 }
 
 // NewMetrics registers the API's metrics with reg.
@@ -41,8 +43,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "foldermirror_api_streams_cut_total",
 			Help: "Streamed answers cut because their client had not read them by their deadline.",
 		}),
+		answersInFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "foldermirror_api_answers_in_flight",
+			Help: "Requests being answered now, each until its answer has left its connection's send queue.",
+		}),
 	}
-	reg.MustRegister(m.requests, m.duration, m.authFailures, m.streams, m.streamsCut)
+	reg.MustRegister(m.requests, m.duration, m.authFailures, m.streams, m.streamsCut, m.answersInFlight)
 	return m
 }
 

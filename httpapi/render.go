@@ -147,26 +147,27 @@ func folderBody(lv *libraryView, v *catalog.View, role fm.Role) []byte {
 
 // A folder list is built in a buffer and sent in one write, with its
 // length, when it fits in wholeAnswerBytes; a longer one streams, in chunks
-// of streamChunkBytes, so that memory does not grow with a library's size.
+// of streamChunkBytes, so that an answer being written holds little memory
+// whatever its length, and however slowly its client reads it: a slow
+// reader holds a request's slot (see answerSlots), a buffer of about
+// wholeAnswerBytes, and what the kernel buffers for its connection
+// (sendBufferBytes).
 const (
-	wholeAnswerBytes = 1 << 20
+	wholeAnswerBytes = 64 << 10
 	streamChunkBytes = 32 << 10
 )
 
 // A stream holds a buffer and a revision of its library while its client
-// reads it. So that slow readers cannot pin memory, a caller has at most
-// StreamsPerCaller streams at once (beyond, 429 before anything is sent),
-// each chunk must be taken within StreamChunkTimeout, and a whole stream
-// within StreamDeadline (beyond, the connection is cut). The defaults:
+// reads it. Each chunk must be taken within StreamChunkTimeout, and a whole
+// stream within StreamDeadline (beyond, the connection is cut). The
+// defaults:
 const (
-	streamsPerCaller   = 4
 	streamChunkTimeout = 30 * time.Second
 	streamDeadline     = 10 * time.Minute
 )
 
-// buffers recycles answer buffers: large answers do not each cost the
-// garbage collector a megabyte.
-var buffers = sync.Pool{New: func() any { b := make([]byte, 0, wholeAnswerBytes+64<<10); return &b }}
+// buffers recycles answer buffers.
+var buffers = sync.Pool{New: func() any { b := make([]byte, 0, wholeAnswerBytes+16<<10); return &b }}
 
 // errStreamDeadline cuts a stream that took longer than streamDeadline.
 var errStreamDeadline = errors.New("the answer took longer than its deadline to be read")
@@ -174,29 +175,31 @@ var errStreamDeadline = errors.New("the answer took longer than its deadline to 
 // folderStream writes a folder list:
 // {"items":[ folder {..., "subfolders":[ ... ]} ... ],"kind":...}.
 type folderStream struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	buf *[]byte
-	// startStream takes a stream slot of the caller's, when the answer
-	// turns out too long to be sent whole; it returns the slot's release.
-	startStream func() (release func(), err error)
-	release     func()
-	streaming   bool
-	limits      *streamSlots
-	deadline    time.Time
-	// refused is why the answer could not stream; err why it cannot go on.
-	refused, err error
+	w         http.ResponseWriter
+	rc        *http.ResponseController
+	buf       *[]byte
+	streaming bool
+	limits    *streamLimits
+	deadline  time.Time
+	// err is why the answer cannot go on.
+	err error
 	// first tells, per nesting level, that no item was written there yet.
 	first []bool
 }
 
-// newFolderStream starts a folder list answering c, whose caller's streams
-// are counted.
+// streamLimits bound streams in time, and count them.
+type streamLimits struct {
+	chunkTimeout, deadline time.Duration
+	// active and cut are the metrics of streams under way, and of those
+	// cut at their deadline.
+	active prometheus.Gauge
+	cut    prometheus.Counter
+}
+
+// newFolderStream starts a folder list answering c.
 func (s *Server) newFolderStream(c *gin.Context) *folderStream {
 	fs := &folderStream{w: c.Writer, rc: http.NewResponseController(c.Writer), buf: buffers.Get().(*[]byte),
 		first: []bool{true}, limits: s.streams}
-	key := budgetKey(callerOf(c).Identity)
-	fs.startStream = func() (func(), error) { return s.streams.take(key) }
 	*fs.buf = append((*fs.buf)[:0], `{"items":[`...)
 	return fs
 }
@@ -228,11 +231,8 @@ func (s *folderStream) spill() {
 	case s.streaming && n >= streamChunkBytes:
 		s.send()
 	case !s.streaming && n >= wholeAnswerBytes:
-		if s.release, s.refused = s.startStream(); s.refused != nil {
-			s.err = s.refused
-			return
-		}
 		s.streaming, s.deadline = true, time.Now().Add(s.limits.deadline)
+		s.limits.active.Inc()
 		s.w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		s.w.WriteHeader(http.StatusOK)
 		s.send()
@@ -269,16 +269,9 @@ func (s *folderStream) send() {
 // the rest need not be produced.
 func (s *folderStream) failed() bool { return s.err != nil }
 
-// finish ends the answer, gives the buffer back, and releases the stream's
-// slot. An answer refused a stream was not started: refused tells why.
-func (s *folderStream) finish() (refused, err error) {
+// finish ends the answer and gives the buffer back.
+func (s *folderStream) finish() error {
 	defer buffers.Put(s.buf)
-	if s.release != nil {
-		defer s.release()
-	}
-	if s.refused != nil {
-		return s.refused, nil
-	}
 	*s.buf = append(*s.buf, `],"kind":"`+kindFolderList+`"}`...)
 	if !s.streaming {
 		h := s.w.Header()
@@ -286,45 +279,9 @@ func (s *folderStream) finish() (refused, err error) {
 		h.Set("Content-Length", strconv.Itoa(len(*s.buf)))
 		s.w.WriteHeader(http.StatusOK)
 		_, err := s.w.Write(*s.buf)
-		return nil, err
+		return err
 	}
+	defer s.limits.active.Dec()
 	s.send()
-	return nil, s.err
-}
-
-// streamSlots counts each caller's streams, and bounds them.
-type streamSlots struct {
-	perCaller              int
-	chunkTimeout, deadline time.Duration
-	// active and cut are the metrics of streams under way, and of those
-	// cut at their deadline.
-	active prometheus.Gauge
-	cut    prometheus.Counter
-
-	mu    sync.Mutex
-	count map[string]int
-}
-
-// take takes a stream slot of a caller's, and returns its release; it is
-// refused (ERATELIMITED) when the caller has all its slots taken already.
-func (ss *streamSlots) take(caller string) (func(), error) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if ss.count[caller] >= ss.perCaller {
-		return nil, &fm.Error{Code: fm.ERATELIMITED, RetryAfter: 5 * time.Second,
-			Message: fmt.Sprintf("Too many long answers under way for this caller (at most %d at once); try again after Retry-After seconds.", ss.perCaller)}
-	}
-	if ss.count == nil {
-		ss.count = map[string]int{}
-	}
-	ss.count[caller]++
-	ss.active.Inc()
-	return func() {
-		ss.mu.Lock()
-		defer ss.mu.Unlock()
-		ss.active.Dec()
-		if ss.count[caller]--; ss.count[caller] == 0 {
-			delete(ss.count, caller)
-		}
-	}, nil
+	return s.err
 }

@@ -37,7 +37,8 @@ type Server struct {
 	metrics   *Metrics
 	catalogs  *catalogs
 	budgets   *budgets
-	streams   *streamSlots
+	slots     *answerSlots
+	streams   *streamLimits
 	answers   *answerCache
 	// libJSON and configTags are each library's shared JSON and the
 	// configuration its answers show, by library ID.
@@ -74,11 +75,15 @@ type Options struct {
 	// ReadHeaderTimeout bounds the reading of a request's header; 10 s by
 	// default.
 	ReadHeaderTimeout time.Duration
-	// StreamsPerCaller bounds the answers too long to be sent whole that a
-	// caller reads at once (4 by default); StreamChunkTimeout the time to
-	// take each chunk of one (30 s), StreamDeadline the time to take it all
+	// CallerConcurrent bounds the requests of one caller being answered at
+	// once (32 by default), AnswersInFlight those of all callers (1024):
+	// beyond, 429 and 503 with Retry-After. A request is being answered
+	// until its answer has left the connection's send queue.
+	CallerConcurrent, AnswersInFlight int
+	// StreamChunkTimeout is the time a client has to take each chunk of an
+	// answer (30 s by default), and its connection's send queue to empty
+	// at the end; StreamDeadline the time to take a streamed answer whole
 	// (10 min).
-	StreamsPerCaller                   int
 	StreamChunkTimeout, StreamDeadline time.Duration
 	// Push, when not nil, receives Drive's push notifications on PushPath
 	// (push.address's path): every method there reaches it (it answers
@@ -117,12 +122,15 @@ func New(idx fm.IndexReader, authn Authenticator, opts Options) *Server {
 	if opts.ReadHeaderTimeout == 0 {
 		opts.ReadHeaderTimeout = readHeaderTimeout
 	}
-	opts.StreamsPerCaller = cmp.Or(opts.StreamsPerCaller, streamsPerCaller)
+	opts.CallerConcurrent = cmp.Or(opts.CallerConcurrent, callerConcurrent)
+	opts.AnswersInFlight = cmp.Or(opts.AnswersInFlight, answersInFlight)
 	opts.StreamChunkTimeout = cmp.Or(opts.StreamChunkTimeout, streamChunkTimeout)
 	opts.StreamDeadline = cmp.Or(opts.StreamDeadline, streamDeadline)
 	s := &Server{libraries: slices.Clone(opts.Libraries), domains: slices.Clone(opts.Domains), index: idx, auth: authn, logger: opts.Logger, metrics: opts.Metrics,
 		catalogs: newCatalogs(idx, opts.Libraries), budgets: newBudgets(opts.CallerRequestsPerSecond, opts.CallerBurst),
-		streams: &streamSlots{perCaller: opts.StreamsPerCaller, chunkTimeout: opts.StreamChunkTimeout, deadline: opts.StreamDeadline,
+		slots: &answerSlots{perCaller: opts.CallerConcurrent, total: opts.AnswersInFlight, drainTimeout: opts.StreamChunkTimeout,
+			inFlight: opts.Metrics.answersInFlight},
+		streams: &streamLimits{chunkTimeout: opts.StreamChunkTimeout, deadline: opts.StreamDeadline,
 			active: opts.Metrics.streams, cut: opts.Metrics.streamsCut},
 		answers: newAnswerCache(answerCacheBytes),
 		libJSON: map[string]*libraryJSON{}, configTags: map[string][]byte{}, trustedProxies: opts.TrustedProxies,
@@ -142,6 +150,7 @@ func New(idx fm.IndexReader, authn Authenticator, opts Options) *Server {
 		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
+		ConnContext:       connContext,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}
 	graceful.Track(s.http)
@@ -210,13 +219,27 @@ func (s *Server) authenticate() gin.HandlerFunc {
 			s.writeError(c, err)
 			return
 		}
-		if wait, ok := s.budgets.take(budgetKey(id)); !ok {
+		key := budgetKey(id)
+		if wait, ok := s.budgets.take(key); !ok {
 			s.writeError(c, &fm.Error{Code: fm.ERATELIMITED, RetryAfter: wait,
 				Message: "Too many requests from this caller; try again after Retry-After seconds."})
 			return
 		}
+		release, err := s.slots.take(key)
+		if err != nil {
+			s.writeError(c, err)
+			return
+		}
+		answered := false
+		defer func() {
+			if !answered {
+				release() // the handler panicked: the connection goes
+			}
+		}()
 		c.Set(callerKey, newCaller(id))
 		c.Next()
+		answered = true
+		s.slots.settle(c, release)
 	}
 }
 

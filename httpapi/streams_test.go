@@ -59,9 +59,9 @@ func bigServer(t *testing.T, n int, opts Options) (addr string, s *Server) {
 }
 
 // slowRequest sends operation 3 as caller on a connection of its own, reads
-// the status and headers, and leaves the body unread; it returns the status
-// and the connection.
-func slowRequest(t *testing.T, addr, caller string) (int, http.Header, net.Conn) {
+// the status and headers, and leaves the body unread; it returns the
+// response (its body unread) and the connection.
+func slowRequest(t *testing.T, addr, caller string) (*http.Response, net.Conn) {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -77,15 +77,16 @@ func slowRequest(t *testing.T, addr, caller string) (int, http.Header, net.Conn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.StatusCode, resp.Header, conn
+	return resp, conn
 }
 
-// 100 slow readers, ten from each of ten callers: each caller gets at most
-// its streams, the others are refused at once; when the readers go, their
-// streams end, and each caller is served again.
-func TestSlowReadersAreBounded(t *testing.T) {
+// 100 slow readers, ten from each of ten callers: each caller is answered
+// at most CallerConcurrent at once, the others refused at once with
+// Retry-After; another caller is served meanwhile; when the readers go,
+// their slots are released, and each caller is served again.
+func TestSlowReadersHoldTheirCallersSlots(t *testing.T) {
 	const perCaller = 3
-	addr, s := bigServer(t, 30_000, Options{StreamsPerCaller: perCaller})
+	addr, s := bigServer(t, 3_000, Options{CallerConcurrent: perCaller})
 	var mu sync.Mutex
 	statuses := map[string]map[int]int{}
 	var conns []net.Conn
@@ -95,13 +96,13 @@ func TestSlowReadersAreBounded(t *testing.T) {
 		statuses[caller] = map[int]int{}
 		for range 10 {
 			wg.Go(func() {
-				code, h, conn := slowRequest(t, addr, caller)
+				resp, conn := slowRequest(t, addr, caller)
 				mu.Lock()
 				defer mu.Unlock()
-				statuses[caller][code]++
+				statuses[caller][resp.StatusCode]++
 				conns = append(conns, conn)
-				if code == http.StatusTooManyRequests && h.Get("Retry-After") == "" {
-					t.Error("a refused stream has no Retry-After")
+				if resp.StatusCode == http.StatusTooManyRequests && resp.Header.Get("Retry-After") == "" {
+					t.Error("a refused request has no Retry-After")
 				}
 			})
 		}
@@ -109,52 +110,142 @@ func TestSlowReadersAreBounded(t *testing.T) {
 	wg.Wait()
 	for caller, st := range statuses {
 		if st[http.StatusOK] != perCaller || st[http.StatusTooManyRequests] != 10-perCaller {
-			t.Errorf("%s: statuses %v, want %d streams and %d refused", caller, st, perCaller, 10-perCaller)
+			t.Errorf("%s: statuses %v, want %d answered and %d refused", caller, st, perCaller, 10-perCaller)
 		}
 	}
-	if n := testutil.ToFloat64(s.metrics.streams); n != 10*perCaller {
-		t.Errorf("%v streams under way, want %d", n, 10*perCaller)
+	if n := testutil.ToFloat64(s.metrics.answersInFlight); n != 10*perCaller {
+		t.Errorf("%v answers in flight, want %d", n, 10*perCaller)
+	}
+	if body := readAll(t, addr, "another"); !strings.HasSuffix(body, `],"kind":"service#folderList"}`) {
+		t.Errorf("another caller, meanwhile: %d bytes", len(body))
 	}
 	for _, c := range conns {
 		c.Close()
 	}
-	waitForStreams(t, s)
+	waitForSlots(t, s)
 	for c := range 10 {
-		code, _, conn := slowRequest(t, addr, fmt.Sprintf("caller%d", c))
+		resp, conn := slowRequest(t, addr, fmt.Sprintf("caller%d", c))
 		conn.Close()
-		if code != http.StatusOK {
-			t.Errorf("caller%d after the readers went: %d", c, code)
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("caller%d after the readers went: %d", c, resp.StatusCode)
 		}
+	}
+}
+
+// An answer that fits in the kernel's buffers holds its slot until its
+// reader has taken it, not merely until it was written: else a caller's
+// slow readers, one after the other, would fill the kernel's memory.
+func TestSlotHeldUntilTheAnswerLeaves(t *testing.T) {
+	addr, s := bigServer(t, 120, Options{CallerConcurrent: 1})
+	resp, conn := slowRequest(t, addr, "reader")
+	defer conn.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("first request: %d", resp.StatusCode)
+	}
+	// The whole answer (about 40 KB) is written, into the kernel's buffers;
+	// its reader has read nothing.
+	waitForAnswered(t, s)
+	second, conn2 := slowRequest(t, addr, "reader")
+	conn2.Close()
+	if second.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a second request while the first answer waits in the kernel: %d, want 429", second.StatusCode)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || !strings.HasSuffix(string(body), `],"kind":"service#folderList"}`) {
+		t.Fatalf("first answer: %d bytes, %v", len(body), err)
+	}
+	waitForSlots(t, s)
+	third, conn3 := slowRequest(t, addr, "reader")
+	conn3.Close()
+	if third.StatusCode != http.StatusOK {
+		t.Errorf("once the first answer was read: %d, want 200", third.StatusCode)
+	}
+}
+
+// A reader that takes nothing of an answer in the kernel's buffers for
+// StreamChunkTimeout loses its connection, and its caller the slot.
+func TestUnreadAnswerClosedAfterChunkTimeout(t *testing.T) {
+	addr, s := bigServer(t, 120, Options{StreamChunkTimeout: 300 * time.Millisecond})
+	resp, conn := slowRequest(t, addr, "reader")
+	defer conn.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d", resp.StatusCode)
+	}
+	waitForAnswered(t, s)
+	if n := testutil.ToFloat64(s.metrics.answersInFlight); n != 1 {
+		t.Errorf("the answer written, its reader reading nothing: %v slots taken, want 1", n)
+	}
+	waitForSlots(t, s)
+	if _, err := io.ReadAll(resp.Body); err == nil {
+		t.Error("the answer was read whole from a connection the server closed")
+	}
+}
+
+// readAll reads operation 3 whole as caller.
+func readAll(t *testing.T, addr, caller string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/folder/v1/libraries/big/folders", nil)
+	req.Header.Set("Authorization", "Bearer "+caller)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: %d, %v", caller, resp.StatusCode, err)
+	}
+	return string(body)
+}
+
+// waitForAnswered waits until operation 3 has been answered once (its
+// handler returned: the answer was written, read or not).
+func waitForAnswered(t *testing.T, s *Server) {
+	t.Helper()
+	done := s.metrics.requests.WithLabelValues("/folder/v1/libraries/:libraryId/folders", "200")
+	waitFor(t, "the answer written", func() bool { return testutil.ToFloat64(done) == 1 })
+}
+
+// waitForSlots waits until no request holds a slot.
+func waitForSlots(t *testing.T, s *Server) {
+	t.Helper()
+	waitFor(t, "every slot released", func() bool { return testutil.ToFloat64(s.metrics.answersInFlight) == 0 })
+}
+
+// waitFor waits up to 10 s for cond, failing the test with what it waited
+// for.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still waiting after 10 s for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
 // waitForStreams waits until no stream is under way.
 func waitForStreams(t *testing.T, s *Server) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for testutil.ToFloat64(s.metrics.streams) > 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n := testutil.ToFloat64(s.metrics.streams); n != 0 {
-		t.Fatalf("%v streams still under way", n)
-	}
+	waitFor(t, "every stream ended", func() bool { return testutil.ToFloat64(s.metrics.streams) == 0 })
 }
 
 // A reader too slow to take its answer by the deadline has its connection
 // cut there, and the stream's memory goes with it.
 func TestStreamDeadline(t *testing.T) {
 	const deadline = 500 * time.Millisecond
-	addr, s := bigServer(t, 30_000, Options{StreamDeadline: deadline})
+	addr, s := bigServer(t, 3_000, Options{StreamDeadline: deadline})
 	var wg, started sync.WaitGroup
 	stop := make(chan struct{})
 	started.Add(5)
 	for c := range 5 {
 		wg.Go(func() {
-			code, _, conn := slowRequest(t, addr, fmt.Sprintf("reader%d", c))
+			resp, conn := slowRequest(t, addr, fmt.Sprintf("reader%d", c))
 			started.Done()
 			defer conn.Close()
-			if code != http.StatusOK {
-				t.Errorf("reader%d: %d", c, code)
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("reader%d: %d", c, resp.StatusCode)
 				return
 			}
 			// Read a little, slowly, until the server gives up.
@@ -185,7 +276,7 @@ func TestStreamDeadline(t *testing.T) {
 
 // A reader that keeps up gets the whole answer, streamed.
 func TestStreamedAnswerIsWhole(t *testing.T) {
-	addr, _ := bigServer(t, 30_000, Options{})
+	addr, _ := bigServer(t, 3_000, Options{})
 	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/folder/v1/libraries/big/folders", nil)
 	req.Header.Set("Authorization", "Bearer reader")
 	resp, err := http.DefaultClient.Do(req)
@@ -197,7 +288,7 @@ func TestStreamedAnswerIsWhole(t *testing.T) {
 	if err != nil || resp.ContentLength != -1 || !strings.HasSuffix(string(body), `],"kind":"service#folderList"}`) {
 		t.Errorf("streamed answer: %d bytes, length %d, %v", len(body), resp.ContentLength, err)
 	}
-	if n := strings.Count(string(body), `"kind":"service#folder",`); n != 30_001 {
-		t.Errorf("%d folders streamed, want 30,001", n)
+	if n := strings.Count(string(body), `"kind":"service#folder",`); n != 3_001 {
+		t.Errorf("%d folders streamed, want 3,001", n)
 	}
 }

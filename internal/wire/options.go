@@ -73,6 +73,7 @@ func APIOptions(cfg *config.Config, opts httpapi.Options) httpapi.Options {
 	}
 	opts.TrustedProxies = cfg.TrustedProxyPrefixes()
 	opts.CallerRequestsPerSecond, opts.CallerBurst = cfg.Limits.CallerRequestsPerSecond, cfg.Limits.CallerBurst
+	opts.CallerConcurrent = cfg.Limits.CallerConcurrent
 	return opts
 }
 

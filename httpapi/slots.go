@@ -1,0 +1,172 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Bounded work per caller, and for the whole process.
+//
+// A request holds a slot of its caller's from its authentication until its
+// answer has left: not when the handler returns, but when the kernel's send
+// queue of its connection is empty (the client has taken it all), for
+// Linux grows a socket's send buffer to megabytes, where an answer would
+// "finish" while its reader has read nothing. Each connection's send buffer
+// is bounded too (sendBufferBytes), so that an answer being written holds
+// about a buffer (wholeAnswerBytes) in the process and sendBufferBytes,
+// doubled, in the kernel, however slowly it is read. A caller has at most
+// CallerConcurrent slots (beyond, 429 with Retry-After), and the process at
+// most AnswersInFlight (beyond, 503 with Retry-After): the memory held by
+// slow readers is bounded for one caller, and for all.
+const (
+	callerConcurrent = 32
+	answersInFlight  = 1024
+	sendBufferBytes  = 64 << 10
+	// drainPoll is how often answers waiting in send queues are looked at.
+	drainPoll = 5 * time.Millisecond
+)
+
+// slotRetryAfter is the Retry-After of a request refused a slot.
+const slotRetryAfter = time.Second
+
+// answerSlots counts the requests being answered, per caller and in all.
+type answerSlots struct {
+	perCaller, total int
+	// drainTimeout bounds the wait for a send queue to empty; past it the
+	// connection is closed (its reader takes nothing).
+	drainTimeout time.Duration
+	inFlight     prometheus.Gauge
+
+	mu      sync.Mutex
+	count   map[string]int
+	n       int
+	pending []drainingAnswer
+	polling bool
+}
+
+// drainingAnswer is an answer written but still in its connection's send
+// queue, whose slot is released once the queue is empty.
+type drainingAnswer struct {
+	conn     net.Conn
+	release  func()
+	deadline time.Time
+}
+
+// take takes a slot of caller's, and returns its release (to be called
+// once).
+func (as *answerSlots) take(caller string) (release func(), err error) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	switch {
+	case as.count[caller] >= as.perCaller:
+		return nil, &fm.Error{Code: fm.ERATELIMITED, RetryAfter: slotRetryAfter,
+			Message: fmt.Sprintf("Too many requests of this caller under way (at most %d at once); try again after Retry-After seconds.", as.perCaller)}
+	case as.n >= as.total:
+		return nil, &fm.Error{Code: fm.EUNAVAILABLE, RetryAfter: slotRetryAfter,
+			Message: "The server is answering too many requests; try again after Retry-After seconds."}
+	}
+	if as.count == nil {
+		as.count = map[string]int{}
+	}
+	as.count[caller]++
+	as.n++
+	as.inFlight.Inc()
+	var once sync.Once
+	return func() { once.Do(func() { as.put(caller) }) }, nil
+}
+
+func (as *answerSlots) put(caller string) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if as.count[caller]--; as.count[caller] <= 0 {
+		delete(as.count, caller)
+	}
+	as.n--
+	as.inFlight.Dec()
+}
+
+// settle releases a request's slot once its answer has left: at once if
+// its connection's send queue is empty, else when it empties, or when
+// drainTimeout has passed (the connection is then closed).
+func (as *answerSlots) settle(c *gin.Context, release func()) {
+	conn, _ := c.Request.Context().Value(connKey{}).(net.Conn)
+	if conn == nil {
+		release() // not served by our http.Server (a test's handler)
+		return
+	}
+	_ = http.NewResponseController(c.Writer).Flush()
+	if queued, err := sendQueue(conn); err != nil || queued == 0 {
+		release()
+		return
+	}
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	as.pending = append(as.pending, drainingAnswer{conn: conn, release: release, deadline: time.Now().Add(as.drainTimeout)})
+	if !as.polling {
+		as.polling = true
+		go as.poll()
+	}
+}
+
+// poll releases the slots of answers that left their send queues, until
+// none waits.
+func (as *answerSlots) poll() {
+	tick := time.NewTicker(drainPoll)
+	defer tick.Stop()
+	for range tick.C {
+		as.mu.Lock()
+		waiting := as.pending
+		as.pending = nil
+		as.mu.Unlock()
+		var still []drainingAnswer
+		now := time.Now()
+		for _, d := range waiting {
+			queued, err := sendQueue(d.conn)
+			switch {
+			case err == nil && queued > 0 && now.Before(d.deadline):
+				still = append(still, d)
+				continue
+			case err == nil && queued > 0:
+				abort(d.conn) // its reader took nothing for drainTimeout
+			}
+			d.release()
+		}
+		as.mu.Lock()
+		as.pending = append(as.pending, still...)
+		if len(as.pending) == 0 {
+			as.polling = false
+			as.mu.Unlock()
+			return
+		}
+		as.mu.Unlock()
+	}
+}
+
+// abort closes a connection at once, dropping what its send queue holds
+// (a reset), where a close would have the kernel keep sending it.
+func abort(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	c.Close()
+}
+
+// connKey keys a request's connection in its context.
+type connKey struct{}
+
+// connContext keeps each connection in its requests' contexts, and bounds
+// its send buffer.
+func connContext(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(sendBufferBytes)
+	}
+	return context.WithValue(ctx, connKey{}, c)
+}
