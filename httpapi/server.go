@@ -151,6 +151,7 @@ func New(idx fm.IndexReader, authn Authenticator, opts Options) *Server {
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ConnContext:       connContext,
+		ConnState:         s.slots.connState,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}
 	graceful.Track(s.http)
@@ -225,7 +226,7 @@ func (s *Server) authenticate() gin.HandlerFunc {
 				Message: "Too many requests from this caller; try again after Retry-After seconds."})
 			return
 		}
-		release, err := s.slots.take(key)
+		release, err := s.slots.take(key, requestConn(c.Request))
 		if err != nil {
 			s.writeError(c, err)
 			return

@@ -25,11 +25,15 @@ import (
 // doubled, in the kernel, however slowly it is read. A caller has at most
 // CallerConcurrent slots (beyond, 429 with Retry-After), and the process at
 // most AnswersInFlight (beyond, 503 with Retry-After): the memory held by
-// slow readers is bounded for one caller, and for all.
+// slow readers is bounded for one caller, and for all. An answer whose
+// queue holds at most drainedBytes is taken for gone (its last segments
+// wait for an acknowledgement a client may delay), and so is a connection's
+// answer once a new request arrives on it: its client has read it.
 const (
 	callerConcurrent = 32
 	answersInFlight  = 1024
 	sendBufferBytes  = 64 << 10
+	drainedBytes     = 16 << 10
 	// drainPoll is how often answers waiting in send queues are looked at.
 	drainPoll = 5 * time.Millisecond
 )
@@ -45,24 +49,28 @@ type answerSlots struct {
 	drainTimeout time.Duration
 	inFlight     prometheus.Gauge
 
-	mu      sync.Mutex
-	count   map[string]int
-	n       int
-	pending []drainingAnswer
+	mu    sync.Mutex
+	count map[string]int
+	n     int
+	// pending are the answers written but still in their connections'
+	// send queues, by connection.
+	pending map[net.Conn]drainingAnswer
 	polling bool
 }
 
 // drainingAnswer is an answer written but still in its connection's send
-// queue, whose slot is released once the queue is empty.
+// queue, whose slot is released once the queue is (about) empty.
 type drainingAnswer struct {
-	conn     net.Conn
 	release  func()
 	deadline time.Time
 }
 
-// take takes a slot of caller's, and returns its release (to be called
-// once).
-func (as *answerSlots) take(caller string) (release func(), err error) {
+// take takes a slot of caller's for a request on conn (nil: unknown), and
+// returns its release (to be called once).
+func (as *answerSlots) take(caller string, conn net.Conn) (release func(), err error) {
+	if conn != nil {
+		as.answered(conn)
+	}
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	switch {
@@ -93,23 +101,47 @@ func (as *answerSlots) put(caller string) {
 	as.inFlight.Dec()
 }
 
+// answered releases the slot of conn's last answer, if it waits in the
+// send queue: a new request arrived on conn, so its client read it.
+func (as *answerSlots) answered(conn net.Conn) {
+	as.mu.Lock()
+	d, ok := as.pending[conn]
+	delete(as.pending, conn)
+	as.mu.Unlock()
+	if ok {
+		d.release()
+	}
+}
+
+// connState releases the slot of a connection's last answer when the
+// connection closes.
+func (as *answerSlots) connState(conn net.Conn, state http.ConnState) {
+	if state == http.StateClosed || state == http.StateHijacked {
+		as.answered(conn)
+	}
+}
+
 // settle releases a request's slot once its answer has left: at once if
-// its connection's send queue is empty, else when it empties, or when
-// drainTimeout has passed (the connection is then closed).
+// its connection's send queue is (about) empty, else when it empties, when
+// another request arrives on the connection, or when drainTimeout has
+// passed (the connection is then reset).
 func (as *answerSlots) settle(c *gin.Context, release func()) {
-	conn, _ := c.Request.Context().Value(connKey{}).(net.Conn)
+	conn := requestConn(c.Request)
 	if conn == nil {
 		release() // not served by our http.Server (a test's handler)
 		return
 	}
 	_ = http.NewResponseController(c.Writer).Flush()
-	if queued, err := sendQueue(conn); err != nil || queued == 0 {
+	if queued, err := sendQueue(conn); err != nil || queued <= drainedBytes {
 		release()
 		return
 	}
 	as.mu.Lock()
 	defer as.mu.Unlock()
-	as.pending = append(as.pending, drainingAnswer{conn: conn, release: release, deadline: time.Now().Add(as.drainTimeout)})
+	if as.pending == nil {
+		as.pending = map[net.Conn]drainingAnswer{}
+	}
+	as.pending[conn] = drainingAnswer{release: release, deadline: time.Now().Add(as.drainTimeout)}
 	if !as.polling {
 		as.polling = true
 		go as.poll()
@@ -122,32 +154,36 @@ func (as *answerSlots) poll() {
 	tick := time.NewTicker(drainPoll)
 	defer tick.Stop()
 	for range tick.C {
-		as.mu.Lock()
-		waiting := as.pending
-		as.pending = nil
-		as.mu.Unlock()
-		var still []drainingAnswer
-		now := time.Now()
-		for _, d := range waiting {
-			queued, err := sendQueue(d.conn)
-			switch {
-			case err == nil && queued > 0 && now.Before(d.deadline):
-				still = append(still, d)
-				continue
-			case err == nil && queued > 0:
-				abort(d.conn) // its reader took nothing for drainTimeout
-			}
-			d.release()
-		}
-		as.mu.Lock()
-		as.pending = append(as.pending, still...)
-		if len(as.pending) == 0 {
-			as.polling = false
-			as.mu.Unlock()
+		if !as.pollOnce(time.Now()) {
 			return
 		}
-		as.mu.Unlock()
 	}
+}
+
+// pollOnce releases the slots of answers gone, or past their deadline,
+// and tells whether some still wait.
+func (as *answerSlots) pollOnce(now time.Time) bool {
+	var gone []func()
+	defer func() {
+		for _, release := range gone {
+			release() // each takes as.mu
+		}
+	}()
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	for conn, d := range as.pending {
+		queued, err := sendQueue(conn)
+		if err == nil && queued > drainedBytes {
+			if now.Before(d.deadline) {
+				continue
+			}
+			abort(conn) // its reader took nothing for drainTimeout
+		}
+		delete(as.pending, conn)
+		gone = append(gone, d.release)
+	}
+	as.polling = len(as.pending) > 0
+	return as.polling
 }
 
 // abort closes a connection at once, dropping what its send queue holds
@@ -161,6 +197,12 @@ func abort(c net.Conn) {
 
 // connKey keys a request's connection in its context.
 type connKey struct{}
+
+// requestConn returns the connection a request came on, nil if unknown.
+func requestConn(r *http.Request) net.Conn {
+	conn, _ := r.Context().Value(connKey{}).(net.Conn)
+	return conn
+}
 
 // connContext keeps each connection in its requests' contexts, and bounds
 // its send buffer.
