@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,5 +57,37 @@ func writeToken(t *testing.T, path, token string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(token), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// offLoopback is a listener that says it bound an address off loopback, as
+// one on adminListen "localhost:8081" does where localhost resolves
+// elsewhere.
+type offLoopback struct{ net.Listener }
+
+func (offLoopback) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(10, 0, 0, 5), Port: 8081} }
+
+// The daemon judges its admin listener by the address it bound, not by
+// adminListen: bound off loopback without adminTokenFile, it refuses to
+// start, naming adminTokenFile.
+func TestServeJudgesTheAdminAddressBound(t *testing.T) {
+	c := fmtest.Config(t, fmtest.StartGoogle(t), t.TempDir())
+	c.Domains = []config.Domain{{Name: "example.com"}}
+	cfg, err := config.Load(fmtest.WriteConfig(t, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, err := bindListeners("127.0.0.1:0", "listen", "127.0.0.1:0", "adminListen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls.admin = offLoopback{ls.admin}
+	d, err := startDaemon(cfg, slog.New(slog.DiscardHandler), ls)
+	if err == nil {
+		d.Close()
+		t.Fatal("the daemon started with its admin listener on 10.0.0.5:8081 and no adminTokenFile")
+	}
+	if want := `adminTokenFile: is not set, and adminListen "127.0.0.1:0" bound 10.0.0.5:8081, not a loopback address`; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("refused with %q; want %q", err, want)
 	}
 }
