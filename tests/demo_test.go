@@ -94,11 +94,11 @@ func TestDemoSyncLine(t *testing.T) {
 func TestDemoPush(t *testing.T) {
 	t.Parallel()
 	text, tokens, _ := runDemo(t, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--folders", "100")
-	m := regexp.MustCompile(`(?m)^  curl -s -X POST '([^']+)'\n.*\n  curl -s -H "Authorization: Bearer \$([A-Z]+)" +'([^']+)'$`).FindStringSubmatch(text)
+	m := regexp.MustCompile(`(?m)^  curl -s -X POST -H '([^:']+): ([^']+)' '([^']+)'\n.*\n  curl -s -H "Authorization: Bearer \$([A-Z]+)" +'([^']+)'$`).FindStringSubmatch(text)
 	if m == nil {
 		t.Fatalf("the demo printed no rename and API lines:\n%s", text)
 	}
-	rename, user, api := m[1], m[2], m[3]
+	header, value, rename, user, api := m[1], m[2], m[3], m[4], m[5]
 	u, err := url.Parse(rename)
 	if err != nil || u.Query().Get("name") == "" {
 		t.Fatalf("the rename line %q names no new name (%v)", rename, err)
@@ -107,7 +107,12 @@ func TestDemoPush(t *testing.T) {
 	if body := getJSON(t, api, tokens[user], http.StatusOK, nil); strings.Contains(string(body), renamed) {
 		t.Fatalf("the folder has its new name before the rename: %s", body)
 	}
-	resp, err := http.Post(rename, "", nil)
+	req, err := http.NewRequest(http.MethodPost, rename, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(header, value)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

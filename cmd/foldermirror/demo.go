@@ -263,11 +263,11 @@ func (c *demoCommand) printPushTry(world *demo.World, cfg *config.Config, pushed
 	fmt.Fprintf(c.stdout, `
 Drive pushes its changes to the demo (push.address %[1]s), which syncs them at once:
   # Rename Engineering in the demo's Drive:
-  curl -s -X POST '%[2]s'
+  curl -s -X POST -H '%[5]s: demo' '%[2]s'
   # A moment later, the API serves the new name:
   curl -s -H "Authorization: Bearer $ALICE" '%[3]s/folder/v1/files/%[4]s'
 `, cfg.Push.Address, demo.RenameURL("http://"+c.control.addr.String(), root, "Platform engineering"),
-		"http://"+c.daemon.api.addr.String(), root)
+		"http://"+c.daemon.api.addr.String(), root, demo.RequestHeader)
 }
 
 // selfName returns how to name this program in a command line to paste:

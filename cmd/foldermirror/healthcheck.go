@@ -64,6 +64,11 @@ func (c *healthcheckCommand) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
+	if token != "" { // from the configuration: target is /readyz at its adminListen
+		if err := checkDaemon(ctx, strings.TrimSuffix(target, "/readyz"), token); err != nil {
+			return err
+		}
+	}
 	said, err := readiness(ctx, target, token)
 	if err != nil {
 		return err
@@ -76,7 +81,8 @@ func (c *healthcheckCommand) Close() error { return nil }
 
 // readyzURL returns the URL of /readyz: from --url, or from adminListen;
 // and, from the configuration, the admin listener's token ("" for none:
-// /readyz needs none, but a token is sent where one is configured).
+// /readyz needs none, but tells its details only with the token, sent where
+// one is configured once the daemon proved it holds it).
 func (c *healthcheckCommand) readyzURL() (target, token string, err error) {
 	if c.url != "" {
 		u, _ := url.Parse(c.url) // checked by ParseFlags
@@ -106,8 +112,7 @@ func readiness(ctx context.Context, target, token string) (string, error) {
 		return "", fmt.Errorf("%s: %w", target, err)
 	}
 	setAdminToken(req, token)
-	direct := &http.Client{Transport: &http.Transport{Proxy: nil}} // the admin listener is reached directly
-	resp, err := direct.Do(req)
+	resp, err := adminClient.Do(req)
 	if err != nil {
 		return "", fmt.Errorf("no foldermirror daemon answers at %s: %w", target, plainNetError(err))
 	}

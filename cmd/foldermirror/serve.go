@@ -176,7 +176,9 @@ func (s *server) stop(timeout time.Duration) error {
 }
 
 // startDaemon opens the index, starts the scheduler, and serves the API
-// and the admin listener on ls. On error, what was started is closed
+// and the admin listener on ls; an admin listener that bound an address
+// off loopback without adminTokenFile is refused first (adminListen's host
+// may have resolved elsewhere). On error, what was started is closed
 // again, and so are the listeners. A PostgreSQL index that cannot be
 // reached yet is tried again in the background: the API answers 503 and
 // /readyz is not ready until it is, and the syncs start then.
@@ -191,6 +193,9 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 			d = nil
 		}
 	}()
+	if err := cfg.CheckAdminBound(ls.admin.Addr()); err != nil {
+		return d, err
+	}
 	var api *httpapi.Server
 	warm := func(libraryID string) {
 		if err := api.Warm(d.ctx, libraryID); err != nil && fm.ErrorCode(err) != fm.ENOTFOUND && d.ctx.Err() == nil {

@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,11 +58,17 @@ func (c *syncCommand) Run(ctx context.Context) error {
 		return fmt.Errorf("--library %s: no such library in %s", c.library, c.configPath)
 	}
 	c.jobs = len(wire.Plan(cfg).Jobs(c.library))
+	token, err := cfg.AdminToken()
+	if err != nil {
+		return err
+	}
 	// A daemon holds a bbolt index alone: it is asked. A PostgreSQL index is
 	// shared: this command syncs by itself, under the jobs' leases.
 	base, daemonRuns := "", false
 	if !cfg.Index.IsPostgres() {
-		base, daemonRuns = findDaemon(ctx, cfg.AdminListen)
+		if base, daemonRuns, err = findDaemon(ctx, cfg.AdminListen, token); err != nil {
+			return err
+		}
 	}
 	if daemonRuns {
 		fmt.Fprintf(c.stderr, "a foldermirror daemon holds the index; asking it (%s)\n", base)
@@ -68,34 +76,61 @@ func (c *syncCommand) Run(ctx context.Context) error {
 	c.progress = newProgressDisplay(c.stderr, listingOf(cfg))
 	defer c.progress.close()
 	if daemonRuns {
-		token, err := cfg.AdminToken()
-		if err != nil {
-			return err
-		}
 		return c.viaDaemon(ctx, base, token)
 	}
 	return c.locally(ctx, cfg)
 }
 
-// findDaemon returns the admin listener's base URL if a daemon answers there.
-func findDaemon(ctx context.Context, adminListen string) (string, bool) {
+// findDaemon returns the admin listener's base URL if a daemon answers
+// there; its error says that what answers does not prove it holds token.
+func findDaemon(ctx context.Context, adminListen, token string) (string, bool, error) {
 	base, err := adminBaseURL(adminListen)
 	if err != nil {
-		return "", false
+		return "", false, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/healthz", nil)
-	resp, err := http.DefaultClient.Do(req)
+	switch err := checkDaemon(ctx, base, token); {
+	case errors.Is(err, errNoDaemon):
+		return "", false, nil
+	case err != nil:
+		return "", false, err
+	}
+	return base, true, nil
+}
+
+// adminClient asks admin listeners directly, never through a proxy of the
+// environment, which would see the token.
+var adminClient = &http.Client{Transport: &http.Transport{Proxy: nil}}
+
+// errNoDaemon says that no foldermirror daemon answers at an address.
+var errNoDaemon = errors.New("no foldermirror daemon answers")
+
+// checkDaemon asks base/healthz whether a foldermirror daemon answers
+// there (else an error wrapping errNoDaemon) and, when token is not "",
+// with a fresh challenge, whether it proves it holds token (else an error
+// saying that the token is not sent): a process of another user may have
+// bound the port while the daemon was down, to collect the token.
+func checkDaemon(ctx context.Context, base, token string) error {
+	challenge := rand.Text()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/healthz?"+url.Values{admin.ChallengeParam: {challenge}}.Encode(), nil)
 	if err != nil {
-		return "", false
+		return fmt.Errorf("%w at %s: %w", errNoDaemon, base, err)
+	}
+	resp, err := adminClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w at %s: %w", errNoDaemon, base, plainNetError(err))
 	}
 	defer resp.Body.Close()
-	var health struct{ Service string }
-	if json.NewDecoder(resp.Body).Decode(&health) != nil || health.Service != admin.Service {
-		return "", false
+	var health struct{ Service, Proof string }
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&health); err != nil || health.Service != admin.Service {
+		return fmt.Errorf("%w at %s: it answered %s, not a foldermirror daemon's health", errNoDaemon, base, resp.Status)
 	}
-	return base, true
+	if token != "" && !hmac.Equal([]byte(health.Proof), []byte(admin.Proof(token, challenge))) {
+		return fmt.Errorf("the process answering on %s does not prove that it holds adminTokenFile's token: not sending it "+
+			"(does the daemon read another token file, or did another program bind adminListen?)", req.URL.Host)
+	}
+	return nil
 }
 
 // adminBaseURL returns the URL by which this host reaches an admin
@@ -131,7 +166,7 @@ func (c *syncCommand) viaDaemon(ctx context.Context, base, token string) error {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/sync?"+q.Encode(), nil)
 	req.Header.Set(admin.RequestHeader, "foldermirror sync")
 	setAdminToken(req, token)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := adminClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("ask the daemon: %w", err)
 	}

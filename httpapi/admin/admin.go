@@ -1,8 +1,10 @@
 // Package admin serves the daemon's admin listener: resyncs with their
 // progress streamed, status, Prometheus metrics, health and readiness. With
 // a token (adminTokenFile, required off loopback), every request but the
-// probes must carry it (see requireToken). It refuses what a browser could
-// be made to send it from another site (see refuseCrossSite).
+// probes must carry it (see requireToken), the probes tell their details
+// only to a request that carries it, and /healthz proves to a client of
+// this host that the daemon holds it (see Proof). It refuses what a
+// browser could be made to send it from another site (see refuseCrossSite).
 package admin
 
 import (
@@ -50,6 +52,7 @@ type Server struct {
 	index     Index
 	api       API
 	push      func() any
+	token     string
 	http      *http.Server
 }
 
@@ -67,7 +70,8 @@ type Options struct {
 	// lists those it waits for; the other jobs sync directories.
 	Libraries []string
 	// Token, when not "", is the Bearer credential every request but GET
-	// /healthz and GET /readyz must carry.
+	// /healthz and GET /readyz must carry; without it, /readyz tells its
+	// status alone.
 	Token     string
 	Scheduler Scheduler
 	Index     Index
@@ -83,7 +87,8 @@ type Options struct {
 
 // New returns the admin listener of a daemon.
 func New(opts Options) *Server {
-	s := &Server{libraries: slices.Clone(opts.Libraries), scheduler: opts.Scheduler, index: opts.Index, api: opts.API, push: opts.PushStatus}
+	s := &Server{libraries: slices.Clone(opts.Libraries), scheduler: opts.Scheduler, index: opts.Index, api: opts.API,
+		push: opts.PushStatus, token: opts.Token}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /sync", s.sync)
 	mux.HandleFunc("GET /status", s.status)
@@ -131,34 +136,49 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"error": msg})
 }
 
-func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "service": Service})
+// healthz: alive, and the service's name, so that a client knows it
+// reached a foldermirror daemon; with a token, and a ChallengeParam from a
+// client on this host, the proof that the daemon holds the token.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	answer := map[string]string{"status": "ok", "service": Service}
+	if challenge := r.URL.Query().Get(ChallengeParam); challenge != "" && s.token != "" && fromThisHost(r) {
+		answer["proof"] = Proof(s.token, challenge)
+	}
+	writeJSON(w, http.StatusOK, answer)
 }
 
 // readyz: ready when the index answers and every library has a synced
 // tree, ready to serve; "degraded" (still 200: it serves what it read)
-// when a shared index's database stopped answering since.
+// when a shared index's database stopped answering since. The libraries
+// waited for and the database's error, which may name its host, port,
+// database and user, are told only to a request that carries the token.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	info := s.index.Info(r.Context())
+	code, answer := s.readiness(r.Context())
+	if !authorized(r, s.token) {
+		answer = map[string]any{"status": answer["status"]}
+	}
+	writeJSON(w, code, answer)
+}
+
+// readiness returns /readyz's HTTP status and its whole answer.
+func (s *Server) readiness(ctx context.Context) (int, map[string]any) {
+	info := s.index.Info(ctx)
 	if !info.Ready {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "waiting for the index", "problem": info.Problem})
-		return
+		return http.StatusServiceUnavailable, map[string]any{"status": "waiting for the index", "problem": info.Problem}
 	}
 	var waiting []string
 	for _, id := range s.libraries {
-		if !s.api.Warmed(r.Context(), id) {
+		if !s.api.Warmed(ctx, id) {
 			waiting = append(waiting, id)
 		}
 	}
 	if len(waiting) > 0 {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "waiting for a first sync, or for its catalog", "libraries": waiting})
-		return
+		return http.StatusServiceUnavailable, map[string]any{"status": "waiting for a first sync, or for its catalog", "libraries": waiting}
 	}
 	if info.Problem != "" {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "degraded", "problem": info.Problem})
-		return
+		return http.StatusOK, map[string]any{"status": "degraded", "problem": info.Problem}
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	return http.StatusOK, map[string]any{"status": "ready"}
 }
 
 // libraryStatus is a library's line in /status.

@@ -4,9 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -45,8 +49,13 @@ func (s *scheduler) Jobs(library string) []string {
 	return schedule.Plan{Directories: []string{"example.com"}, Libraries: []string{"eng"}}.Jobs(library)
 }
 
-// index plays an index where only synced libraries exist.
-type index struct{ synced map[string]bool }
+// index plays an index where only synced libraries exist; problem, when
+// not "", is its database's, and down says it was never reached.
+type index struct {
+	synced  map[string]bool
+	problem string
+	down    bool
+}
 
 func (i *index) Library(_ context.Context, id string) (*fm.LibraryState, error) {
 	if !i.synced[id] {
@@ -56,7 +65,7 @@ func (i *index) Library(_ context.Context, id string) (*fm.LibraryState, error) 
 }
 
 func (i *index) Info(context.Context) fm.IndexInfo {
-	return fm.IndexInfo{Kind: "bbolt", Location: "/nonexistent/index.db", Ready: true}
+	return fm.IndexInfo{Kind: "bbolt", Location: "/nonexistent/index.db", Ready: !i.down, Problem: i.problem}
 }
 
 // Warmed plays the API: a synced library is ready at once.
@@ -407,5 +416,103 @@ func TestAdminToken(t *testing.T) {
 		if status, _ := do(t, req); status != 200 {
 			t.Errorf("HEAD %s without a token: %d", path, status)
 		}
+	}
+}
+
+// With a token, the probes tell a request without it their status only
+// (with the HTTP status that goes with it): no library IDs, no database
+// error, which may name its host, port, database and user. With the token,
+// or on a listener without one, they tell the details.
+func TestProbesTellDetailsWithTheToken(t *testing.T) {
+	const token = "s3cret-Token/42="
+	const problem = `failed to connect to host=db.internal user=fm database=fm: dial tcp 10.0.0.7:5432: connection refused`
+	for _, tt := range []struct {
+		name    string
+		state   func(*index)
+		status  int
+		answer  string // the JSON status
+		details []string
+	}{
+		{"waiting for the index", func(i *index) { i.down, i.problem = true, problem }, 503, "waiting for the index", []string{problem}},
+		{"waiting for a library", func(*index) {}, 503, "waiting for a first sync, or for its catalog", []string{`"eng"`}},
+		{"degraded", func(i *index) { i.synced["eng"], i.problem = true, problem }, 200, "degraded", []string{problem}},
+		{"ready", func(i *index) { i.synced["eng"] = true }, 200, "ready", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			withToken, _, idx := newHandler(t, "0.0.0.0:8081", token)
+			tt.state(idx)
+			noToken, _, idx := newHandler(t, "127.0.0.1:8081", "")
+			tt.state(idx)
+			for _, c := range []struct {
+				name          string
+				h             http.Handler
+				authorization string
+				details       bool
+			}{
+				{"without the token", withToken, "", false},
+				{"with a wrong token", withToken, "Bearer s3cret-Token/43=", false},
+				{"with the token", withToken, "Bearer " + token, true},
+				{"on a listener without a token", noToken, "", true},
+			} {
+				rec := httptest.NewRecorder()
+				req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8081/readyz", nil)
+				if c.authorization != "" {
+					req.Header.Set("Authorization", c.authorization)
+				}
+				c.h.ServeHTTP(rec, req)
+				var got map[string]any
+				if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != tt.status || got["status"] != tt.answer {
+					t.Errorf("%s: %d %s; want %d and the status %q", c.name, rec.Code, rec.Body, tt.status, tt.answer)
+				}
+				for _, d := range tt.details {
+					if shown := strings.Contains(rec.Body.String(), d); shown != c.details {
+						t.Errorf("%s: %s; shows %s: %v, want %v", c.name, rec.Body, d, shown, c.details)
+					}
+				}
+				if !c.details && len(got) != 1 {
+					t.Errorf("%s: %s; want the status alone", c.name, rec.Body)
+				}
+			}
+		})
+	}
+}
+
+// With a token, GET /healthz?challenge=C answers the proof that the daemon
+// holds it, HMAC-SHA256 keyed by the token of ProofLabel and C, so that
+// foldermirror sync and healthcheck send the token only to its holder. A
+// daemon without a token, or a request without a challenge, gets no proof,
+// and none goes to a client that is not on the daemon's host.
+func TestHealthzProvesTheToken(t *testing.T) {
+	const token = "s3cret-Token/42="
+	withToken, _, _ := newHandler(t, "0.0.0.0:8081", token)
+	noToken, _, _ := newHandler(t, "127.0.0.1:8081", "")
+	mac := hmac.New(sha256.New, []byte(token))
+	mac.Write([]byte("foldermirror admin listener holds the token\x00" + "n0nce"))
+	want := hex.EncodeToString(mac.Sum(nil))
+	for _, tt := range []struct {
+		name        string
+		h           http.Handler
+		url, remote string
+		proof       string
+	}{
+		{"over loopback", withToken, "http://127.0.0.1:8081/healthz?challenge=n0nce", "127.0.0.1:40000", want},
+		{"from its own address", withToken, "http://192.0.2.1:8081/healthz?challenge=n0nce", "192.0.2.1:40000", want},
+		{"from another host", withToken, "http://192.0.2.1:8081/healthz?challenge=n0nce", "192.0.2.9:40000", ""},
+		{"no challenge", withToken, "http://127.0.0.1:8081/healthz", "127.0.0.1:40000", ""},
+		{"no token", noToken, "http://127.0.0.1:8081/healthz?challenge=n0nce", "127.0.0.1:40000", ""},
+	} {
+		req := httptest.NewRequest(http.MethodGet, tt.url, nil)
+		req.RemoteAddr = tt.remote
+		local, _ := net.ResolveTCPAddr("tcp", req.URL.Host)
+		req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, net.Addr(local)))
+		rec := httptest.NewRecorder()
+		tt.h.ServeHTTP(rec, req)
+		var got struct{ Status, Service, Proof string }
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != 200 || got.Service != admin.Service || got.Proof != tt.proof {
+			t.Errorf("%s: %d %s; want 200, the service and the proof %q", tt.name, rec.Code, rec.Body, tt.proof)
+		}
+	}
+	if got := admin.Proof(token, "n0nce"); got != want {
+		t.Errorf("Proof = %s; want %s", got, want)
 	}
 }
