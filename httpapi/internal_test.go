@@ -25,7 +25,7 @@ import (
 type aliceAuth struct{}
 
 func (aliceAuth) Authenticate(*http.Request) (*auth.Identity, error) {
-	return &auth.Identity{Email: "alice@example.com", Domain: "example.com", Method: auth.MethodGoogleIDToken}, nil
+	return &auth.Identity{Email: "alice@example.com", Domain: "example.com", OrgDomain: "example.com", Method: auth.MethodGoogleIDToken}, nil
 }
 
 // slowIndex is a library of one folder, alice's, whose reading waits for

@@ -84,7 +84,7 @@ type everyoneAuth struct{ asked int }
 
 func (a *everyoneAuth) Authenticate(*http.Request) (*auth.Identity, error) {
 	a.asked++
-	return &auth.Identity{Email: "alice@example.com", Domain: "example.com", Method: auth.MethodGoogleIDToken}, nil
+	return &auth.Identity{Email: "alice@example.com", Domain: "example.com", OrgDomain: "example.com", Method: auth.MethodGoogleIDToken}, nil
 }
 
 // The push path answers every method through the push receiver, never

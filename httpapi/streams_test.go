@@ -28,7 +28,7 @@ func (nameAuth) Authenticate(r *http.Request) (*auth.Identity, error) {
 	if !ok {
 		return nil, fm.Errorf(fm.ENOCREDENTIALS, "Login Required.")
 	}
-	return &auth.Identity{Email: name + "@example.com", Domain: "example.com", Method: auth.MethodGoogleIDToken}, nil
+	return &auth.Identity{Email: name + "@example.com", Domain: "example.com", OrgDomain: "example.com", Method: auth.MethodGoogleIDToken}, nil
 }
 
 // bigServer serves a library of n folders all of example.com may list,

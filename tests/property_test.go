@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
@@ -89,6 +90,10 @@ type propertyWorld struct {
 	fake      *googlefake.Server
 	users     []string
 	suspended string
+	// consumers sign in with a consumer Google account at their address
+	// (no hd), with the kind of token named ("id" or "access"); the others
+	// with their Workspace account's ID token.
+	consumers map[string]string
 	groups    map[string][]string // group → direct members
 	libs      []*plib
 }
@@ -103,7 +108,8 @@ func newPropertyWorld(t *testing.T, seed uint64) *propertyWorld {
 	for i := range 6 {
 		w.users = append(w.users, fmt.Sprintf("u%d@%s", i, pDomain))
 	}
-	w.users = append(w.users, "x0@partner.org", "x1@other.net")
+	w.users = append(w.users, "x0@partner.org", "x1@other.net", "x2@partner.org", "x3@partner.org")
+	w.consumers = map[string]string{"x2@partner.org": "id", "x3@partner.org": "access"}
 	for _, u := range w.users {
 		fake.AddUser(u)
 	}
@@ -243,9 +249,15 @@ func (w *propertyWorld) serve(t *testing.T, backend string) string {
 
 var roleRank = map[string]int{"reader": 1, "commenter": 2, "writer": 3, "fileOrganizer": 4, "organizer": 5, "owner": 6}
 
-// principalsOf: the user, its groups (through nested groups), its domain, anyone.
+// principalsOf: the user, its groups (through nested groups), its
+// organisation's domain, anyone. A Workspace account's organisation is its
+// address's domain (a known user of the configured domain, or the hd of its
+// token at another); a consumer account at an address has none (DESIGN §4).
 func (w *propertyWorld) principalsOf(user string) map[string]bool {
-	ps := map[string]bool{"user:" + user: true, "domain:" + strings.SplitN(user, "@", 2)[1]: true, "anyone": true}
+	ps := map[string]bool{"user:" + user: true, "anyone": true}
+	if w.consumers[user] == "" {
+		ps["domain:"+strings.SplitN(user, "@", 2)[1]] = true
+	}
 	for changed := true; changed; {
 		changed = false
 		for g, members := range w.groups {
@@ -401,8 +413,7 @@ func (l *plib) visibleLibrary(user string, ps map[string]bool) bool {
 
 // checkUser asks the API everything as user and compares with the oracle.
 func (w *propertyWorld) checkUser(t *testing.T, base, user string) {
-	token := w.fake.GoogleIDToken(pClient, user)
-	c := &apiClient{t: t, base: base, token: token, user: user}
+	c := &apiClient{t: t, base: base, token: w.token(user), user: user}
 	if user == w.suspended {
 		c.expect("/folder/v1/libraries/"+w.libs[0].id+"/folders", http.StatusUnauthorized, nil)
 		return
@@ -450,6 +461,17 @@ func (w *propertyWorld) checkUser(t *testing.T, base, user string) {
 			c.expect("/folder/v1/folders/"+id+"/permissions", http.StatusOK, nil)
 		}
 	}
+}
+
+// token returns a token user signs in with.
+func (w *propertyWorld) token(user string) string {
+	switch w.consumers[user] {
+	case "id":
+		return w.fake.ConsumerIDToken(pClient, user)
+	case "access":
+		return w.fake.ConsumerAccessToken(pClient, user, time.Hour, "email")
+	}
+	return w.fake.GoogleIDToken(pClient, user)
 }
 
 type apiClient struct {

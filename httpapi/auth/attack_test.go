@@ -54,6 +54,9 @@ type world struct {
 	// googleJWKSURL is the Authenticator's Google.JWKSURL: the fake's
 	// unless changed before the Authenticator is made.
 	googleJWKSURL string
+	// tokeninfoURL is the Authenticator's Google.TokeninfoURL: the fake's
+	// unless changed before the Authenticator is made.
+	tokeninfoURL string
 	// now is the Authenticator's clock: time.Now unless set before it is
 	// made.
 	now func() time.Time
@@ -66,7 +69,7 @@ func newWorld(tb testing.TB) *world { return newWorldWith(tb, nil) }
 func newWorldWith(tb testing.TB, before func(w *world)) *world {
 	tb.Helper()
 	w := &world{t: tb, fake: fmtest.StartGoogle(tb)}
-	w.googleJWKSURL = w.fake.GoogleJWKSURL()
+	w.googleJWKSURL, w.tokeninfoURL = w.fake.GoogleJWKSURL(), w.fake.TokeninfoURL()
 	w.attacker = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w.hits.Add(1)
 		io.WriteString(rw, `{"keys":[]}`)
@@ -84,7 +87,7 @@ func newWorldWith(tb testing.TB, before func(w *world)) *world {
 	}
 	o := fmtest.AuthOptions(w.fake)
 	o.Google.ClientIDs = []string{googleClient, "second.apps.googleusercontent.com"}
-	o.Google.JWKSURL = w.googleJWKSURL
+	o.Google.JWKSURL, o.Google.TokeninfoURL = w.googleJWKSURL, w.tokeninfoURL
 	o.Microsoft = auth.Microsoft{
 		JWKSURLs: []string{w.fake.MicrosoftJWKSURL(), w.fake.MicrosoftJWKSURLv2()},
 		Tenants:  []auth.Tenant{{ID: tenant, ApplicationIDs: []string{appID}}},
@@ -332,6 +335,11 @@ func TestAttacks(t *testing.T) {
 		{"hd added to a consumer token", bearer(tamper(w.google(googlefake.WithHostedDomain("")), "hd", "example.com")), unauth, auth.ReasonSignature, ""},
 		{"consumer account of a configured domain, unknown user", bearer(w.fake.GoogleIDToken(googleClient, "eve@example.com", googlefake.WithHostedDomain(""))), unauth, auth.ReasonHostedDomain, ""},
 		{"consumer account of another domain", bearer(w.fake.GoogleIDToken(googleClient, "someone@gmail.com", googlefake.WithHostedDomain(""))), ok, "", "someone@gmail.com"},
+		// A consumer account at a partner's address is let in, as itself
+		// (TestPrincipalsPerWayIn: without the partner's domain); an hd
+		// added to its token does not make it the partner's.
+		{"consumer account at a partner's address", bearer(w.fake.ConsumerIDToken(googleClient, "pat@"+partnerDomain)), ok, "", "pat@" + partnerDomain},
+		{"hd added to a consumer token at a partner's address", bearer(tamper(w.fake.ConsumerIDToken(googleClient, "pat@"+partnerDomain), "hd", partnerDomain)), unauth, auth.ReasonSignature, ""},
 		{"address of another domain, hd of a configured one", bearer(w.fake.GoogleIDToken(googleClient, "someone@elsewhere.net", googlefake.WithHostedDomain("example.com"))), ok, "", "someone@elsewhere.net"},
 		{"microsoft token needs no hd", bearer(w.ms("2.0", claim("hd", nil))), ok, "", "bob@example.com"},
 		// sub: a directory user's Google tokens must be its account's.

@@ -24,8 +24,17 @@ type Identity struct {
 	// Email is the caller's lower-cased e-mail address; "" for a domain's
 	// admin security code, which acts as no particular user.
 	Email string
-	// Domain is the caller's e-mail domain, or the security code's.
+	// Domain is the caller's e-mail domain, or the security code's: the
+	// domain whose flags it reads and whose libraries it is of. At a domain
+	// that is not configured, it shows no organisation (OrgDomain does).
 	Domain string
+	// OrgDomain is the domain of the organisation the caller is shown to
+	// belong to, whose domain: grants reach it (DESIGN §4): a configured
+	// domain whose known user it is, a security code's domain, or the hd of
+	// a Google token of another domain's address; "" if none is shown (a
+	// consumer Google account, or an access token, at a domain that is not
+	// configured).
+	OrgDomain string
 	// Groups are the groups the caller belongs to, transitively.
 	Groups []string
 	// Method names the way in, for logs and metrics.
@@ -38,7 +47,8 @@ type Identity struct {
 	Admin bool
 }
 
-// Principals returns the principals a grant may name to reach the caller.
+// Principals returns the principals a grant may name to reach the caller:
+// its user, its groups, its organisation's domain if it has one, anyone.
 func (id *Identity) Principals() []string {
 	if id.Email == "" {
 		return nil
@@ -48,7 +58,10 @@ func (id *Identity) Principals() []string {
 	for _, g := range id.Groups {
 		ps = append(ps, fm.GroupPrincipal(g))
 	}
-	return append(ps, fm.DomainPrincipal(id.Domain), fm.PrincipalAnyone)
+	if id.OrgDomain != "" {
+		ps = append(ps, fm.DomainPrincipal(id.OrgDomain))
+	}
+	return append(ps, fm.PrincipalAnyone)
 }
 
 // Ways in, as Identity.Method names them.
@@ -224,11 +237,11 @@ func (a *Authenticator) verifyJWT(ctx context.Context, token string) (checked, e
 	if err != nil {
 		return checked{}, err
 	}
-	got := checked{method: MethodGoogleIDToken}
+	var got checked
 	var exp time.Time
 	switch {
 	case isGoogleIssuer(iss):
-		got.email, got.subject, exp, err = a.google.verify(ctx, token)
+		got, exp, err = a.google.verify(ctx, token)
 	case isMicrosoftIssuer(iss):
 		got.method = MethodMicrosoftIDToken
 		got.email, exp, err = a.microsoft.verify(ctx, token)
@@ -246,13 +259,13 @@ func (a *Authenticator) securityCode(r *http.Request, code string) (*Identity, e
 		return nil, err
 	}
 	if c.ActAsAdmin {
-		return &Identity{Domain: c.domain, Method: MethodSecurityCode, CodeDomain: c.domain, Admin: true}, nil
+		return &Identity{Domain: c.domain, OrgDomain: c.domain, Method: MethodSecurityCode, CodeDomain: c.domain, Admin: true}, nil
 	}
 	id, err := a.identify(r.Context(), c.ActAsUser, MethodSecurityCode)
 	if err != nil {
 		return nil, err
 	}
-	id.CodeDomain = c.domain
+	id.CodeDomain, id.OrgDomain = c.domain, c.domain
 	return id, nil
 }
 
@@ -290,36 +303,60 @@ func (a *Authenticator) identify(ctx context.Context, email, method string) (*Id
 // a consumer Google account sharing the address is refused. A user only
 // the configuration lists is taken on an ID token alone, whose hd (checked
 // with the token) shows the Workspace account: tokeninfo carries no hd, so
-// its access tokens are refused.
+// its access tokens are refused. A caller of another domain belongs to the
+// organisation its token's hd names, if any (hostedOrganisation).
 func (a *Authenticator) identifyGoogle(ctx context.Context, got checked) (*Identity, error) {
 	id, entry, err := a.lookup(ctx, got.email, got.method)
 	switch {
-	case err != nil || !configured(a.domains, id.Domain):
-		return id, err
+	case err != nil:
+		return nil, err
+	case !configured(a.domains, id.Domain):
+		id.OrgDomain = a.hostedOrganisation(got.hostedDomain)
+		return id, nil
 	case !entry.Known:
 		return nil, refuse(ReasonUnknownUser, "the user is not a known user of "+id.Domain)
 	case !entry.InDirectory && got.method == MethodGoogleAccessToken:
 		return nil, refuse(ReasonHostedDomain, "an access token cannot show a Google Workspace account of "+id.Domain+
 			" (tokeninfo carries no hd), and the user is not in the domain's directory: sign in with an ID token")
 	case !entry.InDirectory:
-		return id, nil
+		// an ID token, whose hd was checked with it
 	case entry.ID == "":
 		return nil, refuse(ReasonSubject, "the directory of "+id.Domain+
 			" was stored without user IDs; Google tokens of its users are accepted again after its next directory sync")
 	case got.subject != entry.ID:
 		return nil, refuse(ReasonSubject, "the token is of another Google account than the directory's user of that address")
 	}
+	id.OrgDomain = id.Domain
 	return id, nil
 }
 
+// hostedOrganisation returns the organisation a Google token's hd shows
+// for a caller at a domain that is not configured: hd itself, lower-cased;
+// "" without hd (a consumer account: its address shows no organisation),
+// and for hd naming a configured domain, whose domain: grants reach only
+// its known users, which an address of another domain is not.
+func (a *Authenticator) hostedOrganisation(hd string) string {
+	if hd == "" || configured(a.domains, hd) {
+		return ""
+	}
+	return strings.ToLower(hd)
+}
+
 // identifyKnown is identify for callers who must be known users whatever
-// their domain (Microsoft callers).
+// their domain (Microsoft callers), who belong to the organisation of their
+// domain when it is configured (a directory of a domain no longer
+// configured shows none).
 func (a *Authenticator) identifyKnown(ctx context.Context, email, method string) (*Identity, error) {
 	id, entry, err := a.lookup(ctx, email, method)
-	if err == nil && !entry.Known {
-		err = refuse(ReasonUnknownUser, "the user is not a known user")
+	switch {
+	case err != nil:
+		return nil, err
+	case !entry.Known:
+		return nil, refuse(ReasonUnknownUser, "the user is not a known user")
+	case configured(a.domains, id.Domain):
+		id.OrgDomain = id.Domain
 	}
-	return id, err
+	return id, nil
 }
 
 func (a *Authenticator) lookup(ctx context.Context, email, method string) (*Identity, fm.DirectoryEntry, error) {

@@ -15,13 +15,17 @@ type tokenKey [sha256.Size]byte
 func keyOf(token string) tokenKey { return sha256.Sum256([]byte(token)) }
 
 // checked is what checking a token gave: an e-mail, the Google account's
-// subject (Google tokens) and the way in, or a refusal.
+// subject and hosted domain (Google tokens) and the way in, or a refusal.
 type checked struct {
 	email   string
 	subject string
-	method  string
-	refusal error
-	until   time.Time
+	// hostedDomain is a Google token's hd: the Workspace organisation of
+	// its account, "" for a consumer account (and for access tokens, whose
+	// tokeninfo answers carry none).
+	hostedDomain string
+	method       string
+	refusal      error
+	until        time.Time
 }
 
 // tokenCache remembers checked tokens until their answer expires.

@@ -41,17 +41,18 @@ type googleClaims struct {
 	HostedDomain string `json:"hd"`
 }
 
-// verify checks a Google ID token and returns its e-mail, its subject (the
-// Google account's ID) and expiry.
-func (v *googleVerifier) verify(ctx context.Context, token string) (email, subject string, exp time.Time, err error) {
+// verify checks a Google ID token and returns what it says (its e-mail, its
+// subject, the Google account's ID, and its hd) and its expiry.
+func (v *googleVerifier) verify(ctx context.Context, token string) (checked, time.Time, error) {
 	var claims googleClaims
 	if _, err := v.parser.ParseWithClaims(token, &claims, v.keys.KeyfuncCtx(ctx)); err != nil {
-		return "", "", time.Time{}, tokenError(err)
+		return checked{}, time.Time{}, tokenError(err)
 	}
 	if err := v.check(&claims); err != nil {
-		return "", "", time.Time{}, err
+		return checked{}, time.Time{}, err
 	}
-	return claims.Email, claims.Subject, claims.ExpiresAt.Time, nil // the parser requires exp
+	got := checked{email: claims.Email, subject: claims.Subject, hostedDomain: claims.HostedDomain, method: MethodGoogleIDToken}
+	return got, claims.ExpiresAt.Time, nil // the parser requires exp
 }
 
 // check applies the rules to a verified token's claims.

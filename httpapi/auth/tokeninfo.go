@@ -110,8 +110,9 @@ func isB64Token(t string) bool {
 }
 
 // tokeninfoAnswer is tokeninfo's JSON; numbers and booleans come as strings.
-// It carries no hd: nothing in it tells a Workspace account from a
-// consumer account of the same address but sub, the account's ID.
+// Google's carries no hd: nothing in it tells a Workspace account from a
+// consumer account of the same address but sub, the account's ID. An
+// answer with hd shows the account's organisation as an ID token's hd does.
 type tokeninfoAnswer struct {
 	Aud           string `json:"aud"`
 	Azp           string `json:"azp"`
@@ -120,6 +121,7 @@ type tokeninfoAnswer struct {
 	Exp           string `json:"exp"`
 	Email         string `json:"email"`
 	EmailVerified any    `json:"email_verified"`
+	HostedDomain  string `json:"hd"`
 }
 
 // ask asks tokeninfo about a token. The error is for an unreachable or
@@ -176,7 +178,7 @@ func (c *tokeninfoChecker) judge(a *tokeninfoAnswer) checked {
 	if expires.Before(until) {
 		until = expires
 	}
-	return checked{email: a.Email, subject: a.Sub, method: MethodGoogleAccessToken, until: until}
+	return checked{email: a.Email, subject: a.Sub, hostedDomain: a.HostedDomain, method: MethodGoogleAccessToken, until: until}
 }
 
 // callSlots counts the tokeninfo calls in flight, overall and by client.

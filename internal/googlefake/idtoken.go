@@ -108,12 +108,14 @@ func WithHostedDomain(domain string) TokenOption {
 	return WithClaim("hd", domain)
 }
 
-// ConsumerAccount makes the token a consumer Google account's that shares
-// its e-mail address with a Workspace user (an account someone made with
-// that address outside the organisation): Google signs it all the same,
-// with email_verified true if the address was verified, but its sub is that
-// account's own subject (ConsumerID), not the Workspace user's, and it has
-// no hd. Apply it after any option that changes the email claim.
+// ConsumerAccount makes the token a consumer Google account's: an account
+// someone made with the e-mail's address outside the organisation of the
+// address's domain, whether or not a Workspace user of that organisation
+// has the address too (a consumer account at a partner's address is one).
+// Google signs it all the same, with email_verified true if the address was
+// verified, but its sub is that account's own subject (ConsumerID), not the
+// Workspace user's, and it has no hd. Apply it after any option that
+// changes the email claim.
 func ConsumerAccount() TokenOption {
 	return func(_, claims map[string]any) {
 		email, _ := claims["email"].(string)
@@ -128,9 +130,10 @@ func ConsumerAccount() TokenOption {
 // stable per e-mail, the id the Directory API reports), email,
 // email_verified (true unless SetEmailVerified says otherwise), iat now and
 // exp now+1h, and hd, the domain of the e-mail, as for an account of that
-// domain's Google Workspace (ConsumerAccount makes it the token of a
-// consumer Google account of the same address, with its own sub and no
-// hd). opts may change any of it.
+// domain's Google Workspace, whatever the domain (a partner's address gives
+// a Workspace account of the partner's organisation; ConsumerIDToken, or
+// the option ConsumerAccount, the token of a consumer Google account of the
+// same address, with its own sub and no hd). opts may change any of it.
 func (s *Server) GoogleIDToken(clientID, email string, opts ...TokenOption) string {
 	now := time.Now().Unix()
 	email = strings.ToLower(email)
@@ -147,6 +150,13 @@ func (s *Server) GoogleIDToken(clientID, email string, opts ...TokenOption) stri
 		opt(header, claims)
 	}
 	return sign(key.key, header, claims)
+}
+
+// ConsumerIDToken is GoogleIDToken for the consumer Google account of an
+// address (ConsumerAccount): no hd, and that account's own sub
+// (ConsumerID). opts apply before ConsumerAccount does.
+func (s *Server) ConsumerIDToken(clientID, email string, opts ...TokenOption) string {
+	return s.GoogleIDToken(clientID, email, append(slices.Clone(opts), ConsumerAccount())...)
 }
 
 // SignJWT signs any header and claims with the current key, filling the
@@ -201,9 +211,10 @@ func googleID(email string) string { return "1" + numericID("sub:"+email, 20) }
 // tokeninfo's answers for its access tokens. It is stable per e-mail.
 func UserID(email string) string { return googleID(strings.ToLower(email)) }
 
-// ConsumerID returns the Google account ID of the consumer account that
-// shares an e-mail address with a Workspace user (ConsumerAccount,
-// ConsumerAccessToken): stable per e-mail, never equal to UserID's.
+// ConsumerID returns the Google account ID of the consumer account of an
+// e-mail address (ConsumerAccount, ConsumerIDToken, ConsumerAccessToken),
+// one sharing the address with a Workspace user or not: stable per e-mail,
+// never equal to UserID's.
 func ConsumerID(email string) string { return "1" + numericID("consumer:"+strings.ToLower(email), 20) }
 
 // sign encodes and signs a JWS with RS256.

@@ -42,8 +42,8 @@ type accessToken struct {
 	clientID string   // the OAuth client it was issued to
 	scopes   []string // nil: every scope (refresh-token grants)
 	expiry   time.Time
-	// consumer: the token of the consumer Google account that shares
-	// user's address (ConsumerAccessToken), not of the Workspace user.
+	// consumer: the token of the consumer Google account of user's
+	// address (ConsumerAccessToken), not of a Workspace user.
 	consumer bool
 }
 

@@ -13,7 +13,10 @@ import (
 var emailScopes = []string{"email", "https://www.googleapis.com/auth/userinfo.email"}
 
 // tokeninfo is the tokeninfo endpoint's answer for an access token, fields in
-// Google's order, every value a string.
+// Google's order, every value a string. Like Google's, it has no hd: it
+// does not tell a Workspace account from a consumer account of the same
+// address (but by sub), nor a partner organisation's accounts from
+// consumer accounts at its addresses.
 type tokeninfo struct {
 	Azp           string `json:"azp"`
 	Aud           string `json:"aud"`
@@ -48,10 +51,11 @@ func (s *Server) GoogleAccessToken(clientID, email string, ttl time.Duration, sc
 }
 
 // ConsumerAccessToken is GoogleAccessToken for the consumer Google account
-// that shares email's address with a Workspace user (see ConsumerAccount):
-// tokeninfo describes it as GoogleAccessToken's, e-mail included, but with
-// that account's sub (ConsumerID). The fake models no consumer account's
-// Drive nor Directory: those APIs refuse its tokens (401).
+// of email's address (see ConsumerAccount), one sharing the address with a
+// Workspace user or one at a partner's address: tokeninfo describes it as
+// GoogleAccessToken's, e-mail included, but with that account's sub
+// (ConsumerID). The fake models no consumer account's Drive nor Directory:
+// those APIs refuse its tokens (401).
 func (s *Server) ConsumerAccessToken(clientID, email string, ttl time.Duration, scopes ...string) string {
 	return s.issueAccessToken(accessToken{user: strings.ToLower(email), clientID: clientID,
 		scopes: append([]string{}, scopes...), expiry: time.Now().Add(ttl), consumer: true})
