@@ -16,11 +16,40 @@ func Step(s *Service) <-chan struct{} {
 }
 
 // SetRereadEvery sets how far apart the receiver's re-reads of the store
-// are at least.
+// begin at least.
 func SetRereadEvery(s *Service, d time.Duration) {
-	s.rereadMu.Lock()
-	defer s.rereadMu.Unlock()
-	s.rereadEvery = d
+	s.rereads.mu.Lock()
+	defer s.rereads.mu.Unlock()
+	s.rereads.every = d
+}
+
+// SetRereadTimeout sets the bound of each re-read.
+func SetRereadTimeout(s *Service, d time.Duration) {
+	s.rereads.mu.Lock()
+	defer s.rereads.mu.Unlock()
+	s.rereads.timeout = d
+}
+
+// SetUnknownWait sets how long a notification of an unknown ID waits for a
+// re-read at most.
+func SetUnknownWait(s *Service, d time.Duration) {
+	s.rereads.mu.Lock()
+	defer s.rereads.mu.Unlock()
+	s.rereads.wait = d
+}
+
+// Waiting returns how many notifications wait for a re-read.
+func Waiting(s *Service) int {
+	s.rereads.mu.Lock()
+	defer s.rereads.mu.Unlock()
+	return s.rereads.waiting
+}
+
+// SetMaxWaiting sets how many notifications wait for a re-read at most.
+func SetMaxWaiting(s *Service, n int) {
+	s.rereads.mu.Lock()
+	defer s.rereads.mu.Unlock()
+	s.rereads.limit = n
 }
 
 // RenewalMargin is renewalMargin, for the tests.

@@ -192,6 +192,105 @@ func (s *store) readCount() int {
 	return s.reads
 }
 
+// slowStore is a store on a slow database: each read of the channels
+// takes what the store holds when it begins, then takes delay; while the
+// gate is shut, it hangs until the gate opens or its context ends. It
+// counts the reads, those that ran at once at most, those that ended, and
+// those that ended cancelled.
+type slowStore struct {
+	*store
+	began chan struct{} // a value as each read begins (dropped if full)
+
+	mu                  sync.Mutex
+	delay               time.Duration
+	gate                chan struct{} // nil: open
+	reads, now, most    int
+	completed, canceled int
+}
+
+func newSlowStore(s *store, delay time.Duration) *slowStore {
+	return &slowStore{store: s, delay: delay, began: make(chan struct{}, 1)}
+}
+
+func (s *slowStore) Channels(ctx context.Context) ([]fm.PushChannel, error) {
+	list, _ := s.store.Channels(ctx)
+	s.mu.Lock()
+	s.reads++
+	s.now++
+	s.most = max(s.most, s.now)
+	gate, delay := s.gate, s.delay
+	s.mu.Unlock()
+	select {
+	case s.began <- struct{}{}:
+	default:
+	}
+	err := s.hold(ctx, gate, delay)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now--
+	if err != nil {
+		s.canceled++
+		return nil, err
+	}
+	s.completed++
+	return list, nil
+}
+
+// hold waits for the gate (if shut) and delay, or the end of ctx.
+func (s *slowStore) hold(ctx context.Context, gate chan struct{}, delay time.Duration) error {
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// shut has the reads that begin from now on hang until open.
+func (s *slowStore) shut() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gate = make(chan struct{})
+}
+
+// open lets the hanging reads go on, and the next ones take delay.
+func (s *slowStore) open(delay time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gate != nil {
+		close(s.gate)
+		s.gate = nil
+	}
+	s.delay = delay
+}
+
+// counts returns the reads begun, the most that ran at once, and those
+// that ended: completed and cancelled.
+func (s *slowStore) counts() (reads, most, completed, canceled int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reads, s.most, s.completed, s.canceled
+}
+
+// waitRead waits, boundedly, until a read of the store begins.
+func (s *slowStore) waitRead(t *testing.T) {
+	t.Helper()
+	select {
+	case <-s.began:
+	case <-time.After(patience):
+		t.Fatal("the store was not read")
+	}
+}
+
 // notifier records the libraries notified.
 type notifier struct {
 	mu  sync.Mutex
@@ -225,6 +324,7 @@ type env struct {
 	clock    *clock
 	leases   *leases
 	store    *store
+	channels fm.PushChannels // what the Service reads and writes: store unless a test wraps it
 	notifier *notifier
 	watcher  push.Watcher
 	metrics  *push.Metrics
@@ -275,8 +375,12 @@ func (e *env) start(t *testing.T, libs []fm.Library) *push.Service {
 	t.Helper()
 	e.stop()
 	e.metrics = push.NewMetrics(prometheus.NewRegistry())
+	var channels fm.PushChannels = e.store
+	if e.channels != nil {
+		channels = e.channels
+	}
 	svc, err := push.New(push.Options{
-		Address: e.address, ChannelTTL: ttl, Feeds: push.Feeds(libs), Watcher: e.watcher, Channels: e.store,
+		Address: e.address, ChannelTTL: ttl, Feeds: push.Feeds(libs), Watcher: e.watcher, Channels: channels,
 		Leases: e.leases, Notifier: e.notifier, Logger: slog.New(slog.DiscardHandler), Metrics: e.metrics, Now: e.clock.Now,
 	})
 	if err != nil {

@@ -42,6 +42,17 @@
 //     missing, 404 for a channel it does not know or one expired, 403 for a
 //     wrong token, 405 for any method but POST. It never reads the body,
 //     and logs no header value but a channel ID of its own format.
+//   - A channel ID of the keeper's form that the cache does not know (a
+//     channel another process stored since the cache was read, or a
+//     forged one) waits, 1.5 s at most, for the first re-read of the store
+//     that begins after it arrived: its channel, if stored, is then found
+//     (Drive does not retry a 4xx: a live channel answered 404 would lose
+//     its notification). One goroutine re-reads, once per 500 ms at most,
+//     under no request's context, each re-read bounded by 5 s, and one
+//     re-read answers every notification waiting. A notification it does
+//     not answer in time (or the store failed, or 256 already wait) is
+//     answered 503 with Retry-After: Drive tries again later, and the
+//     forged ID has started nothing.
 package push
 
 import (
@@ -113,12 +124,8 @@ type Service struct {
 	steps chan chan struct{}
 	retry atomic.Bool // Retry was called since the keeper last looked
 
-	// rereadMu makes the receiver's re-reads of the store one at a time,
-	// rereadEvery apart at least; rereadAt, when the last began, is
-	// guarded by it.
-	rereadMu    sync.Mutex
-	rereadEvery time.Duration
-	rereadAt    time.Time
+	// rereads are the receiver's re-reads of the store.
+	rereads rereads
 
 	mu sync.Mutex
 	// cache is the store as last read, with this process's writes since.
@@ -186,7 +193,8 @@ func New(opts Options) (*Service, error) {
 		opts: opts, path: cmp.Or(u.Path, "/"), margin: renewalMargin(opts.ChannelTTL),
 		feeds: slices.SortedFunc(slices.Values(opts.Feeds), func(a, b Feed) int { return cmp.Compare(a.Key, b.Key) }),
 		byKey: map[string]*Feed{}, wake: make(chan struct{}, 1), steps: make(chan chan struct{}, 1),
-		rereadEvery: time.Second, cache: map[string]fm.PushChannel{}, stats: map[string]*feedStats{},
+		rereads: rereads{every: rereadEvery, timeout: rereadTimeout, wait: unknownWait, limit: maxWaiting},
+		cache:   map[string]fm.PushChannel{}, stats: map[string]*feedStats{},
 		failures: map[string]string{},
 	}
 	for i := range s.feeds {

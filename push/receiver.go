@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
-	"time"
 
 	fm "github.com/foldermirror/foldermirror"
 )
@@ -33,8 +32,13 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, http.StatusBadRequest, resultMalformed, "", "")
 		return
 	}
-	ch, ok := s.lookup(r.Context(), id)
-	if !ok {
+	ch, ok, err := s.lookup(r.Context(), id)
+	switch {
+	case err != nil:
+		w.Header().Set("Retry-After", "1")
+		s.refuse(w, http.StatusServiceUnavailable, resultUnconfirmed, "", logged(id))
+		return
+	case !ok:
 		s.refuse(w, http.StatusNotFound, resultUnknown, "", logged(id))
 		return
 	}
@@ -92,44 +96,18 @@ func (s *Service) refuse(w http.ResponseWriter, code int, result, key, channel s
 	http.Error(w, http.StatusText(code), code)
 }
 
-// lookup returns the stored channel of that ID: from the cache, else from
-// a re-read of the store.
-func (s *Service) lookup(ctx context.Context, id string) (fm.PushChannel, bool) {
+// lookup returns the stored channel of that ID: from the cache, else, for
+// an ID of the keeper's form, from a re-read of the store (lookupStored),
+// which may not tell in time (an error). An ID of another form is unknown
+// at once.
+func (s *Service) lookup(ctx context.Context, id string) (fm.PushChannel, bool, error) {
 	s.mu.Lock()
 	ch, ok := s.cache[id]
 	s.mu.Unlock()
 	if ok || !ourID(id) {
-		return ch, ok
+		return ch, ok, nil
 	}
-	return s.reread(ctx, id)
-}
-
-// reread reads the store again for a channel ID the cache does not know:
-// a channel another process stored since the cache was read. Re-reads go
-// one at a time, rereadEvery apart at least, so that a flood of forged IDs
-// does not hammer the index; an ID that comes between is refused (Drive's
-// notifications of a new channel reach the cache at its next refresh).
-func (s *Service) reread(ctx context.Context, id string) (fm.PushChannel, bool) {
-	s.rereadMu.Lock()
-	defer s.rereadMu.Unlock()
-	s.mu.Lock()
-	ch, ok := s.cache[id] // a re-read while this one waited may have brought it
-	s.mu.Unlock()
-	if ok || (!s.rereadAt.IsZero() && time.Since(s.rereadAt) < s.rereadEvery) {
-		return ch, ok
-	}
-	s.rereadAt = time.Now()
-	list, err := s.read(ctx)
-	if err != nil {
-		s.opts.Logger.Debug("could not read the push channels", "err", err)
-		return fm.PushChannel{}, false
-	}
-	for _, ch := range list {
-		if ch.ID == id {
-			return ch, true
-		}
-	}
-	return fm.PushChannel{}, false
+	return s.lookupStored(ctx, id)
 }
 
 // ourID tells whether id has the form of the IDs the keeper gives its
