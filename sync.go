@@ -55,8 +55,13 @@ type SyncResult struct {
 	// Drift is what a full sync found different from the index.
 	Drift Drift
 	// Ranges is the number of createdTime ranges a full sync listed side
-	// by side (1: the library as one listing).
+	// by side (1: the library as one listing), the one a fallback listed
+	// included.
 	Ranges int
+	// ListingFallback says why a full sync's createdTime ranges gave way
+	// to one sequential listing of the library ("" if they did not): a
+	// server that does not honour a query's createdTime bounds.
+	ListingFallback string
 	// Changes is the number of changes an incremental sync read, Applied
 	// the number of folders it wrote or removed.
 	Changes, Applied int

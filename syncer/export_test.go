@@ -17,3 +17,11 @@ func SetSplitFolders(t testing.TB, n int) {
 	splitFolders = n
 	t.Cleanup(func() { splitFolders = old })
 }
+
+// SetListPageSize sets, for t, how many folders a files.list call of a
+// full sync asks for, so that small libraries take many pages.
+func SetListPageSize(t testing.TB, n int) {
+	old := listPageSize
+	listPageSize = n
+	t.Cleanup(func() { listPageSize = old })
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/googleclient"
@@ -28,9 +29,12 @@ const (
 	permsListFields = "nextPageToken,permissions(" + permissionFields + ")"
 	driveFields     = "id,name,restrictions(copyRequiresWriterPermission,downloadRestriction(restrictedForReaders),sharingFoldersRequiresOrganizerPermission)"
 	foldersQuery    = "mimeType = '" + fm.FolderMimeType + "' and trashed = false"
-	listPageSize    = 1000
 	permsPageSize   = 100
 )
+
+// listPageSize is how many folders a files.list call asks for: Drive's
+// most. Tests lower it, so that small libraries take many pages.
+var listPageSize = 1000
 
 // fullSync reads a library's whole tree and replaces the indexed one (prev's,
 // nil if none) with it, under fence; why says what made it a full sync.
@@ -68,7 +72,8 @@ func (s *Syncer) fullSync(ctx context.Context, lib *fm.Library, prev *fm.Library
 	if drift.Total() > 0 && prev != nil {
 		s.logger.Warn("full sync corrected drift", "library", lib.ID, "added", drift.Added, "removed", drift.Removed, "changed", drift.Changed)
 	}
-	return &fm.SyncResult{Library: lib.ID, Full: true, FullReason: why, Folders: now.Folders, Permissions: now.Permissions, Drift: drift, Ranges: r.ranges}, nil
+	return &fm.SyncResult{Library: lib.ID, Full: true, FullReason: why, Folders: now.Folders, Permissions: now.Permissions, Drift: drift,
+		Ranges: r.ranges, ListingFallback: r.fallback}, nil
 }
 
 func (s *Syncer) newReader(lib *fm.Library, progress fm.ProgressFunc) (*reader, error) {
@@ -88,7 +93,43 @@ type reader struct {
 	lib         *fm.Library
 	progress    fm.ProgressFunc
 	concurrency int
-	ranges      int // the createdTime ranges listed
+	ranges      int    // the createdTime ranges listed
+	fallback    string // why they gave way to one sequential listing, if they did
+	listing     listProgress
+}
+
+// listProgress is how far a full sync's listing got: a server whose pages
+// keep giving folders listed already (a nextPageToken that leads back)
+// would keep it listing forever.
+type listProgress struct {
+	folders atomic.Int64 // the folders listed, each once
+	idle    atomic.Int64 // the pages that gave none not listed before
+	ranges  atomic.Int64 // the createdTime ranges taken
+}
+
+// idleFactor is how many times the pages of a sequential listing of the
+// folders listed so far may come without a folder not listed before (plus
+// two a range, and one a lister). Legitimate listings come well under it:
+// ranges cut while read drop or repeat a page or two each, and folders are
+// listed twice at most (by a range read past its cut, or by a fallback to
+// one sequential listing). Pages counted are the ones that gave nothing
+// new, not all of them: Drive documents that pages may come partial, even
+// empty.
+const idleFactor = 3
+
+// countPage counts a page of the listing that gave fresh folders not listed
+// before, and fails when too many gave none (see idleFactor).
+func (r *reader) countPage(fresh int) error {
+	folders := r.listing.folders.Add(int64(fresh))
+	if fresh > 0 {
+		return nil
+	}
+	idle, sequential := r.listing.idle.Add(1), folders/int64(listPageSize)+1
+	if idle <= idleFactor*sequential+2*r.listing.ranges.Load()+int64(max(1, r.concurrency)) {
+		return nil
+	}
+	return fmt.Errorf("the listing gets nowhere: %d of its pages gave no folder not listed before, for %d folders listed (one listing of them takes about %d pages); the server keeps answering with folders it gave already (does its nextPageToken lead back?)",
+		idle, folders, sequential)
 }
 
 // readTree lists the library's folders into st, reads their permissions,
@@ -203,26 +244,30 @@ func (r *reader) listFolders(ctx context.Context, st *stage, early *permissionQu
 	stageAll := func(folders []*drive.File) error {
 		mu.Lock()
 		defer mu.Unlock()
+		fresh := 0
 		for _, f := range folders {
+			listed++
 			n, added, err := r.stageFolder(st, f)
 			switch {
 			case err != nil:
 				return err
 			case !added:
 				r.odd.repeated.Add(1)
+				continue
 			case early != nil && st.needsPermissions(n):
 				r.queueStaged(early, st, n)
 			}
-			listed++
+			fresh++
 		}
 		r.progress(fm.Progress{Library: r.lib.ID, Phase: "listing", Done: listed})
-		return nil
+		return r.countPage(fresh)
 	}
 	var err error
 	if r.concurrency > 1 {
-		r.ranges, err = r.listRanges(ctx, stageAll)
+		err = r.listRanges(ctx, stageAll)
 	} else {
 		r.ranges = 1
+		r.listing.ranges.Store(1)
 		err = r.pages(ctx, r.listCall(foldersQuery), func(list *drive.FileList) error { return stageAll(folders(list.Files)) })
 	}
 	if err != nil {
@@ -278,7 +323,7 @@ func (r *reader) stageSets(st *stage, n uint32, list, own []fm.Permission) error
 // listCall is the files.list call of the files matching q in the
 // library's corpus (My Drive, or the shared drive), a thousand a page.
 func (r *reader) listCall(q string) *drive.FilesListCall {
-	call := r.svc.Files.List().Q(q).PageSize(listPageSize).Fields(listFields).SupportsAllDrives(true)
+	call := r.svc.Files.List().Q(q).PageSize(int64(listPageSize)).Fields(listFields).SupportsAllDrives(true)
 	if r.lib.IsSharedDrive() {
 		return call.Corpora("drive").DriveId(r.lib.SharedDriveID).IncludeItemsFromAllDrives(true)
 	}

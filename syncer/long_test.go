@@ -14,5 +14,6 @@ const (
 const defaultPushModelSeeds = 6
 
 // rangedSeeds: built with -tags long, the test of the createdTime ranges
-// under changes runs four seeds on bbolt.
+// under changes runs four seeds on bbolt, four against a server that
+// ignores their bounds, and one of those on PostgreSQL.
 const rangedSeeds = 4

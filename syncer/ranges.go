@@ -42,8 +42,28 @@ import (
 // of the sample each, bounded by the query alone, each read whole (the
 // first page is read again in them). When a later page shows it, no range
 // is cut any more, and each lister reads its range to the end of its query,
-// past its cut (the folders listed twice are kept once). Either way the
-// listing is exact, and at worst as slow as one listing.
+// past its cut (the folders listed twice are kept once), but for the
+// ranges whose query lies inside that of another still listed (which
+// dropped none of its folders yet): they stop. Either way the listing is
+// exact, and at worst as slow as one listing.
+//
+// Servers that claim to be Drive may not honour what a query asks (the npm
+// package google-drive-mock ignores createdTime comparisons but keeps
+// orderBy): every folder listed is checked against its range's query, from
+// its start to its end when its listing began. A folder outside them means
+// the server ignored them, and would give every range the whole library,
+// from its oldest folder: the ranges fall back to one sequential listing.
+// No range is cut any more; the range with no bound, if still listed, reads
+// to its end (its folders so far all kept, as it never reached its cut);
+// else it is listed anew; every other range stops at its next page. The
+// sync's result and the log say so. What is left of a range starts at its
+// start or past it, never at a folder listed below it.
+//
+// A listing that gets nowhere stops with an error: past idleFactor times
+// the pages of a sequential listing of the folders listed so far, plus two
+// a range and one a lister, of pages that gave no folder not listed before
+// (a server whose nextPageToken leads back). maxRanges bounds the ranges a
+// listing takes.
 
 // splitFolders is the fewest folders a range must have left to list
 // (estimated) to be cut: each half keeps a few pages. Tests lower it.
@@ -68,12 +88,15 @@ var errRangeDone = errors.New("range listed up to its cut")
 
 // timeRange is a range of createdTime, in milliseconds, being listed.
 type timeRange struct {
-	from    int64 // the first createdTime of the range
-	limit   int64 // its end (excluded), lowered when it is cut: later folders are another range's
-	first   int64 // the createdTime of the first folder listed
-	cursor  int64 // the createdTime of the last folder listed
-	listed  int
-	density float64 // folders a millisecond: the range's own, or the one it was cut from
+	from       int64 // the first createdTime of the range: its query's lower bound
+	limit      int64 // its end (excluded), lowered when it is cut: later folders are another range's
+	queryLimit int64 // its end when its listing started: its query's upper bound
+	first      int64 // the createdTime of the first folder listed
+	cursor     int64 // the createdTime of the last folder listed
+	listed     int
+	density    float64 // folders a millisecond: the range's own, or the one it was cut from
+	done       bool    // its listing gave its last page, or stopped
+	stop       bool    // another listing gives its folders: it stops at its next page
 }
 
 // rangeLister lists a library's folders in createdTime ranges.
@@ -92,12 +115,22 @@ type rangeLister struct {
 	probed  bool         // the probe is asked for
 	ordered bool         // every page so far came in createdTime order
 	ranges  int          // ranges taken
+	// fallback says why the ranges gave way to one sequential listing,
+	// "" while they did not; strayQuery and strayTime, which query's
+	// page held a folder created when, for the log.
+	fallback   string
+	strayQuery string
+	strayTime  int64
 }
 
+// boundsIgnored is why the ranges fall back to one sequential listing.
+const boundsIgnored = "the server ignored the createdTime bounds of a query"
+
 // listRanges lists the library's folders, handing each page's folders to
-// page (one call at a time; an error stops the listing), and returns how
-// many ranges it listed.
-func (r *reader) listRanges(ctx context.Context, page func([]*drive.File) error) (int, error) {
+// page (one call at a time; an error stops the listing), and notes how many
+// ranges it listed and why they fell back to one sequential listing, if
+// they did.
+func (r *reader) listRanges(ctx context.Context, page func([]*drive.File) error) error {
 	l := &rangeLister{r: r, page: page, gate: googleclient.NewPageGate(pagesInUse), newest: noLowerBound, ordered: true}
 	l.wake = sync.NewCond(&l.mu)
 	l.group, l.ctx = errgroup.WithContext(ctx)
@@ -111,7 +144,20 @@ func (r *reader) listRanges(ctx context.Context, page func([]*drive.File) error)
 	if !l.ordered {
 		r.logger.Warn("Drive did not list folders in createdTime order; each range was listed whole", "library", r.lib.ID, "ranges", l.ranges)
 	}
-	return l.ranges, err
+	if l.fallback != "" {
+		r.logger.Warn("createdTime ranges fell back to one sequential listing", "library", r.lib.ID, "reason", l.fallback,
+			"query", l.strayQuery, "folderCreated", strayTime(l.strayTime), "ranges", l.ranges)
+	}
+	r.ranges, r.fallback = l.ranges, l.fallback
+	return err
+}
+
+// strayTime writes the createdTime of a folder found outside its range.
+func strayTime(ms int64) string {
+	if ms == noLowerBound {
+		return "not a time"
+	}
+	return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano)
 }
 
 func (l *rangeLister) wakeAll() {
@@ -149,8 +195,10 @@ func (l *rangeLister) next() *timeRange {
 			rg = l.cut()
 		}
 		if rg != nil {
+			rg.queryLimit = rg.limit
 			l.active = append(l.active, rg)
 			l.ranges++
+			l.r.listing.ranges.Store(int64(l.ranges))
 			return rg
 		}
 		if len(l.active) == 0 {
@@ -170,9 +218,10 @@ func (l *rangeLister) finish(rg *timeRange) {
 }
 
 // cut cuts the range with the most folders left to list in two, if it has
-// enough, and returns the later part; nil if none can be cut.
+// enough, and returns the later part; nil if none can be cut, or the
+// ranges are as many as maxRanges allows.
 func (l *rangeLister) cut() *timeRange {
-	if !l.ordered || l.newest == noLowerBound {
+	if !l.ordered || l.fallback != "" || l.newest == noLowerBound || int64(l.ranges) >= l.maxRanges() {
 		return nil
 	}
 	var best *timeRange
@@ -196,14 +245,21 @@ func (l *rangeLister) cut() *timeRange {
 	return later
 }
 
+// maxRanges is the most ranges a listing may take: the ranges of a sample,
+// and two more for each page of the folders listed so far. Ranges the
+// estimates would cut past it hold little.
+func (l *rangeLister) maxRanges() int64 {
+	return int64(rangesPerLister*l.r.concurrency) + 2*(l.r.listing.folders.Load()/int64(listPageSize)+1)
+}
+
 // unread returns the part of the range left to list, as far as the newest
 // folder: from its last folder listed (or its start) to its cut (or the
-// newest folder). ok is false while that is unknown: the first range has
-// no start until its first page comes.
+// newest folder), never below its start. ok is false while that is
+// unknown: the first range has no start until its first page comes.
 func (rg *timeRange) unread(newest int64) (from, to int64, ok bool) {
 	from = rg.from
 	if rg.listed > 0 {
-		from = rg.cursor
+		from = max(rg.from, rg.cursor)
 	}
 	to = rg.limit
 	if to == noUpperBound {
@@ -223,9 +279,7 @@ func ceilSecond(ms int64) int64 {
 
 // list lists one range, in createdTime order, up to its cut.
 func (l *rangeLister) list(rg *timeRange) error {
-	l.mu.Lock()
-	q := rangeQuery(rg.from, rg.limit) // its end when it starts: a later cut stops it early
-	l.mu.Unlock()
+	q := rangeQuery(rg.from, rg.queryLimit) // a later cut stops it early
 	call := l.r.listCall(q).OrderBy("createdTime").Fields(rangeListFields)
 	ctx, done := l.gate.Hold(l.ctx)
 	defer done()
@@ -258,38 +312,123 @@ func (l *rangeLister) take(rg *timeRange, list *drive.FileList) (keep []*drive.F
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	defer l.wake.Broadcast()
-	keep = list.Files
-	more = list.NextPageToken != ""
+	keep, more = l.admit(rg, list)
+	rg.done = !more
+	probe = l.ordered && l.fallback == "" && more && !l.probed
+	l.probed = l.probed || probe
+	return keep, more, probe
+}
+
+// admit checks a page of a range and returns the files in it up to the
+// range's cut, and whether the listing goes on. A page of a range stopped
+// is checked too: the server ignoring the bounds is worth saying.
+func (l *rangeLister) admit(rg *timeRange, list *drive.FileList) (keep []*drive.File, more bool) {
 	times, inOrder := createdTimes(list.Files, rg.cursor, rg.listed > 0)
-	if !inOrder && l.ordered && rg.from == noLowerBound && rg.limit == noUpperBound && rg.listed == 0 && more {
+	if stray, ok := rg.stray(len(list.Files), times); ok {
+		l.fallBack(rg, stray)
+		return nil, false
+	}
+	if rg.stop {
+		return nil, false
+	}
+	more = list.NextPageToken != ""
+	if !inOrder && l.ordered && l.fallback == "" && rg.from == noLowerBound && rg.limit == noUpperBound && rg.listed == 0 && more {
 		// The library's first page, out of order: its times are a sample
 		// of the library's. The ranges are cut from them at once, and
 		// each is listed whole; this page's folders come again in them.
 		l.ordered = false
 		l.waiting = sampledRanges(times, rangesPerLister*l.r.concurrency)
-		return nil, false, false
+		return nil, false
 	}
-	l.ordered = l.ordered && inOrder
+	if !inOrder && l.ordered {
+		l.ordered = false
+		l.stopNested()
+		if rg.stop {
+			return nil, false
+		}
+	}
+	keep = list.Files
 	if l.ordered {
 		if cut, past := slices.BinarySearch(times, rg.limit); past || cut < len(times) {
 			keep, more = list.Files[:cut], false
 		}
 	}
+	rg.note(times, len(list.Files))
+	return keep, more
+}
+
+// note notes the createdTimes of a page of n files of the range.
+func (rg *timeRange) note(times []int64, n int) {
 	if len(times) > 0 {
 		if rg.listed == 0 {
 			rg.first, rg.cursor = times[0], times[0]
 		}
 		rg.cursor = max(rg.cursor, times[len(times)-1])
 	}
-	rg.listed += len(list.Files)
+	rg.listed += n
 	if rg.cursor > rg.first && rg.listed >= listPageSize {
 		rg.density = float64(rg.listed) / float64(rg.cursor-rg.first)
 	} else if rg.listed >= listPageSize {
 		rg.density = float64(rg.listed) // all in one millisecond so far
 	}
-	probe = l.ordered && more && !l.probed
-	l.probed = l.probed || probe
-	return keep, more, probe
+}
+
+// stray returns the createdTime of a file of a page of n files of the
+// range that lies outside its query's bounds, if one does (noLowerBound
+// for a time that does not parse, when the range has bounds).
+func (rg *timeRange) stray(n int, times []int64) (int64, bool) {
+	if len(times) < n && (rg.from != noLowerBound || rg.queryLimit != noUpperBound) {
+		return noLowerBound, true
+	}
+	for _, t := range times {
+		if t < rg.from || t >= rg.queryLimit {
+			return t, true
+		}
+	}
+	return 0, false
+}
+
+// fallBack gives up the ranges for one sequential listing of the library:
+// rg's page held a folder created at stray, outside its query's bounds. A
+// server that ignores them lists the whole library for every range, from
+// its oldest folder. The range with no bound goes on to its end if it is
+// still listed; else it is listed anew. Every other range stops at its
+// next page, and none is cut any more.
+func (l *rangeLister) fallBack(rg *timeRange, stray int64) {
+	if l.fallback != "" {
+		return
+	}
+	l.fallback, l.strayQuery, l.strayTime = boundsIgnored, rangeQuery(rg.from, rg.queryLimit), stray
+	l.waiting = nil
+	var whole *timeRange
+	for _, a := range l.active {
+		if !a.done && !a.stop && a.from == noLowerBound && a.queryLimit == noUpperBound {
+			whole = a
+		} else {
+			a.stop = true
+		}
+	}
+	if whole != nil {
+		whole.limit = noUpperBound
+		return
+	}
+	l.waiting = []*timeRange{{from: noLowerBound, limit: noUpperBound}}
+}
+
+// stopNested stops, once the order is found not kept, each range whose
+// query lies inside the query of another still listed: that one now reads
+// its query to the end (it dropped none of its folders yet, as it never
+// reached its cut), this range's folders with it. The queries of the
+// ranges still listed then do not overlap: cut from one another, they nest
+// or are apart.
+func (l *rangeLister) stopNested() {
+	for _, inner := range l.active {
+		for _, outer := range l.active {
+			if outer != inner && !outer.done && outer.from <= inner.from && inner.queryLimit <= outer.queryLimit {
+				inner.stop = true
+			}
+		}
+	}
 }
 
 // createdTimes returns the createdTime of each file, in milliseconds, and

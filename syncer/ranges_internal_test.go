@@ -118,3 +118,25 @@ func TestSampledRanges(t *testing.T) {
 		}
 	}
 }
+
+// What is left of a range starts at its start, or past it: never at a
+// folder listed below it, which a server that ignored the range's bounds
+// would have given.
+func TestUnreadStartsInTheRange(t *testing.T) {
+	from, limit := ms("2020-01-01T00:00:00Z"), ms("2021-01-01T00:00:00Z")
+	for _, tc := range []struct {
+		name   string
+		rg     timeRange
+		wantLo int64
+	}{
+		{"nothing listed", timeRange{from: from, limit: limit}, from},
+		{"listed inside", timeRange{from: from, limit: limit, listed: 10, cursor: from + 5000}, from + 5000},
+		{"listed below its start", timeRange{from: from, limit: limit, listed: 10, cursor: ms("2016-01-01T00:00:00Z")}, from},
+	} {
+		lo, hi, ok := tc.rg.unread(limit)
+		if !ok || lo != tc.wantLo || hi != limit {
+			t.Errorf("%s: unread %s to %s (%v), want %s to %s", tc.name, time.UnixMilli(lo).UTC(), time.UnixMilli(hi).UTC(), ok,
+				time.UnixMilli(tc.wantLo).UTC(), time.UnixMilli(limit).UTC())
+		}
+	}
+}

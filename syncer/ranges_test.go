@@ -1,17 +1,21 @@
 package syncer_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
 	"github.com/foldermirror/foldermirror/syncer"
@@ -48,59 +52,142 @@ func sequential(t *testing.T, fake *googlefake.Server, libs []string, lib string
 // created, renamed, moved (across the ranges' bounds), shared and deleted
 // before every listing call, is after the incremental sync that follows
 // exactly what one sequential listing of the still library gives, folder by
-// folder and permission by permission.
+// folder and permission by permission; its listing costs a few calls more
+// than a sequential one. Against a server that ignores the createdTime
+// bounds of its queries (as the npm package google-drive-mock does), the
+// ranges give way to one sequential listing, and the sync says so.
 func TestRangedListingIsExact(t *testing.T) {
 	type run struct {
 		backend string
 		seed    uint64
+		ignore  googlefake.TimeBounds
 	}
-	runs := []run{{fmtest.Postgres, 100}}
+	runs := []run{{fmtest.Postgres, 100, 0}}
 	for seed := range rangedSeeds {
-		runs = append(runs, run{fmtest.Bolt, uint64(seed + 1)})
+		runs = append(runs, run{fmtest.Bolt, uint64(seed + 1), 0}, run{fmtest.Bolt, uint64(seed + 50), googlefake.AllTimeBounds})
+	}
+	if rangedSeeds > 1 {
+		runs = append(runs, run{fmtest.Postgres, 150, googlefake.AllTimeBounds})
 	}
 	for _, tc := range runs {
-		t.Run(fmt.Sprintf("%s/seed %d", tc.backend, tc.seed), func(t *testing.T) {
-			syncer.SetSplitFolders(t, 700)
-			m := newMutator(t, tc.seed)
-			for range 5000 {
-				m.create()
-			}
-			m.fake.SpreadTimes(time.Date(2016, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-			libs := m.libraries()
-			e := newEnvOn(t, tc.backend, m.fake, libs...)
-			var mu sync.Mutex
-			mutating := true
-			e.throughProxy(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if isFilesList(r) {
-					mu.Lock()
-					for i := 0; mutating && i < 5; i++ {
-						m.mutate()
-					}
-					mu.Unlock()
-				}
-				m.fake.ServeHTTP(w, r)
-			}))
-			ranges := map[string]int{}
-			for _, lib := range []string{"mydrive", "shared"} {
-				ranges[lib] = e.sync(lib).Ranges
-			}
-			mu.Lock()
-			mutating = false
-			mu.Unlock()
-			if ranges["mydrive"] < 3 {
-				t.Fatalf("the My Drive library was listed in %d ranges; the test needs several", ranges["mydrive"])
-			}
-			for _, lib := range []string{"mydrive", "shared"} {
-				e.incremental(lib)
-				compareIndexes(t, lib, e, sequential(t, m.fake, libs, lib), lib)
-			}
-			if t.Failed() {
-				t.Logf("ranges %v; mutations:\n%s", ranges, m.log)
-			} else {
-				t.Logf("ranges %v", ranges)
-			}
-		})
+		name := fmt.Sprintf("%s/seed %d", tc.backend, tc.seed)
+		if tc.ignore != 0 {
+			name += "/createdTime bounds ignored"
+		}
+		t.Run(name, func(t *testing.T) { rangedListingIsExact(t, tc.backend, tc.seed, tc.ignore) })
 	}
+}
+
+// rangedListingIsExact is a run of TestRangedListingIsExact: on backend,
+// the world of seed, the fake ignoring the createdTime bounds ignore. The
+// world is smaller then, in smaller pages: the fallback lists it as one.
+func rangedListingIsExact(t *testing.T, backend string, seed uint64, ignore googlefake.TimeBounds) {
+	folders := 5000
+	syncer.SetSplitFolders(t, 700)
+	if ignore != 0 {
+		folders = 1200
+		syncer.SetListPageSize(t, 100)
+		syncer.SetSplitFolders(t, 200)
+	}
+	m := newMutator(t, seed)
+	for range folders {
+		m.create()
+	}
+	m.fake.SpreadTimes(time.Date(2016, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	m.fake.IgnoreCreatedTimeBounds(ignore)
+	libs := m.libraries()
+	e := newEnvOn(t, backend, m.fake, libs...)
+	var logs fmtest.LogBuffer
+	e.logger = slog.New(slog.NewTextHandler(&logs, nil))
+	var mu sync.Mutex
+	mutating := true
+	limit := &callLimit{max: 300, next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isFilesList(r) {
+			mu.Lock()
+			for i := 0; mutating && i < 5; i++ {
+				m.mutate()
+			}
+			mu.Unlock()
+		}
+		m.fake.ServeHTTP(w, r)
+	})}
+	e.throughProxy(limit)
+	results := map[string]*fm.SyncResult{}
+	calls := map[string]int64{}
+	for _, lib := range []string{"mydrive", "shared"} {
+		before := limit.calls.Load()
+		results[lib] = e.sync(lib)
+		calls[lib] = limit.calls.Load() - before
+	}
+	mu.Lock()
+	mutating = false
+	mu.Unlock()
+	if mine := results["mydrive"]; ignore == 0 && mine.Ranges < 3 {
+		t.Fatalf("the My Drive library was listed in %d ranges; the test needs several", mine.Ranges)
+	}
+	checkFallbacks(t, results, ignore != 0, logs.String())
+	for _, lib := range []string{"mydrive", "shared"} {
+		e.incremental(lib)
+		m.fake.ResetCalls()
+		want := sequential(t, m.fake, libs, lib)
+		seq := int64(m.fake.CallCount("drive.files.list"))
+		if most := 2*seq + 2*int64(results[lib].Ranges) + 2; calls[lib] > most {
+			t.Errorf("%s: %d files.list calls in %d ranges; a sequential listing makes %d, want at most %d",
+				lib, calls[lib], results[lib].Ranges, seq, most)
+		}
+		t.Logf("%s: %d files.list calls in %d ranges (fallback %q); a sequential listing makes %d",
+			lib, calls[lib], results[lib].Ranges, results[lib].ListingFallback, seq)
+		compareIndexes(t, lib, e, want, lib)
+	}
+	if t.Failed() {
+		t.Logf("mutations:\n%s", m.log)
+	}
+}
+
+// checkFallbacks checks that the listings of results, against a server
+// that ignores the createdTime bounds of its queries when ignored, fell
+// back to one sequential listing when a range was cut (else the bounds
+// were never asked for), and the log said so; and that none did against a
+// server that honours them.
+func checkFallbacks(t *testing.T, results map[string]*fm.SyncResult, ignored bool, log string) {
+	t.Helper()
+	cut := false
+	for lib, res := range results {
+		cut = cut || res.Ranges > 1
+		switch {
+		case !ignored && res.ListingFallback != "":
+			t.Errorf("%s: the ranges fell back to a sequential listing against a server that honours their bounds: %s", lib, res.ListingFallback)
+		case ignored && res.Ranges > 1 && !strings.Contains(res.ListingFallback, "ignored the createdTime bounds"):
+			t.Errorf("%s: listed in %d ranges; the result says of a fallback %q, want that the server ignored the createdTime bounds",
+				lib, res.Ranges, res.ListingFallback)
+		}
+	}
+	switch {
+	case ignored && !cut:
+		t.Fatal("no library was listed in several ranges; the test needs some")
+	case ignored && !strings.Contains(log, "one sequential listing"):
+		t.Errorf("no warning of the fallback to one sequential listing in the log:\n%s", log)
+	}
+}
+
+// callLimit stands before next and answers the files.list calls past the
+// first max with 400, so that a listing that would go on forever fails the
+// test rather than hang it; calls counts them.
+type callLimit struct {
+	next  http.Handler
+	max   int64
+	calls atomic.Int64
+}
+
+func (c *callLimit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if isFilesList(r) && c.calls.Add(1) > c.max {
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		w.WriteHeader(http.StatusBadRequest)
+		msg := fmt.Sprintf("the test allows %d files.list calls", c.max)
+		fmt.Fprintf(w, `{"error":{"code":400,"message":%q,"errors":[{"reason":"badRequest","message":%q}]}}`, msg, msg)
+		return
+	}
+	c.next.ServeHTTP(w, r)
 }
 
 // A library whose folders were all created in the same second is listed as
@@ -192,5 +279,121 @@ func shuffler(t *testing.T, fake *googlefake.Server, shuffle func(r *http.Reques
 		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(page) //nolint:errcheck // the client sees a short body
+	})
+}
+
+// Against a server that ignores some of the createdTime bounds of its
+// queries, with or without the order asked for, the index is exact, the
+// listing costs about one sequential listing, and when a page showed a
+// folder outside its range's bounds, the sync says it fell back to one.
+func TestIgnoredTimeBoundsStayExact(t *testing.T) {
+	syncer.SetListPageSize(t, 100)
+	syncer.SetSplitFolders(t, 200)
+	m := newMutator(t, 9)
+	for range 1000 {
+		m.create()
+	}
+	m.fake.SpreadTimes(time.Date(2016, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	libs := m.libraries()
+	m.fake.ResetCalls()
+	want := sequential(t, m.fake, libs, "mydrive")
+	seq := int64(m.fake.CallCount("drive.files.list"))
+	for _, tc := range []struct {
+		name    string
+		ignore  googlefake.TimeBounds
+		shuffle func(r *http.Request) bool // nil: the order is kept
+		// fallback: the fallback must come. It comes for an ignored upper
+		// bound only when a range reads as far as its query's end, and
+		// when the order is lost after the first page, only if a range
+		// was cut before.
+		fallback bool
+	}{
+		{"lower bounds ignored", googlefake.LowerTimeBounds, nil, true},
+		{"upper bounds ignored", googlefake.UpperTimeBounds, nil, false},
+		{"bounds and order ignored", googlefake.AllTimeBounds, func(*http.Request) bool { return true }, true},
+		{"bounds ignored, order lost after the first page", googlefake.AllTimeBounds,
+			func(r *http.Request) bool { return r.URL.Query().Get("pageToken") != "" }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m.fake.IgnoreCreatedTimeBounds(tc.ignore)
+			t.Cleanup(func() { m.fake.IgnoreCreatedTimeBounds(0) })
+			e := newEnv(t, m.fake, libs...)
+			var logs fmtest.LogBuffer
+			e.logger = slog.New(slog.NewTextHandler(&logs, nil))
+			var next http.Handler = m.fake
+			if tc.shuffle != nil {
+				next = shuffler(t, m.fake, tc.shuffle)
+			}
+			limit := &callLimit{next: next, max: 200}
+			e.throughProxy(limit)
+			res := e.sync("mydrive")
+			calls := limit.calls.Load()
+			if most := 2*seq + 2*int64(res.Ranges) + 2; calls > most {
+				t.Errorf("%d files.list calls in %d ranges; a sequential listing makes %d, want at most %d", calls, res.Ranges, seq, most)
+			}
+			if tc.fallback {
+				checkFallbacks(t, map[string]*fm.SyncResult{"mydrive": res}, true, logs.String())
+			}
+			t.Logf("%d files.list calls in %d ranges (fallback %q); a sequential listing makes %d", calls, res.Ranges, res.ListingFallback, seq)
+			compareIndexes(t, tc.name, e, want, "mydrive")
+		})
+	}
+}
+
+// A server whose listings never end (each page's nextPageToken leads to
+// the first page again) makes the full sync fail with an error that says
+// so, after a few calls more than a sequential listing would make, in
+// ranges or page after page.
+func TestEndlessListingStops(t *testing.T) {
+	syncer.SetListPageSize(t, 100)
+	syncer.SetSplitFolders(t, 100)
+	fake := startFake(t)
+	root := fake.CreateFolder(storage, "", "Library")
+	for i := range 300 {
+		fake.CreateFolder(storage, root, fmt.Sprint("f", i))
+	}
+	fake.SpreadTimes(time.Date(2016, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	for _, concurrency := range []int{1, 8} {
+		t.Run(fmt.Sprint("concurrency ", concurrency), func(t *testing.T) {
+			e := newEnv(t, fake, "id: lib, rootFolderId: "+root)
+			e.cfg.Storage.Concurrency = concurrency
+			limit := &callLimit{next: endless(t, fake), max: 100}
+			e.throughProxy(limit)
+			_, err := e.s.Sync(context.Background(), fm.SyncRequest{Library: "lib", Mode: fm.SyncFull}, nil)
+			if err == nil || !strings.Contains(err.Error(), "gave no folder not listed before") {
+				t.Fatalf("after %d files.list calls, the sync returned %v; want an error saying the listing makes no progress", limit.calls.Load(), err)
+			}
+			if calls := limit.calls.Load(); calls > 40 {
+				t.Errorf("the sync stopped after %d files.list calls; a sequential listing makes 4", calls)
+			}
+			t.Logf("%d files.list calls: %v", limit.calls.Load(), err)
+		})
+	}
+}
+
+// endless stands before fake and makes its listings endless: every page has
+// the nextPageToken "again", which lists the first page again.
+func endless(t *testing.T, fake *googlefake.Server) http.Handler {
+	token := regexp.MustCompile(`"nextPageToken":"[^"]*",?`)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isFilesList(r) {
+			fake.ServeHTTP(w, r)
+			return
+		}
+		q := r.URL.Query()
+		if q.Get("pageToken") == "again" {
+			q.Del("pageToken")
+			r.URL.RawQuery = q.Encode()
+		}
+		rec := httptest.NewRecorder()
+		fake.ServeHTTP(rec, r)
+		body := rec.Body.Bytes()
+		if rec.Code != http.StatusOK || len(body) == 0 || body[0] != '{' {
+			t.Errorf("files.list answered %d %s", rec.Code, body)
+			return
+		}
+		body = append([]byte(`{"nextPageToken":"again",`), token.ReplaceAll(body[1:], nil)...)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
 	})
 }

@@ -15,5 +15,6 @@ const (
 const defaultPushModelSeeds = 2
 
 // rangedSeeds: the test of the createdTime ranges under changes runs one
-// seed on bbolt every day (and one on PostgreSQL).
+// seed on bbolt every day, and one against a server that ignores their
+// bounds (and one on PostgreSQL).
 const rangedSeeds = 1

@@ -101,6 +101,10 @@ func TestSummarySaysWhyFull(t *testing.T) {
 			"eng: full sync (scheduled): 0 folders, 0 permissions, drift 0, 0 Drive calls, 0s"},
 		{fm.SyncResult{Library: "eng", Full: true, FullReason: fm.FullAsked, Folders: 9000, Calls: 14, Ranges: 4},
 			"eng: full sync (asked): 9000 folders, 0 permissions, drift 0, 14 Drive calls in 4 createdTime ranges, 0s"},
+		{fm.SyncResult{Library: "eng", Full: true, FullReason: fm.FullAsked, Folders: 9000, Calls: 24, Ranges: 8,
+			ListingFallback: "the server ignored the createdTime bounds of a query"},
+			"eng: full sync (asked): 9000 folders, 0 permissions, drift 0, 24 Drive calls in 8 createdTime ranges, " +
+				"then one sequential listing (the server ignored the createdTime bounds of a query), 0s"},
 		{fm.SyncResult{Library: "eng", Changes: 2, Applied: 1, Folders: 3, Calls: 1},
 			"eng: incremental sync: 2 changes, 1 folder written or removed, 3 folders, 1 Drive call, 0s"},
 		{fm.SyncResult{Library: "eng", Full: true, FullReason: fm.FullAsked, Folders: 1, Permissions: 1, Calls: 1},

@@ -269,8 +269,8 @@ type jobFailed string
 func (j jobFailed) Error() string { return string(j) }
 
 // summary is a library sync's outcome in a line; a full sync says why it
-// read the whole library, and in how many createdTime ranges when more
-// than one.
+// read the whole library, in how many createdTime ranges when more than
+// one, and why they fell back to one sequential listing if they did.
 func summary(r *fm.SyncResult) string {
 	if r.Full {
 		why := ""
@@ -280,6 +280,9 @@ func summary(r *fm.SyncResult) string {
 		calls := count(r.Calls, "Drive call")
 		if r.Ranges > 1 {
 			calls += fmt.Sprintf(" in %d createdTime ranges", r.Ranges)
+		}
+		if r.ListingFallback != "" {
+			calls += ", then one sequential listing (" + r.ListingFallback + ")"
 		}
 		return fmt.Sprintf("%s: full sync%s: %s, %s, drift %d, %s, %s", r.Library, why, count(r.Folders, "folder"),
 			count(r.Permissions, "permission"), r.Drift.Total(), calls, r.Duration.Round(time.Millisecond))

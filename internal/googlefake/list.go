@@ -25,7 +25,7 @@ func (s *Server) filesList(c *call) (any, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	match, err := compileQuery(c.q.Get("q"), c.v.root)
+	match, err := compileQuery(c.q.Get("q"), c.v.root, s.ignoreBounds)
 	if err != nil {
 		return nil, invalidParam("q")
 	}

@@ -45,8 +45,9 @@ var errQuery = errors.New("invalid query")
 // the name, as Drive's prefix matching does. Times are RFC 3339 date-times,
 // UTC unless they name an offset, fractional seconds optional, or dates
 // alone (midnight UTC), as Drive takes them (see parseQueryTime). An empty
-// query matches every file.
-func compileQuery(q, root string) (query, error) {
+// query matches every file. The createdTime comparisons of ignore match
+// every file (see IgnoreCreatedTimeBounds).
+func compileQuery(q, root string, ignore TimeBounds) (query, error) {
 	toks, err := tokenize(q)
 	if err != nil {
 		return query{}, err
@@ -54,7 +55,7 @@ func compileQuery(q, root string) (query, error) {
 	if len(toks) == 0 {
 		return leaf(func(*File, *computed) bool { return true }), nil
 	}
-	p := &queryParser{toks: toks, root: root}
+	p := &queryParser{toks: toks, root: root, ignore: ignore}
 	x, err := p.or()
 	if err == nil && p.pos < len(toks) {
 		err = errQuery
@@ -136,9 +137,10 @@ func stringLiteral(s string) (string, int, error) {
 }
 
 type queryParser struct {
-	toks []token
-	pos  int
-	root string
+	toks   []token
+	pos    int
+	root   string
+	ignore TimeBounds // createdTime comparisons taken as true
 }
 
 // keyword consumes the next token if it is the word w (case-insensitive).

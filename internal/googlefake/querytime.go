@@ -68,6 +68,9 @@ func (p *queryParser) timeTerm(field timeField) (query, error) {
 	default:
 		return query{}, errQuery
 	}
+	if field == createdTime && p.ignore.covers(op) {
+		return leaf(func(*File, *computed) bool { return true }), nil
+	}
 	q := query{spans: everything}
 	if op == "!=" {
 		q.match = func(f *File, _ *computed) bool { return !sp.has(f.times[field]) }
@@ -76,6 +79,43 @@ func (p *queryParser) timeTerm(field timeField) (query, error) {
 	q.spans[field] = sp
 	q.match = func(f *File, _ *computed) bool { return sp.has(f.times[field]) }
 	return q, nil
+}
+
+// TimeBounds are createdTime comparisons of files.list's q that a server
+// claiming to be Drive may ignore (IgnoreCreatedTimeBounds).
+type TimeBounds uint8
+
+// The comparisons IgnoreCreatedTimeBounds may ignore.
+const (
+	// LowerTimeBounds are createdTime > and >=.
+	LowerTimeBounds TimeBounds = 1 << iota
+	// UpperTimeBounds are createdTime < and <=.
+	UpperTimeBounds
+	// AllTimeBounds are every createdTime comparison, = and != included,
+	// as the npm package google-drive-mock ignores them.
+	AllTimeBounds = LowerTimeBounds | UpperTimeBounds
+)
+
+// covers reports whether b ignores the comparison op.
+func (b TimeBounds) covers(op string) bool {
+	switch op {
+	case ">", ">=":
+		return b&LowerTimeBounds != 0
+	case "<", "<=":
+		return b&UpperTimeBounds != 0
+	}
+	return b == AllTimeBounds
+}
+
+// IgnoreCreatedTimeBounds makes files.list take the createdTime comparisons
+// of b in q as true for every file (none: 0), as Drive emulators and
+// proxies that claim to be Drive do (the npm package google-drive-mock
+// ignores them all): orderBy createdTime is still honoured, and the rest of
+// the query too. modifiedTime comparisons are unchanged.
+func (s *Server) IgnoreCreatedTimeBounds(b TimeBounds) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ignoreBounds = b
 }
 
 // queryTimeLayouts are the forms of a time in a query: RFC 3339 with Z or

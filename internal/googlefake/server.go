@@ -38,6 +38,8 @@
 //   - files.list's q compares createdTime and modifiedTime with < <= > >=
 //     = and != to RFC 3339 times (UTC unless they name an offset) or
 //     dates; a malformed time is an invalid query, 400 like the others.
+//   - With IgnoreCreatedTimeBounds, files.list takes createdTime
+//     comparisons as true, as some servers claiming to be Drive do.
 //   - files.list sorts by orderBy's createdTime and modifiedTime, asc or
 //     desc, in comma lists; ties go in creation order (reversed after a
 //     desc key). Without orderBy it lists by createdTime, which is creation
@@ -164,7 +166,9 @@ type Server struct {
 	// omitMyDriveDetails: OmitMyDriveDetails; noPermissions:
 	// ListNoPermissions.
 	omitMyDriveDetails, noPermissions bool
-	log                               changeLog
+	// ignoreBounds: IgnoreCreatedTimeBounds.
+	ignoreBounds TimeBounds
+	log          changeLog
 
 	// Made once, for speed: principal keys, permission IDs by principal
 	// key, and the structs answers are built from.

@@ -284,6 +284,40 @@ func TestRangesCoverTheCorpus(t *testing.T) {
 	}
 }
 
+// With IgnoreCreatedTimeBounds, the createdTime comparisons it names match
+// every file, as on a server that ignores them, and the rest of the query,
+// modifiedTime's comparisons and orderBy are kept.
+func TestIgnoredCreatedTimeBounds(t *testing.T) {
+	w := newTimedWorld(t)
+	corpus := w.corpus(t)
+	all := expect(corpus, func(timed) bool { return true }, sortKey{byCreated, false})
+	from, to := date(2015, 1, 1), date(2018, 1, 1)
+	const q = "createdTime >= '2015-01-01T00:00:00Z' and createdTime < '2018-01-01T00:00:00Z'"
+	for _, tc := range []struct {
+		name   string
+		ignore googlefake.TimeBounds
+		match  func(timed) bool
+	}{
+		{"none", 0, func(f timed) bool { return !f.created.Before(from) && f.created.Before(to) }},
+		{"lower", googlefake.LowerTimeBounds, func(f timed) bool { return f.created.Before(to) }},
+		{"upper", googlefake.UpperTimeBounds, func(f timed) bool { return !f.created.Before(from) }},
+		{"all", googlefake.AllTimeBounds, func(timed) bool { return true }},
+	} {
+		w.s.IgnoreCreatedTimeBounds(tc.ignore)
+		want := expect(corpus, tc.match, sortKey{byCreated, false})
+		if got := listed(t, w.svc.Files.List().Q(q).OrderBy("createdTime"), 50); !slices.Equal(got, want) {
+			t.Errorf("%s ignored: %d files, want %d", tc.name, len(got), len(want))
+		}
+	}
+	if got := listed(t, w.svc.Files.List().Q("createdTime = '2016-06-06T06:06:06.666Z'"), 50); !slices.Equal(got, all) {
+		t.Errorf("every bound ignored: createdTime = lists %d files, want all %d", len(got), len(all))
+	}
+	byModified := expect(corpus, func(f timed) bool { return f.modified.Before(to) }, sortKey{byCreated, false})
+	if got := listed(t, w.svc.Files.List().Q("modifiedTime < '2018-01-01T00:00:00Z'"), 50); !slices.Equal(got, byModified) {
+		t.Errorf("modifiedTime < with createdTime bounds ignored: %d files, want %d", len(got), len(byModified))
+	}
+}
+
 // TestTiesPageWithoutLoss lists files that share one createdTime in pages
 // smaller than the tie: creation order ascending, its reverse descending.
 func TestTiesPageWithoutLoss(t *testing.T) {
