@@ -76,8 +76,8 @@ func (s signalReceived) name() string {
 // Its large data (a sync's stage, the API's catalogs) holds no pointers, so
 // a collection costs little whatever the library's size, while the heap's
 // room to grow between collections (100 % of what is live, by Go's
-// default) is memory: at 1,000,000 folders a sync's peak is 250 MB at 50,
-// 290 MB at 100.
+// default) is memory: half of it keeps a sync's peak within the bench's
+// limits (bench/README.md gives the peak at each size).
 const gcPercent = 50
 
 // collectGarbageSooner sets gcPercent, unless GOGC says otherwise.
