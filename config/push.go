@@ -16,6 +16,8 @@ const (
 
 // apiPathRoots are the first segments of the API's own paths
 // (httpapi/server.go's routes): push.address's path may not begin with one.
+// config cannot import httpapi: TestPushAddressKeepsOffTheRoutes, in
+// httpapi, walks the router's routes and fails for a root missing here.
 var apiPathRoots = []string{"folder", "domain"}
 
 // pushAddressExample ends each message about push.address.

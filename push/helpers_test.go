@@ -45,100 +45,19 @@ type clock struct{ offset atomic.Int64 }
 func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
 func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 
-// leases plays an index's leases: each holding has an epoch of its own;
-// a test can have another process hold the push lease, and lose or let
-// lapse this process's.
-type leases struct {
-	mu        sync.Mutex
-	epoch     int64
-	current   *lease // the holding of the push lease, if any
-	elsewhere bool   // another process holds it
-	acquired  int
-}
-
-type lease struct {
-	l     *leases
-	fence fm.Fence
-	lost  chan struct{}
-}
-
-func (ls *leases) Acquire(_ context.Context, name string) (fm.Lease, error) {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	if name != fm.PushLease {
-		return nil, fmt.Errorf("lease %s: not the push lease", name)
-	}
-	if ls.elsewhere || ls.current != nil {
-		return nil, fmt.Errorf("lease %s: %w (replica-b holds its lease)", name, fm.ErrLeaseHeld)
-	}
-	ls.epoch++
-	ls.acquired++
-	ls.current = &lease{l: ls, fence: fm.Fence{Lease: name, Epoch: ls.epoch}, lost: make(chan struct{})}
-	return ls.current, nil
-}
-
-func (ls *leases) Holders(context.Context) (map[string]string, error) { return nil, nil }
-
-func (ls *leases) ClaimScheduledRun(context.Context, string, string, time.Duration) (bool, error) {
-	return true, nil
-}
-
-// takeElsewhere has another process take the lease: this process's
-// holding, if any, is lost, and said so if tell.
-func (ls *leases) takeElsewhere(tell bool) {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	if ls.current != nil && tell {
-		close(ls.current.lost)
-	}
-	ls.current, ls.elsewhere = nil, true
-	ls.epoch++
-}
-
-// free has the other process give the lease back.
-func (ls *leases) free() {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	ls.elsewhere = false
-}
-
-// check says whether a write under fence may be made, as a shared index's
-// fencing does.
-func (ls *leases) check(fence fm.Fence) error {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	switch {
-	case fence == (fm.Fence{}) && (ls.elsewhere || ls.current != nil):
-		return fmt.Errorf("%s: %w", fm.PushLease, fm.ErrLeaseHeld)
-	case fence == (fm.Fence{}):
-		return nil
-	case ls.current == nil || ls.current.fence != fence:
-		return fmt.Errorf("%s: %w", fm.PushLease, fm.ErrLeaseLost)
-	}
-	return nil
-}
-
-func (l *lease) Lost() <-chan struct{} { return l.lost }
-func (l *lease) Fence() fm.Fence       { return l.fence }
-func (l *lease) Release() {
-	l.l.mu.Lock()
-	defer l.l.mu.Unlock()
-	if l.l.current == l {
-		l.l.current = nil
-	}
-}
-
 // store is an in-memory fm.PushChannels whose writes are fenced by leases;
 // after, if set, is called after each write.
 type store struct {
-	leases *leases
+	leases *fmtest.Leases
 	mu     sync.Mutex
 	chans  map[string]fm.PushChannel
 	reads  int
 	after  func(op string, chans []fm.PushChannel)
 }
 
-func newStore(ls *leases) *store { return &store{leases: ls, chans: map[string]fm.PushChannel{}} }
+func newStore(ls *fmtest.Leases) *store {
+	return &store{leases: ls, chans: map[string]fm.PushChannel{}}
+}
 
 func (s *store) Channels(context.Context) ([]fm.PushChannel, error) {
 	s.mu.Lock()
@@ -156,7 +75,7 @@ func (s *store) DeleteChannel(_ context.Context, id string, fence fm.Fence) erro
 }
 
 func (s *store) write(fence fm.Fence, op string, fn func()) error {
-	if err := s.leases.check(fence); err != nil {
+	if err := s.leases.Check(fm.PushLease, fence); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -322,7 +241,7 @@ type env struct {
 	libs     []fm.Library
 	address  string
 	clock    *clock
-	leases   *leases
+	leases   *fmtest.Leases // this process's: replica-a's
 	store    *store
 	channels fm.PushChannels // what the Service reads and writes: store unless a test wraps it
 	notifier *notifier
@@ -331,11 +250,12 @@ type env struct {
 	svc      *push.Service
 	handler  atomic.Pointer[push.Service]
 	stop     func() // ends Run, if it runs
+	giveBack func() // has replica-b give the push lease back (see takeElsewhere)
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{fake: fmtest.StartGoogle(t), clock: &clock{}, leases: &leases{}, notifier: &notifier{}}
+	e := &env{fake: fmtest.StartGoogle(t), clock: &clock{}, leases: fmtest.NewLeases("replica-a"), notifier: &notifier{}}
 	e.store = newStore(e.leases)
 	e.fake.AddUser(alice)
 	e.fake.AddUser(bob)
@@ -368,6 +288,20 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(func() { e.stop() })
 	return e
 }
+
+// takeElsewhere has another process, replica-b, take the push lease: this
+// process's holding, if any, lapses first, and is found lost if seen.
+func (e *env) takeElsewhere(seen bool) {
+	e.giveBack = e.leases.TakeWhenFree("replica-b", fm.PushLease)
+	if seen {
+		e.leases.Lapse(fm.PushLease)
+	} else {
+		e.leases.LapseUnseen(fm.PushLease)
+	}
+}
+
+// free has the other process give the push lease back.
+func (e *env) free() { e.giveBack() }
 
 // start makes the Service of the libraries and serves its receiver; the
 // Service of an earlier start, if running, stops first.

@@ -452,7 +452,10 @@ func TestFeedRemoved(t *testing.T) {
 // other stored.
 func TestLeaseHeldElsewhere(t *testing.T) {
 	e := newEnv(t)
-	e.leases.takeElsewhere(false)
+	other, err := e.leases.Replica("replica-b").Acquire(t.Context(), fm.PushLease)
+	if err != nil {
+		t.Fatal(err)
+	}
 	svc := e.run(t, e.libs)
 	e.step(t)
 	if got := e.fake.CallCount(callWatch); got != 0 {
@@ -468,13 +471,10 @@ func TestLeaseHeldElsewhere(t *testing.T) {
 	const id, token = "fedcba9876543210fedcba9876543210", "the other process's secret"
 	expiration := e.clock.Now().Add(ttl)
 	if err := e.store.PutChannel(t.Context(), fm.PushChannel{ID: id, TokenSHA256: sha256.Sum256([]byte(token)),
-		Feed: feed.Key, Expiration: expiration}, fm.Fence{Lease: fm.PushLease, Epoch: 1}); err == nil {
+		Feed: feed.Key, Expiration: expiration}, fm.Fence{Lease: fm.PushLease, Epoch: other.Fence().Epoch + 1}); err == nil {
 		t.Fatal("a write under a lease not held was accepted")
 	}
-	e.leases.mu.Lock()
-	otherFence := fm.Fence{Lease: fm.PushLease, Epoch: e.leases.epoch}
-	e.leases.current = &lease{l: e.leases, fence: otherFence, lost: make(chan struct{})}
-	e.leases.mu.Unlock()
+	otherFence := other.Fence()
 	ch := fm.PushChannel{ID: id, TokenSHA256: sha256.Sum256([]byte(token)), Feed: feed.Key, Expiration: expiration}
 	if err := e.store.PutChannel(t.Context(), ch, otherFence); err != nil {
 		t.Fatal(err)
@@ -511,7 +511,7 @@ func TestLeaseLost(t *testing.T) {
 			e := newEnv(t)
 			svc := e.run(t, e.libs)
 			e.step(t)
-			e.leases.takeElsewhere(tt.told)
+			e.takeElsewhere(tt.told)
 			e.clock.advance(ttl - push.RenewalMargin(ttl)/2)
 			e.step(t)
 			e.step(t)
@@ -526,7 +526,7 @@ func TestLeaseLost(t *testing.T) {
 					t.Errorf("status %+v, want the channel", st)
 				}
 			}
-			e.leases.free()
+			e.free()
 			e.step(t)
 			if got := e.fake.CallCount(callWatch); got != 4 {
 				t.Errorf("%d changes.watch once the lease is free, want 4", got)

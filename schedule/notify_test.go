@@ -7,6 +7,7 @@ import (
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/schedule"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -176,21 +177,25 @@ func TestNotifiedSyncWaitsForTheLease(t *testing.T) {
 		{"pending behind a sync here", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ls := &leases{refused: make(chan string, 1)}
+			ls := fmtest.NewLeases("replica-a")
 			g := newGated()
 			sc := newScheduler(t, schedule.Options{Syncer: g, Leases: ls})
 			if tc.syncedHere {
 				sc.Trigger("lib", fm.SyncAuto)
 				g.next(t, sc, "lib")
 			}
-			ls.holdElsewhere("lib", true) // as soon as this process gives it back
+			giveBack := ls.TakeWhenFree("replica-b", "lib") // as soon as this process gives it back
 			sc.Notify("lib")
 			if tc.syncedHere {
 				g.finish(t, sc, "lib")
 			}
-			<-ls.refused
+			select {
+			case <-ls.Refusals():
+			case <-time.After(10 * time.Second):
+				t.Fatal("the notified sync did not try to take the lease within 10 s")
+			}
 			events := joinRunning(t, sc, "lib") // the notified sync, waiting
-			ls.holdElsewhere("lib", false)
+			giveBack()
 			select {
 			case req := <-g.started:
 				if req.Mode != fm.SyncAuto {

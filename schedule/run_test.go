@@ -3,94 +3,15 @@ package schedule_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/schedule"
 )
-
-// leases plays an index's leases: each holding has a fence of its own,
-// which a test can lose; a lease named in heldElsewhere is another
-// process's (see holdElsewhere), and a scheduled run is claimed unless
-// refuseClaims. refused, if not nil, is told the name of the lease of each
-// Acquire refused, unless it is full.
-type leases struct {
-	mu            sync.Mutex
-	epoch         int64
-	held          map[string]*lease
-	released      []fm.Fence
-	heldElsewhere map[string]bool
-	refuseClaims  bool
-	refused       chan string
-}
-
-type lease struct {
-	l     *leases
-	fence fm.Fence
-	lost  chan struct{}
-}
-
-func (ls *leases) Acquire(_ context.Context, name string) (fm.Lease, error) {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	if ls.heldElsewhere[name] {
-		select {
-		case ls.refused <- name:
-		default:
-		}
-		return nil, fmt.Errorf("lease %s: %w (replica-b holds it)", name, fm.ErrLeaseHeld)
-	}
-	if ls.held == nil {
-		ls.held = map[string]*lease{}
-	}
-	ls.epoch++
-	l := &lease{l: ls, fence: fm.Fence{Lease: name, Epoch: ls.epoch}, lost: make(chan struct{})}
-	ls.held[name] = l
-	return l, nil
-}
-
-func (ls *leases) Holders(context.Context) (map[string]string, error) { return nil, nil }
-
-func (ls *leases) ClaimScheduledRun(context.Context, string, string, time.Duration) (bool, error) {
-	return !ls.refuseClaims, nil
-}
-
-// holdElsewhere has another process take (held) or give back the lease
-// named name.
-func (ls *leases) holdElsewhere(name string, held bool) {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	if ls.heldElsewhere == nil {
-		ls.heldElsewhere = map[string]bool{}
-	}
-	ls.heldElsewhere[name] = held
-}
-
-// lose loses the lease named name, as one that could not be renewed.
-func (ls *leases) lose(name string) {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	close(ls.held[name].lost)
-}
-
-// releasedFences are the fences of the leases given back, in order.
-func (ls *leases) releasedFences() []fm.Fence {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	return ls.released
-}
-
-func (l *lease) Lost() <-chan struct{} { return l.lost }
-func (l *lease) Fence() fm.Fence       { return l.fence }
-func (l *lease) Release() {
-	l.l.mu.Lock()
-	defer l.l.mu.Unlock()
-	l.l.released = append(l.l.released, l.fence)
-}
 
 // fenced plays a syncer that records the fence and request of each sync,
 // and calls during, if set, in the middle of each.
@@ -141,7 +62,7 @@ func TestRunUnderLease(t *testing.T) {
 		{"directory", schedule.DirectoryJob("example.com"), fm.SyncFull},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ls, s := &leases{}, &fenced{}
+			ls, s := fmtest.NewLeases("replica-a"), &fenced{}
 			r := schedule.Runner{Syncer: s, Leases: ls}
 			ev, err := r.Run(context.Background(), tc.job, tc.mode, nil, schedule.RunOptions{})
 			if err != nil || ev.Job != tc.job || (ev.Result == nil) == (ev.Directory == nil) {
@@ -151,7 +72,7 @@ func TestRunUnderLease(t *testing.T) {
 			if len(s.fences) != 1 || s.fences[0] != want {
 				t.Errorf("the sync wrote under %v, want %v", s.fences, want)
 			}
-			if got := ls.releasedFences(); len(got) != 1 || got[0] != want {
+			if got := ls.Released(); len(got) != 1 || got[0] != want {
 				t.Errorf("released %v, want the lease given back", got)
 			}
 		})
@@ -163,9 +84,9 @@ func TestRunUnderLease(t *testing.T) {
 func TestRunStopsWhenTheLeaseIsLost(t *testing.T) {
 	for _, job := range []string{"eng", schedule.DirectoryJob("example.com")} {
 		t.Run(job, func(t *testing.T) {
-			ls := &leases{}
+			ls := fmtest.NewLeases("replica-a")
 			s := &fenced{during: func(ctx context.Context) error {
-				ls.lose(job)
+				ls.Lapse(job)
 				<-ctx.Done()
 				return ctx.Err()
 			}}
@@ -190,7 +111,7 @@ func TestScheduledFullSaysWhy(t *testing.T) {
 		{"incremental", fm.SyncAuto, ""},
 	} {
 		s := &fenced{}
-		if _, err := (schedule.Runner{Syncer: s, Leases: &leases{}}).Run(context.Background(), "eng", tc.mode, nil,
+		if _, err := (schedule.Runner{Syncer: s, Leases: fmtest.NewLeases("replica-a")}).Run(context.Background(), "eng", tc.mode, nil,
 			schedule.RunOptions{Schedule: tc.schedule}); err != nil {
 			t.Fatal(err)
 		}
@@ -205,18 +126,29 @@ func TestScheduledFullSaysWhy(t *testing.T) {
 // already is skipped, its lease given back.
 func TestRunWhileAnotherProcessSyncs(t *testing.T) {
 	for _, tc := range []struct {
-		name         string
-		opts         schedule.RunOptions
-		held         bool
-		refuseClaims bool
-		want         error
+		name        string
+		opts        schedule.RunOptions
+		held        bool
+		claimedThen string // the kind of the run another process claimed, if any
+		want        error
 	}{
-		{"scheduled, lease held", schedule.RunOptions{Schedule: "incremental"}, true, false, schedule.ErrSkipped},
-		{"asked, lease held", schedule.RunOptions{}, true, false, fm.ErrLeaseHeld},
-		{"scheduled, run made elsewhere", schedule.RunOptions{Schedule: "full"}, false, true, schedule.ErrSkipped},
+		{"scheduled, lease held", schedule.RunOptions{Schedule: "incremental"}, true, "", schedule.ErrSkipped},
+		{"asked, lease held", schedule.RunOptions{}, true, "", fm.ErrLeaseHeld},
+		{"scheduled, run made elsewhere", schedule.RunOptions{Schedule: "full", ScheduleWithin: time.Hour}, false, "full", schedule.ErrSkipped},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ls := &leases{heldElsewhere: map[string]bool{"eng": tc.held}, refuseClaims: tc.refuseClaims}
+			ls := fmtest.NewLeases("replica-a")
+			elsewhere := ls.Replica("replica-b")
+			if tc.held {
+				if _, err := elsewhere.Acquire(context.Background(), "eng"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.claimedThen != "" {
+				if ok, err := elsewhere.ClaimScheduledRun(context.Background(), "eng", tc.claimedThen, time.Hour); !ok || err != nil {
+					t.Fatalf("the other process's claim: %v, %v", ok, err)
+				}
+			}
 			s := &fenced{}
 			_, err := schedule.Runner{Syncer: s, Leases: ls}.Run(context.Background(), "eng", fm.SyncAuto, nil, tc.opts)
 			if !errors.Is(err, tc.want) {
@@ -225,8 +157,8 @@ func TestRunWhileAnotherProcessSyncs(t *testing.T) {
 			if len(s.fences) != 0 {
 				t.Error("the sync ran")
 			}
-			if !tc.held && len(ls.releasedFences()) != 1 {
-				t.Errorf("the lease of a skipped run was not given back: %v", ls.releasedFences())
+			if !tc.held && len(ls.Released()) != 1 {
+				t.Errorf("the lease of a skipped run was not given back: %v", ls.Released())
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/schedule"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -56,7 +57,7 @@ func newScheduler(t *testing.T, opts schedule.Options) *schedule.Scheduler {
 		opts.Concurrency = 2
 	}
 	if opts.Leases == nil {
-		opts.Leases = &leases{}
+		opts.Leases = fmtest.NewLeases("replica-a")
 	}
 	if opts.Index == nil {
 		opts.Index = index{}

@@ -2,17 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/httpapi/admin"
 )
 
 // healthcheckCommand asks a daemon's admin listener whether it is ready
@@ -58,20 +56,22 @@ func (c *healthcheckCommand) ParseFlags(args []string) error {
 }
 
 func (c *healthcheckCommand) Run(ctx context.Context) error {
-	target, token, err := c.readyzURL()
+	daemon, err := c.client()
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	if token != "" { // from the configuration: target is /readyz at its adminListen
-		if err := checkDaemon(ctx, strings.TrimSuffix(target, "/readyz"), token); err != nil {
-			return err
-		}
+	answer, err := daemon.Ready(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w (--timeout %s)", err, c.timeout)
 	}
-	said, err := readiness(ctx, target, token)
 	if err != nil {
 		return err
+	}
+	said := answer.String()
+	if answer.Problem != "" {
+		said += " (serving what it read)"
 	}
 	fmt.Fprintln(c.stdout, said)
 	return nil
@@ -79,88 +79,28 @@ func (c *healthcheckCommand) Run(ctx context.Context) error {
 
 func (c *healthcheckCommand) Close() error { return nil }
 
-// readyzURL returns the URL of /readyz: from --url, or from adminListen;
-// and, from the configuration, the admin listener's token ("" for none:
-// /readyz needs none, but tells its details only with the token, sent where
-// one is configured once the daemon proved it holds it).
-func (c *healthcheckCommand) readyzURL() (target, token string, err error) {
+// client returns a client of the admin listener: at --url (whose path, if
+// any, is the listener's, /readyz dropped), or at adminListen with the
+// admin token of the configuration ("" for none: /readyz needs none, but
+// tells its details only with the token, sent where one is configured once
+// the daemon proved it holds it).
+func (c *healthcheckCommand) client() (*admin.Client, error) {
 	if c.url != "" {
 		u, _ := url.Parse(c.url) // checked by ParseFlags
-		if u.Path == "" || u.Path == "/" {
-			u.Path = "/readyz"
-		}
-		return u.String(), "", nil
+		base := url.URL{Scheme: u.Scheme, Host: u.Host, Path: strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/readyz")}
+		return admin.NewClient(base.String(), "", nil), nil
 	}
 	cfg, err := config.Load(c.configPath)
 	if err != nil {
-		return "", "", err
+		return nil, err
 	}
-	base, err := adminBaseURL(cfg.AdminListen)
+	base, err := admin.BaseURL(cfg.AdminListen)
 	if err != nil {
-		return "", "", fmt.Errorf("adminListen in %s: %w", cfg.Path, err)
+		return nil, fmt.Errorf("adminListen in %s: %w", cfg.Path, err)
 	}
-	token, err = cfg.AdminToken()
-	return base + "/readyz", token, err
-}
-
-// readiness asks target (a /readyz URL), with the admin token unless it is
-// "", and returns what it answered ("ready", or "degraded: " and the
-// problem), or an error saying why the daemon is not ready.
-func readiness(ctx context.Context, target, token string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	token, err := cfg.AdminToken()
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", target, err)
+		return nil, err
 	}
-	setAdminToken(req, token)
-	resp, err := adminClient.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("no foldermirror daemon answers at %s: %w", target, plainNetError(err))
-	}
-	defer resp.Body.Close()
-	var answer readyzAnswer
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&answer); err != nil || answer.Status == "" {
-		return "", fmt.Errorf("%s answered %s, not a foldermirror readiness (is it the admin listener?)", target, resp.Status)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("not ready (%s): %s", target, answer)
-	}
-	if answer.Problem != "" {
-		return answer.String() + " (serving what it read)", nil
-	}
-	return answer.String(), nil
-}
-
-// readyzAnswer is what GET /readyz answers.
-type readyzAnswer struct {
-	Status    string   `json:"status"`
-	Problem   string   `json:"problem"`   // of the index, when it has one
-	Libraries []string `json:"libraries"` // those not ready yet
-}
-
-// String says the status, then its problem or the libraries it waits for.
-func (a readyzAnswer) String() string {
-	switch {
-	case a.Problem != "":
-		return a.Status + ": " + a.Problem
-	case len(a.Libraries) > 0:
-		return a.Status + ": " + strings.Join(a.Libraries, ", ")
-	}
-	return a.Status
-}
-
-// plainNetError drops the method and URL that net/http puts in front of
-// the cause of a failed request.
-func plainNetError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return errors.New("no answer within --timeout")
-	}
-	var op *net.OpError
-	if errors.As(err, &op) {
-		return op.Err
-	}
-	return err
+	return admin.NewClient(base, token, nil), nil
 }

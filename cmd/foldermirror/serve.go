@@ -214,7 +214,7 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 	adminOpts := admin.Options{Scheduler: d.scheduler, Index: d.db, Gatherer: reg, Logger: logger}
 	if d.push != nil {
 		apiOpts.Push, apiOpts.PushPath = d.push, d.push.Path()
-		adminOpts.PushStatus = func() any { return d.push.Status() }
+		adminOpts.PushStatus = d.push.Status
 	}
 	api = httpapi.New(d.db, d.auth, wire.APIOptions(cfg, apiOpts))
 	d.scheduler.OnSynced(warm)

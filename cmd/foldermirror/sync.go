@@ -1,17 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -64,138 +57,57 @@ func (c *syncCommand) Run(ctx context.Context) error {
 	}
 	// A daemon holds a bbolt index alone: it is asked. A PostgreSQL index is
 	// shared: this command syncs by itself, under the jobs' leases.
-	base, daemonRuns := "", false
+	var daemon *admin.Client
 	if !cfg.Index.IsPostgres() {
-		if base, daemonRuns, err = findDaemon(ctx, cfg.AdminListen, token); err != nil {
+		if daemon, err = findDaemon(ctx, cfg.AdminListen, token); err != nil {
 			return err
 		}
 	}
-	if daemonRuns {
-		fmt.Fprintf(c.stderr, "a foldermirror daemon holds the index; asking it (%s)\n", base)
+	if daemon != nil {
+		fmt.Fprintf(c.stderr, "a foldermirror daemon holds the index; asking it (%s)\n", daemon.Base())
 	}
 	c.progress = newProgressDisplay(c.stderr, listingOf(cfg))
 	defer c.progress.close()
-	if daemonRuns {
-		return c.viaDaemon(ctx, base, token)
+	if daemon != nil {
+		return c.viaDaemon(ctx, daemon)
 	}
 	return c.locally(ctx, cfg)
 }
 
-// findDaemon returns the admin listener's base URL if a daemon answers
-// there; its error says that what answers does not prove it holds token.
-func findDaemon(ctx context.Context, adminListen, token string) (string, bool, error) {
-	base, err := adminBaseURL(adminListen)
+// findDaemon returns a client of the daemon's admin listener if a daemon
+// answers there, nil if none does; its error says that what answers does
+// not prove it holds token.
+func findDaemon(ctx context.Context, adminListen, token string) (*admin.Client, error) {
+	base, err := admin.BaseURL(adminListen)
 	if err != nil {
-		return "", false, nil
+		return nil, nil // no address to ask, so no daemon to find
 	}
+	daemon := admin.NewClient(base, token, nil)
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	switch err := checkDaemon(ctx, base, token); {
-	case errors.Is(err, errNoDaemon):
-		return "", false, nil
+	switch _, err := daemon.Health(ctx); {
+	case errors.Is(err, admin.ErrNoDaemon):
+		return nil, nil
 	case err != nil:
-		return "", false, err
+		return nil, err
 	}
-	return base, true, nil
+	return daemon, nil
 }
 
-// adminClient asks admin listeners directly, never through a proxy of the
-// environment, which would see the token.
-var adminClient = &http.Client{Transport: &http.Transport{Proxy: nil}}
-
-// errNoDaemon says that no foldermirror daemon answers at an address.
-var errNoDaemon = errors.New("no foldermirror daemon answers")
-
-// checkDaemon asks base/healthz whether a foldermirror daemon answers
-// there (else an error wrapping errNoDaemon) and, when token is not "",
-// with a fresh challenge, whether it proves it holds token (else an error
-// saying that the token is not sent): a process of another user may have
-// bound the port while the daemon was down, to collect the token.
-func checkDaemon(ctx context.Context, base, token string) error {
-	challenge := rand.Text()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/healthz?"+url.Values{admin.ChallengeParam: {challenge}}.Encode(), nil)
-	if err != nil {
-		return fmt.Errorf("%w at %s: %w", errNoDaemon, base, err)
-	}
-	resp, err := adminClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("%w at %s: %w", errNoDaemon, base, plainNetError(err))
-	}
-	defer resp.Body.Close()
-	var health struct{ Service, Proof string }
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&health); err != nil || health.Service != admin.Service {
-		return fmt.Errorf("%w at %s: it answered %s, not a foldermirror daemon's health", errNoDaemon, base, resp.Status)
-	}
-	if token != "" && !hmac.Equal([]byte(health.Proof), []byte(admin.Proof(token, challenge))) {
-		return fmt.Errorf("the process answering on %s does not prove that it holds adminTokenFile's token: not sending it "+
-			"(does the daemon read another token file, or did another program bind adminListen?)", req.URL.Host)
-	}
-	return nil
-}
-
-// adminBaseURL returns the URL by which this host reaches an admin
-// listener on adminListen: a wildcard host is reached on loopback.
-func adminBaseURL(adminListen string) (string, error) {
-	host, port, err := net.SplitHostPort(adminListen)
-	if err != nil || port == "0" {
-		return "", fmt.Errorf("%q is not an address a client can reach (a host and a fixed port)", adminListen)
-	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1"
-	}
-	return "http://" + net.JoinHostPort(host, port), nil
-}
-
-// setAdminToken makes req carry the admin listener's token, unless it is "".
-func setAdminToken(req *http.Request, token string) {
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-}
-
-// viaDaemon asks the daemon to sync, with the admin token unless it is "",
-// and shows the progress it streams.
-func (c *syncCommand) viaDaemon(ctx context.Context, base, token string) error {
-	q := url.Values{"mode": {"incremental"}}
+// viaDaemon asks the daemon to sync, and shows the progress it streams.
+func (c *syncCommand) viaDaemon(ctx context.Context, daemon *admin.Client) error {
+	mode := fm.SyncAuto
 	if c.full {
-		q.Set("mode", "full")
-	}
-	if c.library != "" {
-		q.Set("library", c.library)
-	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/sync?"+q.Encode(), nil)
-	req.Header.Set(admin.RequestHeader, "foldermirror sync")
-	setAdminToken(req, token)
-	resp, err := adminClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("ask the daemon: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return fmt.Errorf("the daemon refused: %s: %s", resp.Status, strings.TrimSpace(string(body)))
+		mode = fm.SyncFull
 	}
 	var failed []error
-	finals := 0
-	lines := bufio.NewScanner(resp.Body)
-	lines.Buffer(make([]byte, 64<<10), 1<<20)
-	for lines.Scan() {
-		var ev schedule.Event
-		if err := json.Unmarshal(lines.Bytes(), &ev); err != nil {
-			return fmt.Errorf("the daemon's answer: %w", err)
-		}
+	err := daemon.Sync(ctx, c.library, mode, func(ev schedule.Event) {
 		if err := c.show(ev); err != nil {
 			failed = append(failed, err)
 		}
-		if ev.Final() {
-			finals++
-		}
-	}
-	if err := lines.Err(); err != nil {
-		return fmt.Errorf("the daemon's answer was cut: %w", err)
-	}
-	if finals == 0 {
-		return errors.New("the daemon ended the sync without a result (is it shutting down?)")
+	})
+	if err != nil {
+		return err
 	}
 	return c.joinFailures(failed)
 }

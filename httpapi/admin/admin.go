@@ -5,6 +5,9 @@
 // only to a request that carries it, and /healthz proves to a client of
 // this host that the daemon holds it (see Proof). It refuses what a
 // browser could be made to send it from another site (see refuseCrossSite).
+//
+// Client asks it, for foldermirror sync and healthcheck: both read and
+// write the answers of answers.go.
 package admin
 
 import (
@@ -19,6 +22,7 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/internal/graceful"
+	"github.com/foldermirror/foldermirror/push"
 	"github.com/foldermirror/foldermirror/schedule"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -51,7 +55,7 @@ type Server struct {
 	scheduler Scheduler
 	index     Index
 	api       API
-	push      func() any
+	push      func() []push.FeedStatus
 	token     string
 	http      *http.Server
 }
@@ -82,7 +86,7 @@ type Options struct {
 	// PushStatus, when not nil (push.address set), gives /status its
 	// "push" member: the status of each feed Drive pushes, as
 	// push.Service's Status says it.
-	PushStatus func() any
+	PushStatus func() []push.FeedStatus
 }
 
 // New returns the admin listener of a daemon.
@@ -133,16 +137,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg})
+	writeJSON(w, status, Refusal{Error: msg})
 }
 
 // healthz: alive, and the service's name, so that a client knows it
 // reached a foldermirror daemon; with a token, and a ChallengeParam from a
 // client on this host, the proof that the daemon holds the token.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	answer := map[string]string{"status": "ok", "service": Service}
+	answer := Health{Status: "ok", Service: Service}
 	if challenge := r.URL.Query().Get(ChallengeParam); challenge != "" && s.token != "" && fromThisHost(r) {
-		answer["proof"] = Proof(s.token, challenge)
+		answer.Proof = Proof(s.token, challenge)
 	}
 	writeJSON(w, http.StatusOK, answer)
 }
@@ -155,16 +159,16 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	code, answer := s.readiness(r.Context())
 	if !authorized(r, s.token) {
-		answer = map[string]any{"status": answer["status"]}
+		answer = Readiness{Status: answer.Status}
 	}
 	writeJSON(w, code, answer)
 }
 
 // readiness returns /readyz's HTTP status and its whole answer.
-func (s *Server) readiness(ctx context.Context) (int, map[string]any) {
+func (s *Server) readiness(ctx context.Context) (int, Readiness) {
 	info := s.index.Info(ctx)
 	if !info.Ready {
-		return http.StatusServiceUnavailable, map[string]any{"status": "waiting for the index", "problem": info.Problem}
+		return http.StatusServiceUnavailable, Readiness{Status: "waiting for the index", Problem: info.Problem}
 	}
 	var waiting []string
 	for _, id := range s.libraries {
@@ -173,52 +177,24 @@ func (s *Server) readiness(ctx context.Context) (int, map[string]any) {
 		}
 	}
 	if len(waiting) > 0 {
-		return http.StatusServiceUnavailable, map[string]any{"status": "waiting for a first sync, or for its catalog", "libraries": waiting}
+		return http.StatusServiceUnavailable, Readiness{Status: "waiting for a first sync, or for its catalog", Libraries: waiting}
 	}
 	if info.Problem != "" {
-		return http.StatusOK, map[string]any{"status": "degraded", "problem": info.Problem}
+		return http.StatusOK, Readiness{Status: "degraded", Problem: info.Problem}
 	}
-	return http.StatusOK, map[string]any{"status": "ready"}
-}
-
-// libraryStatus is a library's line in /status.
-type libraryStatus struct {
-	schedule.JobStatus
-	Synced          bool      `json:"synced"`
-	Folders         int       `json:"folders"`
-	Permissions     int       `json:"permissions"`
-	Revision        uint64    `json:"revision"`
-	LastFullSync    time.Time `json:"lastFullSync,omitzero"`
-	LastIncremental time.Time `json:"lastIncrementalSync,omitzero"`
-	// LeaseHolder names the process syncing the library now, with an index
-	// shared by replicas (this one or another).
-	LeaseHolder string `json:"leaseHolder,omitempty"`
-}
-
-// directoryStatus is a directory's line in /status.
-type directoryStatus struct {
-	schedule.JobStatus
-	LeaseHolder string `json:"leaseHolder,omitempty"`
-}
-
-type statusJSON struct {
-	Libraries   []libraryStatus   `json:"libraries"`
-	Directories []directoryStatus `json:"directories"`
-	Index       fm.IndexInfo      `json:"index"`
-	// Push is the feeds' status, when Drive pushes changes.
-	Push any `json:"push,omitempty"`
+	return http.StatusOK, Readiness{Status: "ready"}
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
-	var out statusJSON
+	var out Status
 	out.Index = s.index.Info(r.Context())
-	out.Libraries, out.Directories = []libraryStatus{}, []directoryStatus{}
+	out.Libraries, out.Directories = []LibraryStatus{}, []DirectoryStatus{}
 	for _, st := range s.scheduler.Status() {
 		if !slices.Contains(s.libraries, st.Name) {
-			out.Directories = append(out.Directories, directoryStatus{JobStatus: st, LeaseHolder: out.Index.Leases[st.Name]})
+			out.Directories = append(out.Directories, DirectoryStatus{JobStatus: st, LeaseHolder: out.Index.Leases[st.Name]})
 			continue
 		}
-		ls := libraryStatus{JobStatus: st, LeaseHolder: out.Index.Leases[st.Name]}
+		ls := LibraryStatus{JobStatus: st, LeaseHolder: out.Index.Leases[st.Name]}
 		if state, err := s.index.Library(r.Context(), st.Name); err == nil {
 			ls.Synced, ls.Folders, ls.Permissions, ls.Revision = true, state.Folders, state.Permissions, state.Revision
 			ls.LastFullSync, ls.LastIncremental = state.LastFullSync, state.LastIncrementalSync

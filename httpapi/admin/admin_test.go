@@ -20,6 +20,7 @@ import (
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/httpapi/admin"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
+	"github.com/foldermirror/foldermirror/push"
 	"github.com/foldermirror/foldermirror/schedule"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -147,15 +148,16 @@ func TestStatusAndMetrics(t *testing.T) {
 
 // /status has "push", what PushStatus gives, only when push is on.
 func TestStatusOfPush(t *testing.T) {
-	feeds := []map[string]any{{"feed": "user:s@example.com", "polling": true, "reason": "Unauthorized WebHook callback channel"}}
+	feeds := []push.FeedStatus{{Feed: "user:s@example.com", Libraries: []string{"eng"}, Polling: true, Reason: "Unauthorized WebHook callback channel"}}
 	for _, tt := range []struct {
 		name   string
-		status func() any
+		status func() []push.FeedStatus
 		want   string // the push member, "" for none
 	}{
 		{"push off", nil, ""},
-		{"push on", func() any { return feeds }, `[{"feed":"user:s@example.com","polling":true,"reason":"Unauthorized WebHook callback channel"}]`},
-		{"push on, no feed", func() any { return []struct{}{} }, `[]`},
+		{"push on", func() []push.FeedStatus { return feeds },
+			`[{"feed":"user:s@example.com","libraries":["eng"],"accepted":0,"refused":0,"polling":true,"reason":"Unauthorized WebHook callback channel"}]`},
+		{"push on, no feed", func() []push.FeedStatus { return []push.FeedStatus{} }, `[]`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			sc, idx := &scheduler{}, &index{synced: map[string]bool{}}

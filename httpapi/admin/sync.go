@@ -17,8 +17,8 @@ import (
 func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 	mode := fm.SyncAuto
 	switch r.URL.Query().Get("mode") {
-	case "", "incremental":
-	case "full":
+	case "", modeIncremental:
+	case modeFull:
 		mode = fm.SyncFull
 	default:
 		writeError(w, http.StatusBadRequest, "mode must be full or incremental")

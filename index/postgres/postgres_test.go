@@ -237,6 +237,24 @@ func TestLeases(t *testing.T) {
 	}
 }
 
+// The suite's tests of shared leases, on two replicas of a database whose
+// leases are renewed every half second: a lapsed one is found lost soon.
+func TestSharedLeases(t *testing.T) {
+	indextest.RunSharedLeases(t, func(t *testing.T) indextest.Replicas {
+		t.Parallel()
+		url := pgtest.NewDatabase(t)
+		replica := func(holder string) indextest.Replica {
+			db := fmtest.OpenPostgres(t, url, postgres.Options{Holder: holder, LeaseTTL: 1500 * time.Millisecond})
+			return indextest.Replica{Holder: holder, Leases: db, Write: func(ctx context.Context, fence fm.Fence) error {
+				return db.UpdateLibrary(ctx, "lib", fence, func(fm.LibraryTx) error { return nil })
+			}}
+		}
+		a, b := replica("replica-a"), replica("replica-b")
+		indextest.FullSync(t, a.Leases.(*postgres.DB), "lib", fm.LibraryState{RootID: "root"}, 10, indextest.Folder("root", "", "Root"))
+		return indextest.Replicas{A: a, B: b, Lapse: func(name string) { pgtest.LapseLease(t, url, name) }}
+	})
+}
+
 // Replicas together claim a schedule's run once per period.
 func TestClaimScheduledRun(t *testing.T) {
 	ctx := context.Background()
