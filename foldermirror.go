@@ -17,9 +17,6 @@ import (
 	"time"
 )
 
-// FolderMimeType is the Drive MIME type of a folder.
-const FolderMimeType = "application/vnd.google-apps.folder"
-
 // LibraryState is what the index knows of a synced library.
 type LibraryState struct {
 	ID     string

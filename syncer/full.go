@@ -18,6 +18,9 @@ import (
 	"google.golang.org/api/googleapi"
 )
 
+// folderMimeType is the Drive MIME type of a folder.
+const folderMimeType = "application/vnd.google-apps.folder"
+
 // Fields asked of Drive: exactly what the index keeps.
 const (
 	permissionFields = "id,type,role,emailAddress,domain,displayName,photoLink,allowFileDiscovery,deleted," +
@@ -28,7 +31,7 @@ const (
 	listFields      = "nextPageToken,files(" + fileFields + ")"
 	permsListFields = "nextPageToken,permissions(" + permissionFields + ")"
 	driveFields     = "id,name,restrictions(copyRequiresWriterPermission,downloadRestriction(restrictedForReaders),sharingFoldersRequiresOrganizerPermission)"
-	foldersQuery    = "mimeType = '" + fm.FolderMimeType + "' and trashed = false"
+	foldersQuery    = "mimeType = '" + folderMimeType + "' and trashed = false"
 	permsPageSize   = 100
 )
 
@@ -341,7 +344,7 @@ func (r *reader) pages(ctx context.Context, call *drive.FilesListCall, page func
 // folders are the library's folders of files: Drive answers more than
 // asked at times (shortcuts and trash, which are not folders of a library).
 func folders(files []*drive.File) []*drive.File {
-	return slices.DeleteFunc(files, func(f *drive.File) bool { return f.MimeType != fm.FolderMimeType || f.Trashed })
+	return slices.DeleteFunc(files, func(f *drive.File) bool { return f.MimeType != folderMimeType || f.Trashed })
 }
 
 // myDriveRoot finds the configured root folder: in the listing, or with one
@@ -354,7 +357,7 @@ func (r *reader) myDriveRoot(ctx context.Context, st *stage) (uint32, error) {
 	if err != nil {
 		return none, fmt.Errorf("read root folder %s: %w", r.lib.RootFolderID, err)
 	}
-	if f.MimeType != fm.FolderMimeType || f.Trashed {
+	if f.MimeType != folderMimeType || f.Trashed {
 		return none, fmt.Errorf("root folder %s is not a folder, or is in the trash", r.lib.RootFolderID)
 	}
 	n, _, err := r.stageFolder(st, f)

@@ -211,7 +211,7 @@ func (p *plan) make(ctx context.Context, changes []*drive.Change) error {
 				return err
 			}
 			p.remove(c.FileId)
-		case c.File.Trashed || c.File.MimeType != fm.FolderMimeType:
+		case c.File.Trashed || c.File.MimeType != folderMimeType:
 			p.remove(c.FileId)
 		default:
 			pending = append(pending, c.File)
@@ -263,7 +263,7 @@ func (p *plan) readAhead(ctx context.Context, changes []*drive.Change) error {
 		case c.ChangeType == "drive":
 		case c.Removed || c.File == nil:
 			ids = append(ids, c.FileId)
-		case !c.File.Trashed && c.File.MimeType == fm.FolderMimeType:
+		case !c.File.Trashed && c.File.MimeType == folderMimeType:
 			ids = append(ids, c.FileId)
 			ids = append(ids, c.File.Parents...)
 		}
