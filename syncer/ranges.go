@@ -332,20 +332,8 @@ func (l *rangeLister) admit(rg *timeRange, list *drive.FileList) (keep []*drive.
 		return nil, false
 	}
 	more = list.NextPageToken != ""
-	if !inOrder && l.ordered && l.fallback == "" && rg.from == noLowerBound && rg.limit == noUpperBound && rg.listed == 0 && more {
-		// The library's first page, out of order: its times are a sample
-		// of the library's. The ranges are cut from them at once, and
-		// each is listed whole; this page's folders come again in them.
-		l.ordered = false
-		l.waiting = sampledRanges(times, rangesPerLister*l.r.concurrency)
+	if !inOrder && l.ordered && l.unordered(rg, times, more) {
 		return nil, false
-	}
-	if !inOrder && l.ordered {
-		l.ordered = false
-		l.stopNested()
-		if rg.stop {
-			return nil, false
-		}
 	}
 	keep = list.Files
 	if l.ordered {
@@ -355,6 +343,24 @@ func (l *rangeLister) admit(rg *timeRange, list *drive.FileList) (keep []*drive.
 	}
 	rg.note(times, len(list.Files))
 	return keep, more
+}
+
+// unordered handles the first page of the listing that comes out of
+// createdTime order: a page of rg, whose createdTimes are times, with
+// another page to come if more. The listing stops counting on the order.
+// If this is the library's first page, its times are taken as a sample of
+// the library's: the ranges are cut from them at once, each to be listed
+// whole, and rg stops (this page's folders come again in those ranges).
+// Otherwise each range whose query lies inside that of another still
+// listed stops (stopNested). It reports whether rg stops at this page.
+func (l *rangeLister) unordered(rg *timeRange, times []int64, more bool) bool {
+	l.ordered = false
+	if l.fallback == "" && rg.from == noLowerBound && rg.limit == noUpperBound && rg.listed == 0 && more {
+		l.waiting = sampledRanges(times, rangesPerLister*l.r.concurrency)
+		return true
+	}
+	l.stopNested()
+	return rg.stop
 }
 
 // note notes the createdTimes of a page of n files of the range.
