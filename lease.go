@@ -17,10 +17,12 @@ type Leases interface {
 	Acquire(ctx context.Context, name string) (Lease, error)
 	// Holders returns the holder of each lease held now, by name.
 	Holders(ctx context.Context) (map[string]string, error)
-	// ClaimScheduledRun records that a scheduled run of kind of the job
-	// begins now, unless one began less than within ago (on this process or
-	// another): false then, and the run is skipped. Call it holding the
-	// job's lease.
+	// ClaimScheduledRun claims a scheduled run of the job name, of the
+	// schedule kind ("incremental", "full" or "directory"), that begins now.
+	// If a run of the same job and kind began less than within ago, on this
+	// process or another, it returns false and the run is to be skipped;
+	// otherwise it records that this run begins now and returns true. Call
+	// it while holding the job's lease.
 	ClaimScheduledRun(ctx context.Context, name, kind string, within time.Duration) (bool, error)
 }
 

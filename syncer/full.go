@@ -62,18 +62,19 @@ type listProgress struct {
 	ranges  atomic.Int64 // the createdTime ranges taken
 }
 
-// idleFactor is how many times the pages of a sequential listing of the
-// folders listed so far may come without a folder not listed before (plus
-// two a range, and one a lister). Legitimate listings come well under it:
-// ranges cut while read drop or repeat a page or two each, and folders are
-// listed twice at most (by a range read past its cut, or by a fallback to
-// one sequential listing). Pages counted are the ones that gave nothing
-// new, not all of them: Drive documents that pages may come partial, even
-// empty.
+// idleFactor bounds the pages of a listing that give no folder not listed
+// before: the listing fails once they are more than idleFactor times the
+// pages a sequential listing of the folders listed so far takes, plus two
+// for each range and one for each lister. Legitimate listings stay well
+// under it: ranges cut while read drop or repeat a page or two each, and
+// folders are listed twice at most (by a range read past its cut, or by a
+// fallback to one sequential listing). Only the pages that gave nothing
+// new are counted, not all of them: Drive documents that pages may come
+// partial, even empty.
 const idleFactor = 3
 
-// countPage counts a page of the listing that gave fresh folders not listed
-// before, and fails when too many gave none (see idleFactor).
+// countPage counts a page of the listing, which gave fresh folders not
+// listed before, and fails when too many pages gave none (see idleFactor).
 func (r *reader) countPage(fresh int) error {
 	folders := r.listing.folders.Add(int64(fresh))
 	if fresh > 0 {
@@ -292,12 +293,12 @@ func (r *reader) myDriveRoot(ctx context.Context, st *stage) (uint32, error) {
 	return n, err
 }
 
-// readStagedPermissions reads the permissions the listing did not give of
-// the placed folders, storage.concurrency calls at a time; then each folder
-// that only inherits gets its list made from its parent's (parents come
-// first in placed), with no permissions of its own. A folder gone meanwhile
-// (but the root) is kept with none, shown to nobody, until the next sync
-// reads its removal.
+// readStagedPermissions reads the permissions of the placed folders that
+// the listing did not give, storage.concurrency calls at a time; then each
+// folder that only inherits gets its list made from its parent's (parents
+// come first in placed), with no permissions of its own. A folder other
+// than the root that is gone meanwhile is kept with none, shown to nobody,
+// until the next sync reads its removal.
 func (r *reader) readStagedPermissions(ctx context.Context, st *stage, placed []uint32) error {
 	rootID := st.ids.String(placed[0])
 	q := r.newPermissionQueue(ctx, rootID)

@@ -50,9 +50,8 @@ func (s *Syncer) incrementalSync(ctx context.Context, lib *fm.Library, prev *fm.
 }
 
 // applyPlan applies the plan with the new token in one transaction under
-// fence. When
-// Drive must tell the lists of some folders first, the transaction is
-// rolled back, those folders are read, and it runs again.
+// fence. When Drive must first tell the lists of some folders, the
+// transaction is rolled back, those folders are read, and it runs again.
 func (s *Syncer) applyPlan(ctx context.Context, lib *fm.Library, fence fm.Fence, p *plan, token string, res *fm.SyncResult, progress fm.ProgressFunc) error {
 	now := s.opts.Now().UTC()
 	for {

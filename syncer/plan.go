@@ -36,15 +36,16 @@ type plan struct {
 	// driveChanged is a shared drive's new self (name, restrictions).
 	driveChanged *drive.Drive
 
-	// What apply does (see inherit.go): staged folders that only inherit
-	// whose list is made; folders whose list Drive must tell; the number of
-	// folders written that Drive did not send.
+	// What apply does (see inherit.go). made: the staged folders that only
+	// inherit, whose list it made from their parent's. ask: the folders
+	// whose list only Drive can tell. carried: how many folders it wrote
+	// although Drive sent no change for them.
 	made    map[string]bool
 	ask     []string
 	carried int
 	// outside: a folder that never was in the library changed (it may be
-	// an ancestor of a My Drive library's root); rootReread: so the root
-	// was read again.
+	// an ancestor of a My Drive library's root). rootReread: the root was
+	// read again for that reason.
 	outside, rootReread bool
 	// indexed are the folders read from the index, as it was before the
 	// sync, by ID (nil: not there): a plan reads each once, although
@@ -132,9 +133,10 @@ func (p *plan) make(ctx context.Context, changes []*drive.Change) error {
 	return p.fetchSubtrees(ctx)
 }
 
-// readAhead reads, when the index reads many folders at once, what placing
-// the changes reads one folder at a time otherwise: the changed folders and
-// their parents, then the parents of those, level by level.
+// readAhead reads in advance, when the index can read many folders at once
+// (fm.FoldersReader), the folders that placing the changes would otherwise
+// read one at a time: the changed folders and their parents, then the
+// parents of those, level by level.
 func (p *plan) readAhead(ctx context.Context, changes []*drive.Change) error {
 	fr, ok := p.index.(fm.FoldersReader)
 	if !ok {
@@ -233,7 +235,8 @@ func (p *plan) dropStrays(ctx context.Context) error {
 	return nil
 }
 
-// latestPerFile keeps the last change of each file, in the order of those.
+// latestPerFile keeps the last change of each file (or shared drive), in
+// the order those last changes came.
 func latestPerFile(changes []*drive.Change) []*drive.Change {
 	last := map[string]int{}
 	for i, c := range changes {

@@ -127,9 +127,10 @@ type rangeLister struct {
 const boundsIgnored = "the server ignored the createdTime bounds of a query"
 
 // listRanges lists the library's folders, handing each page's folders to
-// page (one call at a time; an error stops the listing), and notes how many
-// ranges it listed and why they fell back to one sequential listing, if
-// they did.
+// page, and notes how many ranges it listed and, if they fell back to one
+// sequential listing, why. page must be safe for concurrent calls: the
+// ranges' listers call it at once, from several goroutines. An error it
+// returns stops the listing.
 func (r *reader) listRanges(ctx context.Context, page func([]*drive.File) error) error {
 	l := &rangeLister{r: r, page: page, gate: googleclient.NewPageGate(pagesInUse), newest: noLowerBound, ordered: true}
 	l.wake = sync.NewCond(&l.mu)
@@ -438,8 +439,10 @@ func (l *rangeLister) stopNested() {
 }
 
 // createdTimes returns the createdTime of each file, in milliseconds, and
-// whether they come in order, none before after when a folder was listed
-// before them. A time that does not parse is out of order.
+// whether they come in order: no file is older than one before it in
+// files, nor, when listed (the range listed folders before this page),
+// older than after, the createdTime of the latest of those. A time that
+// does not parse counts as out of order.
 func createdTimes(files []*drive.File, after int64, listed bool) ([]int64, bool) {
 	times := make([]int64, 0, len(files))
 	inOrder := true

@@ -71,15 +71,15 @@ func (r *reader) listCall(q string) *drive.FilesListCall {
 }
 
 // pages reads call's pages, one ahead, and hands each to page; an error
-// page returns stops the listing.
+// that page returns stops the listing.
 func (r *reader) pages(ctx context.Context, call *drive.FilesListCall, page func(*drive.FileList) error) error {
 	ctx, stop := googleclient.WithReadAhead(ctx)
 	defer stop()
 	return call.Context(ctx).Pages(ctx, page)
 }
 
-// folders are the library's folders of files: Drive answers more than
-// asked at times (shortcuts and trash, which are not folders of a library).
+// folders keeps the folders of files that can be a library's: Drive at
+// times answers more than asked (shortcuts, items in the trash).
 func folders(files []*drive.File) []*drive.File {
 	return slices.DeleteFunc(files, func(f *drive.File) bool { return f.MimeType != folderMimeType || f.Trashed })
 }
