@@ -6,7 +6,6 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	fm "github.com/foldermirror/foldermirror"
 	drive "google.golang.org/api/drive/v3"
@@ -51,15 +50,6 @@ func (s *Syncer) fullSync(ctx context.Context, lib *fm.Library, prev *fm.Library
 	}
 	return &fm.SyncResult{Library: lib.ID, Full: true, FullReason: why, Folders: now.Folders, Permissions: now.Permissions, Drift: drift,
 		Ranges: r.ranges, ListingFallback: r.fallback}, nil
-}
-
-// listProgress is how far a full sync's listing got: a server whose pages
-// keep giving folders listed already (a nextPageToken that leads back)
-// would keep it listing forever.
-type listProgress struct {
-	folders atomic.Int64 // the folders listed, each once
-	idle    atomic.Int64 // the pages that gave none not listed before
-	ranges  atomic.Int64 // the createdTime ranges taken
 }
 
 // idleFactor bounds the pages of a listing that give no folder not listed

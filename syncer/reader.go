@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"sync/atomic"
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/googleclient"
@@ -48,6 +49,15 @@ type reader struct {
 	ranges      int    // the createdTime ranges listed
 	fallback    string // why they gave way to one sequential listing, if they did
 	listing     listProgress
+}
+
+// listProgress is how far a full sync's listing got: a server whose pages
+// keep giving folders listed already (a nextPageToken that leads back)
+// would keep it listing forever.
+type listProgress struct {
+	folders atomic.Int64 // the folders listed, each once
+	idle    atomic.Int64 // the pages that gave none not listed before
+	ranges  atomic.Int64 // the createdTime ranges taken
 }
 
 // newReader returns a reader of lib, with the Drive client of its storage
