@@ -17,7 +17,7 @@ import (
 const fakePages = 5
 
 // syncListFields are the fields the full sync asks of files.list (see
-// syncer/full.go).
+// syncer/reader.go).
 const syncListFields = "nextPageToken,files(id,name,mimeType,parents,trashed,resourceKey,appProperties,copyRequiresWriterPermission," +
 	"downloadRestrictions(itemDownloadRestriction(restrictedForReaders)),writersCanShare,hasAugmentedPermissions," +
 	"inheritedPermissionsDisabled,permissions(id,type,role,emailAddress,domain,displayName,photoLink,allowFileDiscovery,deleted))"

@@ -339,8 +339,9 @@ func (c *Config) Library(id string) *Library {
 	return nil
 }
 
-// CoreLibraries returns the libraries as the domain core knows them, in
-// their order in the file.
+// CoreLibraries returns every configured library mapped onto fm.Library
+// (each one's Core), in their order in the file. (A method cannot be named
+// Libraries: that is the field they are decoded into.)
 func (c *Config) CoreLibraries() []fm.Library {
 	libs := make([]fm.Library, len(c.Libraries))
 	for i := range c.Libraries {

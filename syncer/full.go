@@ -2,39 +2,15 @@ package syncer
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
 	"os"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/googleclient"
-	"golang.org/x/oauth2"
 	drive "google.golang.org/api/drive/v3"
 	"google.golang.org/api/googleapi"
 )
-
-// Fields asked of Drive: exactly what the index keeps.
-const (
-	permissionFields = "id,type,role,emailAddress,domain,displayName,photoLink,allowFileDiscovery,deleted," +
-		"permissionDetails(role,inherited)"
-	fileFields = "id,name,mimeType,parents,trashed,resourceKey,appProperties,copyRequiresWriterPermission," +
-		"downloadRestrictions(itemDownloadRestriction(restrictedForReaders)),writersCanShare," +
-		"hasAugmentedPermissions,inheritedPermissionsDisabled,permissions(" + permissionFields + ")"
-	listFields      = "nextPageToken,files(" + fileFields + ")"
-	permsListFields = "nextPageToken,permissions(" + permissionFields + ")"
-	driveFields     = "id,name,restrictions(copyRequiresWriterPermission,downloadRestriction(restrictedForReaders),sharingFoldersRequiresOrganizerPermission)"
-	foldersQuery    = "mimeType = '" + fm.FolderMimeType + "' and trashed = false"
-	permsPageSize   = 100
-)
-
-// listPageSize is how many folders a files.list call asks for: Drive's
-// most. Tests lower it, so that small libraries take many pages.
-var listPageSize = 1000
 
 // fullSync reads a library's whole tree and replaces the indexed one (prev's,
 // nil if none) with it, under fence; why says what made it a full sync.
@@ -76,49 +52,19 @@ func (s *Syncer) fullSync(ctx context.Context, lib *fm.Library, prev *fm.Library
 		Ranges: r.ranges, ListingFallback: r.fallback}, nil
 }
 
-func (s *Syncer) newReader(lib *fm.Library, progress fm.ProgressFunc) (*reader, error) {
-	svc, err := s.clients.Drive(lib.StorageAccount)
-	if err != nil {
-		return nil, err
-	}
-	return &reader{logger: s.logger, svc: svc, lib: lib, progress: progress, concurrency: s.opts.Concurrency}, nil
-}
-
-// reader reads one library from Drive.
-type reader struct {
-	lists       permissionLists
-	odd         oddities
-	logger      *slog.Logger
-	svc         *drive.Service
-	lib         *fm.Library
-	progress    fm.ProgressFunc
-	concurrency int
-	ranges      int    // the createdTime ranges listed
-	fallback    string // why they gave way to one sequential listing, if they did
-	listing     listProgress
-}
-
-// listProgress is how far a full sync's listing got: a server whose pages
-// keep giving folders listed already (a nextPageToken that leads back)
-// would keep it listing forever.
-type listProgress struct {
-	folders atomic.Int64 // the folders listed, each once
-	idle    atomic.Int64 // the pages that gave none not listed before
-	ranges  atomic.Int64 // the createdTime ranges taken
-}
-
-// idleFactor is how many times the pages of a sequential listing of the
-// folders listed so far may come without a folder not listed before (plus
-// two a range, and one a lister). Legitimate listings come well under it:
-// ranges cut while read drop or repeat a page or two each, and folders are
-// listed twice at most (by a range read past its cut, or by a fallback to
-// one sequential listing). Pages counted are the ones that gave nothing
-// new, not all of them: Drive documents that pages may come partial, even
-// empty.
+// idleFactor bounds the pages of a listing that give no folder not listed
+// before: the listing fails once they are more than idleFactor times the
+// pages a sequential listing of the folders listed so far takes, plus two
+// for each range and one for each lister. Legitimate listings stay well
+// under it: ranges cut while read drop or repeat a page or two each, and
+// folders are listed twice at most (by a range read past its cut, or by a
+// fallback to one sequential listing). Only the pages that gave nothing
+// new are counted, not all of them: Drive documents that pages may come
+// partial, even empty.
 const idleFactor = 3
 
-// countPage counts a page of the listing that gave fresh folders not listed
-// before, and fails when too many gave none (see idleFactor).
+// countPage counts a page of the listing, which gave fresh folders not
+// listed before, and fails when too many pages gave none (see idleFactor).
 func (r *reader) countPage(fresh int) error {
 	folders := r.listing.folders.Add(int64(fresh))
 	if fresh > 0 {
@@ -320,30 +266,6 @@ func (r *reader) stageSets(st *stage, n uint32, list, own []fm.Permission) error
 	return nil
 }
 
-// listCall is the files.list call of the files matching q in the
-// library's corpus (My Drive, or the shared drive), a thousand a page.
-func (r *reader) listCall(q string) *drive.FilesListCall {
-	call := r.svc.Files.List().Q(q).PageSize(int64(listPageSize)).Fields(listFields).SupportsAllDrives(true)
-	if r.lib.IsSharedDrive() {
-		return call.Corpora("drive").DriveId(r.lib.SharedDriveID).IncludeItemsFromAllDrives(true)
-	}
-	return call.Corpora("user")
-}
-
-// pages reads call's pages, one ahead, and hands each to page; an error
-// page returns stops the listing.
-func (r *reader) pages(ctx context.Context, call *drive.FilesListCall, page func(*drive.FileList) error) error {
-	ctx, stop := googleclient.WithReadAhead(ctx)
-	defer stop()
-	return call.Context(ctx).Pages(ctx, page)
-}
-
-// folders are the library's folders of files: Drive answers more than
-// asked at times (shortcuts and trash, which are not folders of a library).
-func folders(files []*drive.File) []*drive.File {
-	return slices.DeleteFunc(files, func(f *drive.File) bool { return f.MimeType != fm.FolderMimeType || f.Trashed })
-}
-
 // myDriveRoot finds the configured root folder: in the listing, or with one
 // more call when it is not there (an alias such as "root", say).
 func (r *reader) myDriveRoot(ctx context.Context, st *stage) (uint32, error) {
@@ -354,19 +276,19 @@ func (r *reader) myDriveRoot(ctx context.Context, st *stage) (uint32, error) {
 	if err != nil {
 		return none, fmt.Errorf("read root folder %s: %w", r.lib.RootFolderID, err)
 	}
-	if f.MimeType != fm.FolderMimeType || f.Trashed {
+	if f.MimeType != folderMimeType || f.Trashed {
 		return none, fmt.Errorf("root folder %s is not a folder, or is in the trash", r.lib.RootFolderID)
 	}
 	n, _, err := r.stageFolder(st, f)
 	return n, err
 }
 
-// readStagedPermissions reads the permissions the listing did not give of
-// the placed folders, storage.concurrency calls at a time; then each folder
-// that only inherits gets its list made from its parent's (parents come
-// first in placed), with no permissions of its own. A folder gone meanwhile
-// (but the root) is kept with none, shown to nobody, until the next sync
-// reads its removal.
+// readStagedPermissions reads the permissions of the placed folders that
+// the listing did not give, storage.concurrency calls at a time; then each
+// folder that only inherits gets its list made from its parent's (parents
+// come first in placed), with no permissions of its own. A folder other
+// than the root that is gone meanwhile is kept with none, shown to nobody,
+// until the next sync reads its removal.
 func (r *reader) readStagedPermissions(ctx context.Context, st *stage, placed []uint32) error {
 	rootID := st.ids.String(placed[0])
 	q := r.newPermissionQueue(ctx, rootID)
@@ -467,34 +389,4 @@ func followingOwn(st *stage, buf []byte, key [3]uint32) (uint32, error) {
 // queueStaged queues the reading of a staged folder's permissions.
 func (r *reader) queueStaged(q *permissionQueue, st *stage, n uint32) {
 	q.add(st.ids.String(n), func(perms []*drive.Permission) error { return r.stagePermissions(st, n, perms) })
-}
-
-// describe turns the Google errors a sync meets into messages an operator can
-// act on, keeping the cause.
-func (s *Syncer) describe(err error, lib *fm.Library) error {
-	var re *oauth2.RetrieveError
-	if errors.As(err, &re) {
-		if s.clients.AuthorizedUser() {
-			return fmt.Errorf("the authorized_user key %s: the token endpoint refused its refresh token (%s): %w", s.clients.CredentialsFile(), re.ErrorCode, err)
-		}
-		return fmt.Errorf("storage account %s: the token endpoint refused to act as it (%s; is domain-wide delegation granted to the key's client for the Drive scope?): %w",
-			lib.StorageAccount, re.ErrorCode, err)
-	}
-	if isNotFound(err) {
-		what := "root folder " + lib.RootFolderID
-		if lib.IsSharedDrive() {
-			what = "shared drive " + lib.SharedDriveID
-		}
-		actor := "storage account " + lib.StorageAccount
-		if s.clients.AuthorizedUser() {
-			actor = "the user of the authorized_user key " + s.clients.CredentialsFile()
-		}
-		return fmt.Errorf("%s not found, or not shared with %s: %w", what, actor, err)
-	}
-	return err
-}
-
-func isNotFound(err error) bool {
-	var ge *googleapi.Error
-	return errors.As(err, &ge) && ge.Code == http.StatusNotFound
 }

@@ -236,7 +236,7 @@ func (p *plan) reread(ctx context.Context, ids []string) error {
 	var read []*node
 	for i, id := range ids {
 		f := files[i]
-		if f == nil || f.Trashed || f.MimeType != fm.FolderMimeType {
+		if f == nil || f.Trashed || f.MimeType != folderMimeType {
 			p.remove(id)
 			continue
 		}

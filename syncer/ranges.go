@@ -127,9 +127,10 @@ type rangeLister struct {
 const boundsIgnored = "the server ignored the createdTime bounds of a query"
 
 // listRanges lists the library's folders, handing each page's folders to
-// page (one call at a time; an error stops the listing), and notes how many
-// ranges it listed and why they fell back to one sequential listing, if
-// they did.
+// page, and notes how many ranges it listed and, if they fell back to one
+// sequential listing, why. page must be safe for concurrent calls: the
+// ranges' listers call it at once, from several goroutines. An error it
+// returns stops the listing.
 func (r *reader) listRanges(ctx context.Context, page func([]*drive.File) error) error {
 	l := &rangeLister{r: r, page: page, gate: googleclient.NewPageGate(pagesInUse), newest: noLowerBound, ordered: true}
 	l.wake = sync.NewCond(&l.mu)
@@ -332,20 +333,8 @@ func (l *rangeLister) admit(rg *timeRange, list *drive.FileList) (keep []*drive.
 		return nil, false
 	}
 	more = list.NextPageToken != ""
-	if !inOrder && l.ordered && l.fallback == "" && rg.from == noLowerBound && rg.limit == noUpperBound && rg.listed == 0 && more {
-		// The library's first page, out of order: its times are a sample
-		// of the library's. The ranges are cut from them at once, and
-		// each is listed whole; this page's folders come again in them.
-		l.ordered = false
-		l.waiting = sampledRanges(times, rangesPerLister*l.r.concurrency)
+	if !inOrder && l.ordered && l.unordered(rg, times, more) {
 		return nil, false
-	}
-	if !inOrder && l.ordered {
-		l.ordered = false
-		l.stopNested()
-		if rg.stop {
-			return nil, false
-		}
 	}
 	keep = list.Files
 	if l.ordered {
@@ -355,6 +344,24 @@ func (l *rangeLister) admit(rg *timeRange, list *drive.FileList) (keep []*drive.
 	}
 	rg.note(times, len(list.Files))
 	return keep, more
+}
+
+// unordered handles the first page of the listing that comes out of
+// createdTime order: a page of rg, whose createdTimes are times, with
+// another page to come if more. The listing stops counting on the order.
+// If this is the library's first page, its times are taken as a sample of
+// the library's: the ranges are cut from them at once, each to be listed
+// whole, and rg stops (this page's folders come again in those ranges).
+// Otherwise each range whose query lies inside that of another still
+// listed stops (stopNested). It reports whether rg stops at this page.
+func (l *rangeLister) unordered(rg *timeRange, times []int64, more bool) bool {
+	l.ordered = false
+	if l.fallback == "" && rg.from == noLowerBound && rg.limit == noUpperBound && rg.listed == 0 && more {
+		l.waiting = sampledRanges(times, rangesPerLister*l.r.concurrency)
+		return true
+	}
+	l.stopNested()
+	return rg.stop
 }
 
 // note notes the createdTimes of a page of n files of the range.
@@ -432,8 +439,10 @@ func (l *rangeLister) stopNested() {
 }
 
 // createdTimes returns the createdTime of each file, in milliseconds, and
-// whether they come in order, none before after when a folder was listed
-// before them. A time that does not parse is out of order.
+// whether they come in order: no file is older than one before it in
+// files, nor, when listed (the range listed folders before this page),
+// older than after, the createdTime of the latest of those. A time that
+// does not parse counts as out of order.
 func createdTimes(files []*drive.File, after int64, listed bool) ([]int64, bool) {
 	times := make([]int64, 0, len(files))
 	inOrder := true

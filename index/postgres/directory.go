@@ -1,11 +1,107 @@
 package postgres
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/jackc/pgx/v5"
 )
+
+// ReplaceDirectory makes snap its domain's directory, for every replica, in
+// a transaction fenced by fence.
+func (db *DB) ReplaceDirectory(ctx context.Context, snap *fm.DirectorySnapshot, fence fm.Fence) error {
+	data, err := encodeDirectory(snap)
+	if err != nil {
+		return err
+	}
+	var version int64
+	err = db.fenced(ctx, "write the directory of "+snap.Domain, fm.DirectoryLease(snap.Domain), fence, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `INSERT INTO directories (domain, snapshot, version) VALUES ($1, $2, 1)
+			ON CONFLICT (domain) DO UPDATE SET snapshot = $2, version = directories.version + 1
+			RETURNING version`, snap.Domain, data).Scan(&version)
+	})
+	if err != nil {
+		return err
+	}
+	db.directories.Replace(snap)
+	db.mu.Lock()
+	db.dirs[snap.Domain] = version
+	db.mu.Unlock()
+	return nil
+}
+
+// Lookup implements fm.Directory from the directories read.
+func (db *DB) Lookup(ctx context.Context, email string) (fm.DirectoryEntry, error) {
+	return db.directories.Lookup(ctx, email)
+}
+
+// refreshDirectories reads the directories whose version changed.
+func (db *DB) refreshDirectories(ctx context.Context) error {
+	rows, err := db.pool.Query(ctx, "SELECT domain, version FROM directories")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var stale []string
+	versions := map[string]int64{}
+	for rows.Next() {
+		var domain string
+		var version int64
+		if err := rows.Scan(&domain, &version); err != nil {
+			return err
+		}
+		versions[domain] = version
+		db.mu.RLock()
+		known := db.dirs[domain]
+		db.mu.RUnlock()
+		if known != version {
+			stale = append(stale, domain)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	snaps, err := db.readDirectories(ctx, stale)
+	if err != nil {
+		return err
+	}
+	db.directories.Replace(snaps...)
+	db.mu.Lock()
+	for _, d := range stale {
+		db.dirs[d] = versions[d]
+	}
+	db.mu.Unlock()
+	return nil
+}
+
+// readDirectories reads the snapshots of domains.
+func (db *DB) readDirectories(ctx context.Context, domains []string) ([]*fm.DirectorySnapshot, error) {
+	rows, err := db.pool.Query(ctx, "SELECT snapshot FROM directories WHERE domain = ANY($1)", domains)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*fm.DirectorySnapshot, error) {
+		var data []byte
+		if err := row.Scan(&data); err != nil {
+			return nil, err
+		}
+		snap, err := decodeDirectory(data)
+		if err != nil {
+			return nil, err
+		}
+		if n := snap.UsersWithoutID(); n > 0 {
+			db.logger.Warn("the stored directory was read by a foldermirror that did not keep user IDs: "+
+				"Google tokens of its users are refused until its next directory sync, at daemon start",
+				"domain", snap.Domain, "usersWithoutID", n)
+		}
+		return snap, nil
+	})
+}
 
 // storedDirectory is a directory snapshot as the directories table keeps
 // it, in JSON. Users and IDs are two maps so that every version reads every

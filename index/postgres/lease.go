@@ -122,8 +122,10 @@ func (db *DB) Holders(ctx context.Context) (map[string]string, error) {
 	return out, rows.Err()
 }
 
-// ClaimScheduledRun records that a scheduled run of kind of the job begins
-// now, unless one began less than within ago.
+// ClaimScheduledRun implements fm.Leases: it records, in the
+// scheduled_runs table, that a run of the job name and schedule kind begins
+// now, and returns true, unless such a run began less than within ago, on
+// any replica: then it returns false and records nothing.
 func (db *DB) ClaimScheduledRun(ctx context.Context, name, kind string, within time.Duration) (bool, error) {
 	var claimed bool
 	err := db.pool.QueryRow(ctx, `INSERT INTO scheduled_runs (name, kind, started_at, holder) VALUES ($1, $2, now(), $3)
