@@ -8,5 +8,7 @@
 // googleclient (the clients of Google's APIs), syncer (reading Google Drive
 // and the Directory), schedule (running the syncs under their leases, on
 // schedules and on request), push (Drive's push notifications), httpapi (the
-// REST API) and internal/googlefake (test fakes of Google's APIs).
+// REST API), internal/wire (the configuration mapped onto each package's
+// options), internal/demo (the demo's generated domain) and
+// internal/googlefake (test fakes of Google's APIs).
 package foldermirror
