@@ -75,10 +75,7 @@ func newWorldWith(tb testing.TB, before func(w *world)) *world {
 		io.WriteString(rw, `{"keys":[]}`)
 	}))
 	tb.Cleanup(w.attacker.Close)
-	var err error
-	if w.evilKey, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
-		tb.Fatal(err)
-	}
+	w.evilKey = googlefake.ForeignKey(0)
 	for _, u := range []string{"alice@example.com", "bob@example.com"} {
 		w.fake.AddUser(u)
 	}
