@@ -95,11 +95,11 @@ type remoteKeys struct {
 	rescheduled chan struct{}
 }
 
-// newRemoteKeys returns the keys of urls and starts fetching them; they are
-// fetched until ctx ends.
-func newRemoteKeys(ctx context.Context, authority string, urls []string, opts Options) *remoteKeys {
+// newRemoteKeys returns the keys of urls, kept in store, and starts
+// fetching them; they are fetched until ctx ends.
+func newRemoteKeys(ctx context.Context, authority string, urls []string, store jwkset.Storage, opts Options) *remoteKeys {
 	k := &remoteKeys{
-		Storage: jwkset.NewMemoryStorage(), ctx: ctx, authority: authority, urls: urls,
+		Storage: store, ctx: ctx, authority: authority, urls: urls,
 		client: opts.HTTPClient, logger: opts.Logger,
 		refetch: rate.NewLimiter(rate.Every(unknownKeyRefetchEvery), 1),
 		byURL:   map[string][]jwkset.JWK{}, failed: errNotFetchedYet,
@@ -112,14 +112,17 @@ func newRemoteKeys(ctx context.Context, authority string, urls []string, opts Op
 }
 
 // KeyRead returns the key of ID kid. A key ID the set lacks makes it wait
-// for the fetch in flight, or for a new one if the minute's refetch is
-// still allowed. It fails with jwkset.ErrKeyNotFound when the set is fresh
+// for the fetch in flight or, unless a fetch that ended meanwhile brought
+// it, for a new one if the minute's refetch is still allowed. It fails with jwkset.ErrKeyNotFound when the set is fresh
 // and lacks kid, or with a *keysUnavailableError when it is not.
 func (k *remoteKeys) KeyRead(ctx context.Context, kid string) (jwkset.JWK, error) {
 	if jwk, err := k.Storage.KeyRead(ctx, kid); !errors.Is(err, jwkset.ErrKeyNotFound) {
 		return jwk, err
 	}
-	ended := k.awaitFetch(ctx)
+	ended := k.awaitFetch(ctx, func() bool {
+		_, err := k.Storage.KeyRead(ctx, kid)
+		return !errors.Is(err, jwkset.ErrKeyNotFound)
+	})
 	if jwk, err := k.Storage.KeyRead(ctx, kid); !errors.Is(err, jwkset.ErrKeyNotFound) {
 		return jwk, err
 	}
@@ -139,7 +142,10 @@ func (k *remoteKeys) KeyReadAll(ctx context.Context) ([]jwkset.JWK, error) {
 	if keys, err := k.Storage.KeyReadAll(ctx); err != nil || len(keys) > 0 {
 		return keys, err
 	}
-	ended := k.awaitFetch(ctx)
+	ended := k.awaitFetch(ctx, func() bool {
+		keys, err := k.Storage.KeyReadAll(ctx)
+		return err != nil || len(keys) > 0
+	})
 	if keys, err := k.Storage.KeyReadAll(ctx); err != nil || len(keys) > 0 {
 		return keys, err
 	}
@@ -164,16 +170,20 @@ func (k *remoteKeys) unavailable() error {
 }
 
 // awaitFetch waits, at most unknownKeyWaitMax or until ctx ends, for the
-// fetch in flight or, if none is and the minute's refetch is still allowed,
-// for a new one. It reports false if it stopped waiting before the fetch
-// ended.
-func (k *remoteKeys) awaitFetch(ctx context.Context) bool {
+// fetch in flight or, if none is, for a new one if the minute's refetch is
+// still allowed, unless found reports that the keys now hold what the
+// caller looked for (a fetch ended since it looked: the refetch is kept for
+// a key the keys lack). It reports false if it stopped waiting before the
+// fetch ended.
+func (k *remoteKeys) awaitFetch(ctx context.Context, found func() bool) bool {
 	done := k.inFlight()
 	if done == nil {
-		if !k.refetch.Allow() {
+		if found() {
 			return true
 		}
-		done = k.fetch()
+		if done = k.refetchNow(); done == nil {
+			return true // the minute's refetch is spent
+		}
 	}
 	timer := time.NewTimer(unknownKeyWaitMax)
 	defer timer.Stop()
@@ -224,6 +234,24 @@ func (k *remoteKeys) inFlight() <-chan struct{} {
 func (k *remoteKeys) fetch() <-chan struct{} {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	return k.startFetch()
+}
+
+// refetchNow is fetch for a key ID the keys lack: unless a fetch is in
+// flight, it spends the minute's refetch, and returns nil if that is spent
+// already.
+func (k *remoteKeys) refetchNow() <-chan struct{} {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.fetching == nil && !k.refetch.Allow() {
+		return nil
+	}
+	return k.startFetch()
+}
+
+// startFetch starts a fetch of every URL unless one is in flight, and
+// returns a channel closed when it ends. Call with k.mu held.
+func (k *remoteKeys) startFetch() <-chan struct{} {
 	if k.fetching == nil {
 		k.fetching = make(chan struct{})
 		go k.fetchAll(k.fetching)
