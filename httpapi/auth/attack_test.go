@@ -23,6 +23,7 @@ import (
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
+	"github.com/foldermirror/foldermirror/internal/wait"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -676,7 +677,7 @@ func TestRandomTokenFlood(t *testing.T) {
 				}
 			}
 			if tc.name == "one client" {
-				if got := <-other; got.email != "alice@example.com" {
+				if got := wait.Receive(t, other, "the other client's answer"); got.email != "alice@example.com" {
 					t.Errorf("another client during the flood: %+v", got)
 				}
 			}
