@@ -22,7 +22,8 @@ const (
 	// background, so that rotations are picked up.
 	keySetRefreshEvery = 15 * time.Minute
 	// keyFetchRetryMin and keyFetchRetryMax bound the backoff between
-	// fetches while they fail (a first fetch included).
+	// fetches while they fail (a first fetch included), unless
+	// Options.keyFetchRetry says otherwise.
 	keyFetchRetryMin = time.Second
 	keyFetchRetryMax = time.Minute
 	// keyFetchTimeout bounds one fetch of one URL.
@@ -89,21 +90,31 @@ type remoteKeys struct {
 	// first one ends); nil after a fetch of every URL succeeded.
 	failed error
 	// next is when keepFresh fetches next, backoff the wait after the next
-	// failure; rescheduled tells keepFresh that next changed.
+	// failure, between retry's bounds; rescheduled tells keepFresh that
+	// next changed.
 	next        time.Time
 	backoff     time.Duration
+	retry       backoff
 	rescheduled chan struct{}
 }
+
+// backoff bounds the waits between retries: the first is min, each next
+// twice the last, up to max.
+type backoff struct{ min, max time.Duration }
 
 // newRemoteKeys returns the keys of urls, kept in store, and starts
 // fetching them; they are fetched until ctx ends.
 func newRemoteKeys(ctx context.Context, authority string, urls []string, store jwkset.Storage, opts Options) *remoteKeys {
+	retry := opts.keyFetchRetry
+	if retry == (backoff{}) {
+		retry = backoff{keyFetchRetryMin, keyFetchRetryMax}
+	}
 	k := &remoteKeys{
 		Storage: store, ctx: ctx, authority: authority, urls: urls,
 		client: opts.HTTPClient, logger: opts.Logger,
 		refetch: rate.NewLimiter(rate.Every(unknownKeyRefetchEvery), 1),
 		byURL:   map[string][]jwkset.JWK{}, failed: errNotFetchedYet,
-		next: time.Now().Add(keySetRefreshEvery), backoff: keyFetchRetryMin,
+		next: time.Now().Add(keySetRefreshEvery), backoff: retry.min, retry: retry,
 		rescheduled: make(chan struct{}, 1),
 	}
 	k.fetch()
@@ -294,14 +305,14 @@ func (k *remoteKeys) fetchAll(done chan struct{}) {
 
 // schedule sets when keepFresh fetches next, after a fetch: in
 // keySetRefreshEvery after a success; after a failure sooner, with a backoff
-// that doubles from keyFetchRetryMin to keyFetchRetryMax, jittered so that
+// that doubles between k.retry's bounds, jittered so that
 // replicas spread out. Call with k.mu held.
 func (k *remoteKeys) schedule() {
 	if k.failed == nil {
-		k.next, k.backoff = time.Now().Add(keySetRefreshEvery), keyFetchRetryMin
+		k.next, k.backoff = time.Now().Add(keySetRefreshEvery), k.retry.min
 	} else {
 		k.next = time.Now().Add(k.backoff/2 + rand.N(k.backoff/2+1))
-		k.backoff = min(2*k.backoff, keyFetchRetryMax)
+		k.backoff = min(2*k.backoff, k.retry.max)
 	}
 	select {
 	case k.rescheduled <- struct{}{}:
