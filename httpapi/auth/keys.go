@@ -123,9 +123,10 @@ func newRemoteKeys(ctx context.Context, authority string, urls []string, store j
 }
 
 // KeyRead returns the key of ID kid. A key ID the set lacks makes it wait
-// for the fetch in flight or, unless a fetch that ended meanwhile brought
-// it, for a new one if the minute's refetch is still allowed. It fails with jwkset.ErrKeyNotFound when the set is fresh
-// and lacks kid, or with a *keysUnavailableError when it is not.
+// for a fetch begun after it looked, if one is in flight or the minute's
+// refetch is still allowed (see awaitFetch). It fails with
+// jwkset.ErrKeyNotFound when the set is fresh and lacks kid, or with a
+// *keysUnavailableError when it is not.
 func (k *remoteKeys) KeyRead(ctx context.Context, kid string) (jwkset.JWK, error) {
 	if jwk, err := k.Storage.KeyRead(ctx, kid); !errors.Is(err, jwkset.ErrKeyNotFound) {
 		return jwk, err
@@ -134,14 +135,16 @@ func (k *remoteKeys) KeyRead(ctx context.Context, kid string) (jwkset.JWK, error
 		_, err := k.Storage.KeyRead(ctx, kid)
 		return !errors.Is(err, jwkset.ErrKeyNotFound)
 	})
-	if jwk, err := k.Storage.KeyRead(ctx, kid); !errors.Is(err, jwkset.ErrKeyNotFound) {
+	var jwk jwkset.JWK
+	var err error
+	failed := k.lookAt(func() { jwk, err = k.Storage.KeyRead(ctx, kid) })
+	switch {
+	case !errors.Is(err, jwkset.ErrKeyNotFound):
 		return jwk, err
-	}
-	if !ended {
+	case !ended:
 		return jwkset.JWK{}, &keysUnavailableError{authority: k.authority, err: errFetchTooSlow}
-	}
-	if err := k.unavailable(); err != nil {
-		return jwkset.JWK{}, err
+	case failed != nil:
+		return jwkset.JWK{}, &keysUnavailableError{authority: k.authority, err: failed}
 	}
 	return jwkset.JWK{}, fmt.Errorf("%w: key ID %q", jwkset.ErrKeyNotFound, kid)
 }
@@ -157,47 +160,55 @@ func (k *remoteKeys) KeyReadAll(ctx context.Context) ([]jwkset.JWK, error) {
 		keys, err := k.Storage.KeyReadAll(ctx)
 		return err != nil || len(keys) > 0
 	})
-	if keys, err := k.Storage.KeyReadAll(ctx); err != nil || len(keys) > 0 {
+	var keys []jwkset.JWK
+	var err error
+	failed := k.lookAt(func() { keys, err = k.Storage.KeyReadAll(ctx) })
+	switch {
+	case err != nil || len(keys) > 0:
 		return keys, err
-	}
-	if !ended {
+	case !ended:
 		return nil, &keysUnavailableError{authority: k.authority, err: errFetchTooSlow}
-	}
-	if err := k.unavailable(); err != nil {
-		return nil, err
+	case failed != nil:
+		return nil, &keysUnavailableError{authority: k.authority, err: failed}
 	}
 	return nil, nil
 }
 
-// unavailable returns a *keysUnavailableError unless the last fetch of
-// every URL succeeded.
-func (k *remoteKeys) unavailable() error {
+// lookAt runs look on the keys and returns why the fetch that brought them
+// failed, nil if it did not: both of the same fetch, which no fetch can
+// end between (a fetch ends holding k.mu).
+func (k *remoteKeys) lookAt(look func()) (failed error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.failed == nil {
-		return nil
-	}
-	return &keysUnavailableError{authority: k.authority, err: k.failed}
+	look()
+	return k.failed
 }
 
-// awaitFetch waits, at most unknownKeyWaitMax or until ctx ends, for the
-// fetch in flight or, if none is, for a new one if the minute's refetch is
-// still allowed, unless found reports that the keys now hold what the
-// caller looked for (a fetch ended since it looked: the refetch is kept for
-// a key the keys lack). It reports false if it stopped waiting before the
-// fetch ended.
+// awaitFetch waits, at most unknownKeyWaitMax or until ctx ends, for a
+// fetch begun after the caller looked at the keys and found them lacking:
+// the fetch in flight, which may have begun before, then, unless found
+// reports that the keys now hold what the caller looks for, a fetch in
+// flight by then or a new one if the minute's refetch is still allowed. It
+// reports false if it stopped waiting before a fetch ended.
 func (k *remoteKeys) awaitFetch(ctx context.Context, found func() bool) bool {
-	done := k.inFlight()
-	if done == nil {
-		if found() {
-			return true
-		}
-		if done = k.refetchNow(); done == nil {
-			return true // the minute's refetch is spent
-		}
-	}
 	timer := time.NewTimer(unknownKeyWaitMax)
 	defer timer.Stop()
+	if done := k.inFlight(); done != nil && !awaitDone(ctx, timer, done) {
+		return false
+	}
+	if found() {
+		return true
+	}
+	done := k.refetchNow()
+	if done == nil {
+		return true // the minute's refetch is spent
+	}
+	return awaitDone(ctx, timer, done)
+}
+
+// awaitDone waits for done to close, and reports false if timer fired or
+// ctx ended first.
+func awaitDone(ctx context.Context, timer *time.Timer, done <-chan struct{}) bool {
 	select {
 	case <-done:
 		return true
@@ -249,8 +260,8 @@ func (k *remoteKeys) fetch() <-chan struct{} {
 }
 
 // refetchNow is fetch for a key ID the keys lack: unless a fetch is in
-// flight, it spends the minute's refetch, and returns nil if that is spent
-// already.
+// flight (which joining costs nothing), it spends the minute's refetch, and
+// returns nil if that is spent already.
 func (k *remoteKeys) refetchNow() <-chan struct{} {
 	k.mu.Lock()
 	defer k.mu.Unlock()
