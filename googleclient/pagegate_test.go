@@ -12,6 +12,7 @@ import (
 
 	"github.com/foldermirror/foldermirror/googleclient"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
+	"github.com/foldermirror/foldermirror/internal/wait"
 	"github.com/prometheus/client_golang/prometheus"
 	drive "google.golang.org/api/drive/v3"
 )
@@ -71,7 +72,7 @@ func TestPageGateOnePageAtATime(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	wait.Group(t, &wg, "the listings' end")
 	if most.Load() != 1 {
 		t.Errorf("%d pages in use at once under a gate of one slot", most.Load())
 	}
@@ -90,7 +91,7 @@ func TestPageGateWaitEndsWithContext(t *testing.T) {
 			<-release
 		})
 	}()
-	<-holding
+	wait.Receive(t, holding, "the first listing holding the slot")
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan error, 1)
 	go func() {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
+	"github.com/foldermirror/foldermirror/internal/wait"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
@@ -94,7 +95,7 @@ func TestAuthRefusalsOnTheWire(t *testing.T) {
 	}
 	release()
 	for range bound {
-		if a := <-answers; a.err != nil || a.resp.StatusCode != http.StatusUnauthorized {
+		if a := wait.Receive(t, answers, "an answer once tokeninfo is released"); a.err != nil || a.resp.StatusCode != http.StatusUnauthorized {
 			t.Errorf("a made-up token tokeninfo was asked about: %v %v", a.resp, a.err)
 		}
 	}

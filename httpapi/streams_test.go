@@ -16,6 +16,7 @@ import (
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/foldermirror/foldermirror/index/indextest"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
+	"github.com/foldermirror/foldermirror/internal/wait"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -107,7 +108,7 @@ func TestSlowReadersHoldTheirCallersSlots(t *testing.T) {
 			})
 		}
 	}
-	wg.Wait()
+	wait.Group(t, &wg, "the slow readers' answers")
 	for caller, st := range statuses {
 		if st[http.StatusOK] != perCaller || st[http.StatusTooManyRequests] != 10-perCaller {
 			t.Errorf("%s: statuses %v, want %d answered and %d refused", caller, st, perCaller, 10-perCaller)
@@ -211,32 +212,19 @@ func readAll(t *testing.T, addr, caller string) string {
 func waitForAnswered(t *testing.T, s *Server) {
 	t.Helper()
 	done := s.metrics.requests.WithLabelValues("/folder/v1/libraries/:libraryId/folders", "200")
-	waitFor(t, "the answer written", func() bool { return testutil.ToFloat64(done) == 1 })
+	wait.Until(t, "the answer written", func() bool { return testutil.ToFloat64(done) == 1 })
 }
 
 // waitForSlots waits until no request holds a slot.
 func waitForSlots(t *testing.T, s *Server) {
 	t.Helper()
-	waitFor(t, "every slot released", func() bool { return testutil.ToFloat64(s.metrics.answersInFlight) == 0 })
-}
-
-// waitFor waits up to 10 s for cond, failing the test with what it waited
-// for.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("still waiting after 10 s for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.Until(t, "every slot released", func() bool { return testutil.ToFloat64(s.metrics.answersInFlight) == 0 })
 }
 
 // waitForStreams waits until no stream is under way.
 func waitForStreams(t *testing.T, s *Server) {
 	t.Helper()
-	waitFor(t, "every stream ended", func() bool { return testutil.ToFloat64(s.metrics.streams) == 0 })
+	wait.Until(t, "every stream ended", func() bool { return testutil.ToFloat64(s.metrics.streams) == 0 })
 }
 
 // A reader too slow to take its answer by the deadline has its connection
@@ -270,7 +258,7 @@ func TestStreamDeadline(t *testing.T) {
 			}
 		})
 	}
-	started.Wait()
+	wait.Group(t, &started, "the readers' answers")
 	waitForStreams(t, s)
 	close(stop)
 	// Read at this pace, the answer would take minutes: the streams ended
@@ -279,7 +267,7 @@ func TestStreamDeadline(t *testing.T) {
 	if n := testutil.ToFloat64(s.metrics.streamsCut); n != 5 {
 		t.Errorf("%v streams cut at their deadline, want 5", n)
 	}
-	wg.Wait()
+	wait.Group(t, &wg, "the readers' end")
 }
 
 // A reader that keeps up gets the whole answer, streamed.

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -23,6 +22,7 @@ import (
 	"github.com/foldermirror/foldermirror/httpapi/auth"
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
+	"github.com/foldermirror/foldermirror/internal/wait"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -60,6 +60,10 @@ type world struct {
 	// now is the Authenticator's clock: time.Now unless set before it is
 	// made.
 	now func() time.Time
+	// keyRetryMin and keyRetryMax bound the backoff between failed fetches
+	// of signing keys: the Authenticator's (a second to a minute) unless
+	// set before it is made.
+	keyRetryMin, keyRetryMax time.Duration
 }
 
 func newWorld(tb testing.TB) *world { return newWorldWith(tb, nil) }
@@ -75,10 +79,7 @@ func newWorldWith(tb testing.TB, before func(w *world)) *world {
 		io.WriteString(rw, `{"keys":[]}`)
 	}))
 	tb.Cleanup(w.attacker.Close)
-	var err error
-	if w.evilKey, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
-		tb.Fatal(err)
-	}
+	w.evilKey = googlefake.ForeignKey(0)
 	for _, u := range []string{"alice@example.com", "bob@example.com"} {
 		w.fake.AddUser(u)
 	}
@@ -110,6 +111,9 @@ func newWorldWith(tb testing.TB, before func(w *world)) *world {
 		"bob@example.com":   {ID: googlefake.UserID("bob@example.com")},
 	}})
 	o.Directory, o.Now = w.dir, w.now
+	if w.keyRetryMin > 0 {
+		auth.SetKeyFetchBackoff(&o, w.keyRetryMin, w.keyRetryMax)
+	}
 	w.a = auth.New(o)
 	tb.Cleanup(w.a.Close)
 	return w
@@ -399,7 +403,29 @@ func (w *world) eventually(header string, done func(outcome) bool) outcome {
 		if done(got) || time.Now().After(deadline) {
 			return got
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// fastKeyRetries makes the Authenticator retry failed key fetches after
+// 10 ms, doubling up to 100 ms, so that a test waits for the retries
+// milliseconds rather than seconds; the retries follow the rule of the
+// production backoff all the same (mostKeyFetches).
+func fastKeyRetries(w *world) {
+	w.keyRetryMin, w.keyRetryMax = 10*time.Millisecond, 100*time.Millisecond
+}
+
+// mostKeyFetches is how many fetches of one key URL can be made within
+// elapsed while every fetch fails: the first, the minute's refetch for an
+// unknown key ID, and retries each at least half its backoff after the
+// last failure, the backoff doubling from minWait up to maxWait.
+func mostKeyFetches(elapsed, minWait, maxWait time.Duration) int {
+	n := 2
+	for b, waited := minWait, time.Duration(0); ; b = min(2*b, maxWait) {
+		if waited += b / 2; waited > elapsed {
+			return n
+		}
+		n++
 	}
 }
 
@@ -409,7 +435,10 @@ func (w *world) eventually(header string, done func(outcome) bool) outcome {
 // without any request asking.
 func TestKeysDownAtStart(t *testing.T) {
 	start := time.Now()
-	w := newWorldWith(t, func(w *world) { w.fake.SetSigningKeysDown(true) })
+	w := newWorldWith(t, func(w *world) {
+		w.fake.SetSigningKeysDown(true)
+		fastKeyRetries(w)
+	})
 	google, microsoft := "Bearer "+w.google(), "Bearer "+w.ms("2.0")
 	noKID := "Bearer " + w.forge(map[string]any{}, w.googleClaims())
 	for range 50 {
@@ -421,10 +450,11 @@ func TestKeysDownAtStart(t *testing.T) {
 		t.Errorf("consumer token before the keys: %+v (nothing about a token can be said before its signature)", got)
 	}
 	// Fetches per key URL: the first, the minute's refetch for an unknown
-	// key ID, and retries after waits of at least 0.5 s, 1 s, 2 s...
-	elapsed := time.Since(start)
-	most := 2 + int(math.Ceil(math.Log2(2*elapsed.Seconds()+1)))
+	// key ID, and retries after waits of at least 5 ms, 10 ms, 20 ms...,
+	// 50 ms (as 0.5 s, 1 s, 2 s... 30 s in production).
 	calls := w.fake.Calls()
+	elapsed := time.Since(start)
+	most := mostKeyFetches(elapsed, w.keyRetryMin, w.keyRetryMax)
 	t.Logf("150 requests in %v while the keys were down: %d Google and %d Microsoft key fetches", elapsed, calls["oauth2.certs"], calls["microsoft.keys"])
 	if calls["oauth2.certs"] > most || calls["microsoft.keys"] > 2*most {
 		t.Errorf("150 requests in %v while the keys were down: %d Google and %d Microsoft (two URLs) key fetches, want at most %d a URL",
@@ -462,12 +492,12 @@ func TestStartDoesNotWaitForKeys(t *testing.T) {
 	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("the Authenticator took %v to make with a key server that never answers", took)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start = time.Now()
 	wantUnavailable(t, "google ID token", w.tryWith(ctx, "Bearer "+w.google(), "", ""))
 	if took := time.Since(start); took > 2*time.Second {
-		t.Errorf("a request waited %v for the keys, past its context's 300 ms", took)
+		t.Errorf("a request waited %v for the keys, past its context's 50 ms", took)
 	}
 }
 
@@ -482,34 +512,37 @@ func kidOf(token string) string {
 
 // A token signed with a key the set lacks: when the refetch fails, 503 (the
 // key may be a new one); keys the set holds still work; once a refetch
-// succeeds, the new key works and a key ID still unknown is 401.
+// succeeds, the new key works and a key ID still unknown is 401. Each
+// authority has a world of its own: in a shared one, the keys down for
+// Google could leave Microsoft's retrying a fetch from before its rotation.
 func TestKeysDownAtRefetch(t *testing.T) {
-	w := newWorld(t)
 	for _, tc := range []struct {
 		name   string
-		rotate func()
-		token  func(...googlefake.TokenOption) string
+		rotate func(w *world)
+		token  func(w *world, o ...googlefake.TokenOption) string
 		email  string
 	}{
-		{"google", w.fake.RotateSigningKey, w.google, "alice@example.com"},
-		{"microsoft", w.fake.RotateMicrosoftSigningKey, func(o ...googlefake.TokenOption) string { return w.ms("2.0", o...) }, "bob@example.com"},
+		{"google", func(w *world) { w.fake.RotateSigningKey() }, (*world).google, "alice@example.com"},
+		{"microsoft", func(w *world) { w.fake.RotateMicrosoftSigningKey() },
+			func(w *world, o ...googlefake.TokenOption) string { return w.ms("2.0", o...) }, "bob@example.com"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			seen, unseen := tc.token(), tc.token()
+			w := newWorldWith(t, fastKeyRetries)
+			seen, unseen := tc.token(w), tc.token(w)
 			if got := w.try("Bearer "+seen, "", ""); got.email != tc.email {
 				t.Fatalf("genuine token: %+v", got)
 			}
-			tc.rotate()
+			tc.rotate(w)
 			w.fake.SetSigningKeysDown(true)
-			rotated := "Bearer " + tc.token()
-			forged := "Bearer " + withHeader(tc.token(), map[string]any{"alg": "RS256", "kid": "no-such-key"})
+			rotated := "Bearer " + tc.token(w)
+			forged := "Bearer " + withHeader(tc.token(w), map[string]any{"alg": "RS256", "kid": "no-such-key"})
 			wantUnavailable(t, "token of the new key, its refetch failing", w.try(rotated, "", ""))
-			wantUnavailable(t, "another token of the new key", w.try("Bearer "+tc.token(), "", ""))
+			wantUnavailable(t, "another token of the new key", w.try("Bearer "+tc.token(w), "", ""))
 			wantUnavailable(t, "unknown key ID while the last fetch failed", w.try(forged, "", ""))
 			if got := w.try("Bearer "+unseen, "", ""); got.email != tc.email {
 				t.Errorf("token of a key the set holds, while the keys are down: %+v", got)
 			}
-			underOldKID := tc.token(func(h, _ map[string]any) { h["kid"] = kidOf(seen) })
+			underOldKID := tc.token(w, func(h, _ map[string]any) { h["kid"] = kidOf(seen) })
 			if got := w.try("Bearer "+underOldKID, "", ""); got.code != fm.EUNAUTHENTICATED || got.reason != auth.ReasonSignature {
 				t.Errorf("signed with the new key under the old key ID: %+v, want 401 %s", got, auth.ReasonSignature)
 			}
@@ -517,7 +550,10 @@ func TestKeysDownAtRefetch(t *testing.T) {
 			if got := w.eventually(rotated, func(o outcome) bool { return o.code != fm.EUNAVAILABLE }); got.email != tc.email {
 				t.Errorf("token of the new key once the keys are back: %+v", got)
 			}
-			if got := w.try(forged, "", ""); got.code != fm.EUNAUTHENTICATED || got.reason != auth.ReasonSignature {
+			// A retry that fetched one of Microsoft's two URLs before the
+			// keys came back and the other after brings the new key, but the
+			// set is not fresh until a retry fetches both: wait for it.
+			if got := w.eventually(forged, func(o outcome) bool { return o.code != fm.EUNAVAILABLE }); got.code != fm.EUNAUTHENTICATED || got.reason != auth.ReasonSignature {
 				t.Errorf("unknown key ID in a freshly fetched set: %+v, want 401 %s", got, auth.ReasonSignature)
 			}
 		})
@@ -679,7 +715,7 @@ func TestRandomTokenFlood(t *testing.T) {
 				}
 			}
 			if tc.name == "one client" {
-				if got := <-other; got.email != "alice@example.com" {
+				if got := wait.Receive(t, other, "the other client's answer"); got.email != "alice@example.com" {
 					t.Errorf("another client during the flood: %+v", got)
 				}
 			}

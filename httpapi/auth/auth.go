@@ -94,6 +94,10 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives key-fetch failures; slog.Default() by default.
 	Logger *slog.Logger
+	// keyFetchRetry bounds the backoff between failed fetches of signing
+	// keys: keyFetchRetryMin to keyFetchRetryMax when zero. Tests shorten
+	// it (SetKeyFetchBackoff, in export_test.go).
+	keyFetchRetry backoff
 }
 
 // Google says which Google tokens are accepted.

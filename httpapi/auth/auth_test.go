@@ -165,7 +165,7 @@ func TestSecurityCodeThrottle(t *testing.T) {
 	}
 }
 
-// Forged tokens with random key IDs (1,000; 10,000 with -tags long) make
+// Forged tokens with random key IDs (250; 10,000 with -tags long) make
 // the key set be fetched again at most once (a minute), for Google's keys
 // and Microsoft's.
 func TestUnknownKeyIDsRefetchAtMostOncePerMinute(t *testing.T) {

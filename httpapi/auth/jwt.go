@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/MicahParks/jwkset"
 	"github.com/MicahParks/keyfunc/v3"
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/golang-jwt/jwt/v5"
@@ -70,7 +71,7 @@ func unverifiedIssuer(token string) (string, error) {
 // newKeySet returns a keyfunc for the signing keys that authority publishes
 // at urls (see remoteKeys), fetched until ctx ends.
 func newKeySet(ctx context.Context, authority string, urls []string, opts Options) keyfunc.Keyfunc {
-	kf, err := keyfunc.New(keyfunc.Options{Ctx: ctx, Storage: newRemoteKeys(ctx, authority, urls, opts)})
+	kf, err := keyfunc.New(keyfunc.Options{Ctx: ctx, Storage: newRemoteKeys(ctx, authority, urls, jwkset.NewMemoryStorage(), opts)})
 	if err != nil {
 		panic(err) // only for a nil storage
 	}

@@ -22,7 +22,8 @@ const (
 	// background, so that rotations are picked up.
 	keySetRefreshEvery = 15 * time.Minute
 	// keyFetchRetryMin and keyFetchRetryMax bound the backoff between
-	// fetches while they fail (a first fetch included).
+	// fetches while they fail (a first fetch included), unless
+	// Options.keyFetchRetry says otherwise.
 	keyFetchRetryMin = time.Second
 	keyFetchRetryMax = time.Minute
 	// keyFetchTimeout bounds one fetch of one URL.
@@ -89,21 +90,31 @@ type remoteKeys struct {
 	// first one ends); nil after a fetch of every URL succeeded.
 	failed error
 	// next is when keepFresh fetches next, backoff the wait after the next
-	// failure; rescheduled tells keepFresh that next changed.
+	// failure, between retry's bounds; rescheduled tells keepFresh that
+	// next changed.
 	next        time.Time
 	backoff     time.Duration
+	retry       backoff
 	rescheduled chan struct{}
 }
 
-// newRemoteKeys returns the keys of urls and starts fetching them; they are
-// fetched until ctx ends.
-func newRemoteKeys(ctx context.Context, authority string, urls []string, opts Options) *remoteKeys {
+// backoff bounds the waits between retries: the first is min, each next
+// twice the last, up to max.
+type backoff struct{ min, max time.Duration }
+
+// newRemoteKeys returns the keys of urls, kept in store, and starts
+// fetching them; they are fetched until ctx ends.
+func newRemoteKeys(ctx context.Context, authority string, urls []string, store jwkset.Storage, opts Options) *remoteKeys {
+	retry := opts.keyFetchRetry
+	if retry == (backoff{}) {
+		retry = backoff{keyFetchRetryMin, keyFetchRetryMax}
+	}
 	k := &remoteKeys{
-		Storage: jwkset.NewMemoryStorage(), ctx: ctx, authority: authority, urls: urls,
+		Storage: store, ctx: ctx, authority: authority, urls: urls,
 		client: opts.HTTPClient, logger: opts.Logger,
 		refetch: rate.NewLimiter(rate.Every(unknownKeyRefetchEvery), 1),
 		byURL:   map[string][]jwkset.JWK{}, failed: errNotFetchedYet,
-		next: time.Now().Add(keySetRefreshEvery), backoff: keyFetchRetryMin,
+		next: time.Now().Add(keySetRefreshEvery), backoff: retry.min, retry: retry,
 		rescheduled: make(chan struct{}, 1),
 	}
 	k.fetch()
@@ -112,22 +123,28 @@ func newRemoteKeys(ctx context.Context, authority string, urls []string, opts Op
 }
 
 // KeyRead returns the key of ID kid. A key ID the set lacks makes it wait
-// for the fetch in flight, or for a new one if the minute's refetch is
-// still allowed. It fails with jwkset.ErrKeyNotFound when the set is fresh
-// and lacks kid, or with a *keysUnavailableError when it is not.
+// for a fetch begun after it looked, if one is in flight or the minute's
+// refetch is still allowed (see awaitFetch). It fails with
+// jwkset.ErrKeyNotFound when the set is fresh and lacks kid, or with a
+// *keysUnavailableError when it is not.
 func (k *remoteKeys) KeyRead(ctx context.Context, kid string) (jwkset.JWK, error) {
 	if jwk, err := k.Storage.KeyRead(ctx, kid); !errors.Is(err, jwkset.ErrKeyNotFound) {
 		return jwk, err
 	}
-	ended := k.awaitFetch(ctx)
-	if jwk, err := k.Storage.KeyRead(ctx, kid); !errors.Is(err, jwkset.ErrKeyNotFound) {
+	ended := k.awaitFetch(ctx, func() bool {
+		_, err := k.Storage.KeyRead(ctx, kid)
+		return !errors.Is(err, jwkset.ErrKeyNotFound)
+	})
+	var jwk jwkset.JWK
+	var err error
+	failed := k.lookAt(func() { jwk, err = k.Storage.KeyRead(ctx, kid) })
+	switch {
+	case !errors.Is(err, jwkset.ErrKeyNotFound):
 		return jwk, err
-	}
-	if !ended {
+	case !ended:
 		return jwkset.JWK{}, &keysUnavailableError{authority: k.authority, err: errFetchTooSlow}
-	}
-	if err := k.unavailable(); err != nil {
-		return jwkset.JWK{}, err
+	case failed != nil:
+		return jwkset.JWK{}, &keysUnavailableError{authority: k.authority, err: failed}
 	}
 	return jwkset.JWK{}, fmt.Errorf("%w: key ID %q", jwkset.ErrKeyNotFound, kid)
 }
@@ -139,44 +156,59 @@ func (k *remoteKeys) KeyReadAll(ctx context.Context) ([]jwkset.JWK, error) {
 	if keys, err := k.Storage.KeyReadAll(ctx); err != nil || len(keys) > 0 {
 		return keys, err
 	}
-	ended := k.awaitFetch(ctx)
-	if keys, err := k.Storage.KeyReadAll(ctx); err != nil || len(keys) > 0 {
+	ended := k.awaitFetch(ctx, func() bool {
+		keys, err := k.Storage.KeyReadAll(ctx)
+		return err != nil || len(keys) > 0
+	})
+	var keys []jwkset.JWK
+	var err error
+	failed := k.lookAt(func() { keys, err = k.Storage.KeyReadAll(ctx) })
+	switch {
+	case err != nil || len(keys) > 0:
 		return keys, err
-	}
-	if !ended {
+	case !ended:
 		return nil, &keysUnavailableError{authority: k.authority, err: errFetchTooSlow}
-	}
-	if err := k.unavailable(); err != nil {
-		return nil, err
+	case failed != nil:
+		return nil, &keysUnavailableError{authority: k.authority, err: failed}
 	}
 	return nil, nil
 }
 
-// unavailable returns a *keysUnavailableError unless the last fetch of
-// every URL succeeded.
-func (k *remoteKeys) unavailable() error {
+// lookAt runs look on the keys and returns why the fetch that brought them
+// failed, nil if it did not: both of the same fetch, which no fetch can
+// end between (a fetch ends holding k.mu).
+func (k *remoteKeys) lookAt(look func()) (failed error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.failed == nil {
-		return nil
-	}
-	return &keysUnavailableError{authority: k.authority, err: k.failed}
+	look()
+	return k.failed
 }
 
-// awaitFetch waits, at most unknownKeyWaitMax or until ctx ends, for the
-// fetch in flight or, if none is and the minute's refetch is still allowed,
-// for a new one. It reports false if it stopped waiting before the fetch
-// ended.
-func (k *remoteKeys) awaitFetch(ctx context.Context) bool {
-	done := k.inFlight()
-	if done == nil {
-		if !k.refetch.Allow() {
-			return true
-		}
-		done = k.fetch()
-	}
+// awaitFetch waits, at most unknownKeyWaitMax or until ctx ends, for a
+// fetch begun after the caller looked at the keys and found them lacking:
+// the fetch in flight, which may have begun before, then, unless found
+// reports that the keys now hold what the caller looks for, a fetch in
+// flight by then or a new one if the minute's refetch is still allowed. It
+// reports false if it stopped waiting before a fetch ended.
+func (k *remoteKeys) awaitFetch(ctx context.Context, found func() bool) bool {
 	timer := time.NewTimer(unknownKeyWaitMax)
 	defer timer.Stop()
+	if done := k.inFlight(); done != nil && !awaitDone(ctx, timer, done) {
+		return false
+	}
+	if found() {
+		return true
+	}
+	done := k.refetchNow()
+	if done == nil {
+		return true // the minute's refetch is spent
+	}
+	return awaitDone(ctx, timer, done)
+}
+
+// awaitDone waits for done to close, and reports false if timer fired or
+// ctx ended first.
+func awaitDone(ctx context.Context, timer *time.Timer, done <-chan struct{}) bool {
 	select {
 	case <-done:
 		return true
@@ -224,6 +256,24 @@ func (k *remoteKeys) inFlight() <-chan struct{} {
 func (k *remoteKeys) fetch() <-chan struct{} {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	return k.startFetch()
+}
+
+// refetchNow is fetch for a key ID the keys lack: unless a fetch is in
+// flight (which joining costs nothing), it spends the minute's refetch, and
+// returns nil if that is spent already.
+func (k *remoteKeys) refetchNow() <-chan struct{} {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.fetching == nil && !k.refetch.Allow() {
+		return nil
+	}
+	return k.startFetch()
+}
+
+// startFetch starts a fetch of every URL unless one is in flight, and
+// returns a channel closed when it ends. Call with k.mu held.
+func (k *remoteKeys) startFetch() <-chan struct{} {
 	if k.fetching == nil {
 		k.fetching = make(chan struct{})
 		go k.fetchAll(k.fetching)
@@ -266,14 +316,14 @@ func (k *remoteKeys) fetchAll(done chan struct{}) {
 
 // schedule sets when keepFresh fetches next, after a fetch: in
 // keySetRefreshEvery after a success; after a failure sooner, with a backoff
-// that doubles from keyFetchRetryMin to keyFetchRetryMax, jittered so that
+// that doubles between k.retry's bounds, jittered so that
 // replicas spread out. Call with k.mu held.
 func (k *remoteKeys) schedule() {
 	if k.failed == nil {
-		k.next, k.backoff = time.Now().Add(keySetRefreshEvery), keyFetchRetryMin
+		k.next, k.backoff = time.Now().Add(keySetRefreshEvery), k.retry.min
 	} else {
 		k.next = time.Now().Add(k.backoff/2 + rand.N(k.backoff/2+1))
-		k.backoff = min(2*k.backoff, keyFetchRetryMax)
+		k.backoff = min(2*k.backoff, k.retry.max)
 	}
 	select {
 	case k.rescheduled <- struct{}{}:

@@ -3,5 +3,5 @@
 package auth_test
 
 // Built with -tags long, TestUnknownKeyIDsRefetchAtMostOncePerMinute forges
-// ten times more key IDs than the everyday run.
+// forty times more key IDs than the everyday run.
 const forgedKeyIDs = 10_000

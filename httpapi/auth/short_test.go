@@ -2,6 +2,6 @@
 
 package auth_test
 
-// The everyday run (without -tags long) forges 1,000 key IDs in
+// The everyday run (without -tags long) forges 250 key IDs in
 // TestUnknownKeyIDsRefetchAtMostOncePerMinute; -tags long, 10,000.
-const forgedKeyIDs = 1_000
+const forgedKeyIDs = 250

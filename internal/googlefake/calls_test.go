@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/foldermirror/foldermirror/internal/googlefake"
+	"github.com/foldermirror/foldermirror/internal/wait"
 )
 
 func TestCallsCountEveryMethod(t *testing.T) {
@@ -138,7 +139,7 @@ func TestConcurrentUse(t *testing.T) {
 		}()
 	}
 	for range 8 {
-		if err := <-done; err != nil {
+		if err := wait.Receive(t, done, "a writer's or a reader's end"); err != nil {
 			t.Error(err)
 		}
 	}

@@ -29,10 +29,12 @@ type signingKey struct {
 // rotation, the previous one.
 type keyring struct {
 	keys []*signingKey // the last is current
+	// mint makes the first key, from a key of the pool. Called with s.mu
+	// held.
 	mint func() *signingKey
 }
 
-// current returns the current key, generating the first one on demand.
+// current returns the current key, making the first one on demand.
 // Call with s.mu held.
 func (k *keyring) current() *signingKey {
 	if len(k.keys) == 0 {
@@ -177,10 +179,10 @@ func (s *Server) signWith(k *keyring, header, claims map[string]any) string {
 	return sign(key.key, h, claims)
 }
 
-// RotateSigningKey makes a new key current; the JWKS serves the new key and
-// the previous one.
+// RotateSigningKey makes a new key current, one the fake has not used
+// before; the JWKS serves the new key and the previous one.
 func (s *Server) RotateSigningKey() {
-	key := newGoogleKey()
+	key := newGoogleKey(s.takeKeyUnlocked())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.googleKeys.rotate(key)
@@ -195,11 +197,11 @@ func (s *Server) GooglePublicKeyPEM() []byte {
 	return s.googleKeys.publicKeyPEM()
 }
 
-// newGoogleKey returns a key with a Google-style key ID (40 hex digits).
-func newGoogleKey() *signingKey {
+// newGoogleKey returns key with a Google-style key ID (40 hex digits).
+func newGoogleKey(key *rsa.PrivateKey) *signingKey {
 	b := make([]byte, 20)
 	_, _ = rand.Read(b)
-	return &signingKey{kid: hex.EncodeToString(b), key: mustRSAKey()}
+	return &signingKey{kid: hex.EncodeToString(b), key: key}
 }
 
 // googleID is the stable numeric Google account ID of an e-mail: the sub of

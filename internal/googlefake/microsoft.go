@@ -2,6 +2,7 @@ package googlefake
 
 import (
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/x509"
@@ -61,10 +62,11 @@ func (s *Server) SignMicrosoftJWT(header, claims map[string]any) string {
 	return s.signWith(&s.microsoftKeys, header, claims)
 }
 
-// RotateMicrosoftSigningKey makes a new Microsoft key current; the Microsoft
-// key set serves the new key and the previous one.
+// RotateMicrosoftSigningKey makes a new Microsoft key current, one the fake
+// has not used before; the Microsoft key set serves the new key and the
+// previous one.
 func (s *Server) RotateMicrosoftSigningKey() {
-	key := newMicrosoftKey()
+	key := newMicrosoftKey(s.takeKeyUnlocked())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.microsoftKeys.rotate(key)
@@ -79,10 +81,9 @@ func (s *Server) MicrosoftPublicKeyPEM() []byte {
 	return s.microsoftKeys.publicKeyPEM()
 }
 
-// newMicrosoftKey returns a key with a self-signed certificate, whose kid is
+// newMicrosoftKey returns key with a self-signed certificate, whose kid is
 // the certificate's SHA-1 thumbprint (base64url), as Microsoft's keys have.
-func newMicrosoftKey() *signingKey {
-	key := mustRSAKey()
+func newMicrosoftKey(key *rsa.PrivateKey) *signingKey {
 	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
 	if err != nil {
 		panic(err)

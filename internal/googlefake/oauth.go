@@ -2,7 +2,6 @@ package googlefake
 
 import (
 	"crypto"
-	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
@@ -141,8 +140,8 @@ func (s *Server) tokenURIForKeys() string {
 	return s.TokenURL()
 }
 
-// serviceAccount returns the account, generating its key on first use
-// (outside the lock: RSA key generation is slow).
+// serviceAccount returns the account, taking its key from the pool on first
+// use (outside the lock: the pool may have to generate it, which is slow).
 func (s *Server) serviceAccount(email string) *serviceAccount {
 	s.mu.Lock()
 	sa := s.accounts[email]
@@ -150,7 +149,7 @@ func (s *Server) serviceAccount(email string) *serviceAccount {
 	if sa != nil {
 		return sa
 	}
-	key := mustRSAKey()
+	key := s.takeKeyUnlocked()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sa = s.accounts[email]; sa == nil {
@@ -159,14 +158,6 @@ func (s *Server) serviceAccount(email string) *serviceAccount {
 		s.accounts[email] = sa
 	}
 	return sa
-}
-
-func mustRSAKey() *rsa.PrivateKey {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		panic(err)
-	}
-	return key
 }
 
 func mustJSON(v any) []byte {

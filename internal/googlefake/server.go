@@ -134,6 +134,7 @@ type Server struct {
 	// Authorities.
 	googleKeys    keyring // Google's ID-token signing keys
 	microsoftKeys keyring // Microsoft Entra ID's
+	keysTaken     int     // how many keys of the pool the fake has taken (takeKey)
 	keysDown      bool    // both JWKS answer 503
 	tokeninfoDown bool
 	tokeninfoGate chan struct{} // tokeninfo requests wait for it to close; nil: they do not wait
@@ -181,15 +182,13 @@ type Server struct {
 
 // New returns an empty fake with no users, files or keys. Call Start to serve it.
 func New() *Server {
-	return &Server{
+	s := &Server{
 		calls:         map[string]int{},
 		rng:           rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 		users:         map[string]string{},
 		people:        map[string]*person{},
 		groups:        map[string][]string{},
 		unverified:    map[string]bool{},
-		googleKeys:    keyring{mint: newGoogleKey},
-		microsoftKeys: keyring{mint: newMicrosoftKey},
 		accounts:      map[string]*serviceAccount{},
 		refreshTokens: map[string]refreshGrant{},
 		refused:       map[[2]string]bool{},
@@ -206,6 +205,9 @@ func New() *Server {
 		ids:           map[string]string{},
 		push:          newPushState(),
 	}
+	s.googleKeys.mint = func() *signingKey { return newGoogleKey(s.takeKey()) }
+	s.microsoftKeys.mint = func() *signingKey { return newMicrosoftKey(s.takeKey()) }
+	return s
 }
 
 // Seed makes the IDs and tokens the fake makes from now on a function of

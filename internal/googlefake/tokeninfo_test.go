@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/foldermirror/foldermirror/internal/googlefake"
+	"github.com/foldermirror/foldermirror/internal/wait"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
 	"google.golang.org/api/drive/v3"
@@ -227,14 +228,14 @@ func TestHoldTokeninfo(t *testing.T) {
 	}()
 	awaitInFlight(t, s, 4)
 	cancel()
-	if err := <-cancelled; err == nil {
+	if err := wait.Receive(t, cancelled, "the cancelled request's end"); err == nil {
 		t.Error("a request answered while held")
 	}
 	awaitInFlight(t, s, 3) // the cancelled one is let go
 	release()
 	release() // twice is fine
 	for range 3 {
-		if code := <-codes; code != http.StatusOK {
+		if code := wait.Receive(t, codes, "an answer after the release"); code != http.StatusOK {
 			t.Errorf("after the release: %d", code)
 		}
 	}
