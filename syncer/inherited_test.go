@@ -82,6 +82,7 @@ func (w *world) role(lib, id, principal string) string {
 // descendant's list (read again, and counted). Each time the index then
 // equals a fresh full sync's.
 func TestInheritedWithoutChangesFromDrive(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		lib    string
