@@ -25,7 +25,8 @@ var propertySeeds = flag.Int("property-seeds", defaultPropertySeeds, "random wor
 // description alone, says that user may see and do; and no answer names a
 // folder outside what the user may see.
 // Every seed runs on bbolt; the first also on PostgreSQL, when a server is
-// given.
+// given. The worlds, and the users of each, are checked at once: the
+// answers come from the daemons.
 func TestAccessControlProperty(t *testing.T) {
 	t.Parallel()
 	for _, backend := range fmtest.Backends(t) {
@@ -34,10 +35,14 @@ func TestAccessControlProperty(t *testing.T) {
 				break
 			}
 			t.Run(fmt.Sprintf("%s seed %d", backend, seed), func(t *testing.T) {
+				t.Parallel()
 				w := newPropertyWorld(t, uint64(seed))
 				base := w.serve(t, backend)
 				for _, user := range w.users {
-					t.Run(user, func(t *testing.T) { w.checkUser(t, base, user) })
+					t.Run(user, func(t *testing.T) {
+						t.Parallel()
+						w.checkUser(t, base, user)
+					})
 				}
 			})
 		}
