@@ -272,7 +272,11 @@ func startChain(t *testing.T, e *env) *pushChain {
 	}()
 	t.Cleanup(func() {
 		cancel()
-		<-done
+		select {
+		case <-done:
+		case <-time.After(settleBound):
+			t.Errorf("the push service's Run has not returned %s after its context ended", settleBound)
+		}
 	})
 	c.waitForChannels()
 	return c
