@@ -296,10 +296,9 @@ func shuffler(t *testing.T, fake *googlefake.Server, shuffle func(r *http.Reques
 // listing costs about one sequential listing, and when a page showed a
 // folder outside its range's bounds, the sync says it fell back to one.
 func TestIgnoredTimeBoundsStayExact(t *testing.T) {
-	syncer.SetListPageSize(t, 100)
-	syncer.SetSplitFolders(t, 200)
+	folders := scaledRanges(t, 1000, 100, 200)
 	m := newMutator(t, 9)
-	for range 1000 {
+	for range folders {
 		m.create()
 	}
 	m.fake.SpreadTimes(time.Date(2016, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
