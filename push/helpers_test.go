@@ -338,7 +338,11 @@ func (e *env) run(t *testing.T, libs []fm.Library) *push.Service {
 	}()
 	e.stop = func() {
 		cancel()
-		<-done
+		select {
+		case <-done:
+		case <-time.After(patience):
+			t.Errorf("the service's Run has not returned %s after its context ended", patience)
+		}
 		e.stop = func() {}
 	}
 	return svc

@@ -340,6 +340,7 @@ func (c *stopChecker) Stop(ctx context.Context, f push.Feed, id, resourceID stri
 
 // TestRenewalTimed: the keeper renews on a timer of its own.
 func TestRenewalTimed(t *testing.T) {
+	t.Parallel() // waits for the keeper's timer
 	e := newEnv(t)
 	e.run(t, e.libs)
 	e.step(t)

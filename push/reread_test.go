@@ -99,6 +99,7 @@ func forge(e *env, bound time.Duration) answer {
 // request did not find 404. The store is read by one re-read at a time,
 // once per interval at most, each bounded by its own timeout.
 func TestUnknownFloodWithASlowStore(t *testing.T) {
+	t.Parallel() // waits on timers and a slow store
 	e := newEnv(t)
 	slow := newSlowStore(e.store, 0)
 	e.channels = slow
@@ -172,6 +173,7 @@ func TestUnknownFloodWithASlowStore(t *testing.T) {
 // first notification of a channel another process stored moments ago
 // (after a re-read began) is answered 200 and syncs the feed.
 func TestLiveChannelDuringAFlood(t *testing.T) {
+	t.Parallel() // waits on timers and a slow store
 	e := newEnv(t)
 	slow := newSlowStore(e.store, 200*time.Millisecond)
 	e.channels = slow
@@ -216,6 +218,7 @@ func TestLiveChannelDuringAFlood(t *testing.T) {
 // unknown ID brought goes on once the request is cancelled, and what it
 // finds serves the notifications after it.
 func TestCancelledRequestKeepsTheReread(t *testing.T) {
+	t.Parallel() // waits on timers and a slow store
 	e := newEnv(t)
 	slow := newSlowStore(e.store, 0)
 	e.channels = slow

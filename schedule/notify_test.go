@@ -2,8 +2,10 @@ package schedule_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -45,7 +47,7 @@ func (g *gated) next(t *testing.T, sc *schedule.Scheduler, library string) {
 	if !statusOf(sc, library).Running {
 		t.Fatalf("no sync of %s runs", library)
 	}
-	if req := <-g.started; req.Library != library || req.Mode != fm.SyncAuto {
+	if req := recv(t, g.started, "the sync of "+library+" reaching the syncer"); req.Library != library || req.Mode != fm.SyncAuto {
 		t.Fatalf("sync %+v started, want an incremental one of %s", req, library)
 	}
 }
@@ -54,8 +56,8 @@ func (g *gated) next(t *testing.T, sc *schedule.Scheduler, library string) {
 func (g *gated) finish(t *testing.T, sc *schedule.Scheduler, name string) {
 	t.Helper()
 	events := joinRunning(t, sc, name)
-	g.let <- struct{}{}
-	if _, final := drain(events); final.Error != "" {
+	send(t, g.let, struct{}{}, "the sync of "+name)
+	if _, final := drain(t, events); final.Error != "" {
 		t.Fatalf("the sync of %s failed: %s", name, final.Error)
 	}
 }
@@ -108,20 +110,22 @@ func TestNotifyWhileSyncing(t *testing.T) {
 		{"100 during a notified sync", func(sc *schedule.Scheduler) { sc.Notify("lib") }, fm.SyncAuto, 100},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := newGated()
-			sc := newScheduler(t, schedule.Options{Syncer: g})
-			tc.start(sc)
-			if req := <-g.started; req.Mode != tc.mode {
-				t.Fatalf("the first sync %+v, want mode %v", req, tc.mode)
-			}
-			notifyAll(sc, "lib", tc.n)
-			g.finish(t, sc, "lib")
-			g.next(t, sc, "lib")
-			g.finish(t, sc, "lib")
-			g.idle(t, sc, "lib")
-			if st := statusOf(sc, "lib"); st.LastIncremental == nil || (tc.mode == fm.SyncFull) != (st.LastFull != nil) {
-				t.Errorf("status %+v: last full %+v, last incremental %+v", st, st.LastFull, st.LastIncremental)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				g := newGated()
+				sc := newScheduler(t, schedule.Options{Syncer: g})
+				tc.start(sc)
+				if req := recv(t, g.started, "the first sync"); req.Mode != tc.mode {
+					t.Fatalf("the first sync %+v, want mode %v", req, tc.mode)
+				}
+				notifyAll(sc, "lib", tc.n)
+				g.finish(t, sc, "lib")
+				g.next(t, sc, "lib")
+				g.finish(t, sc, "lib")
+				g.idle(t, sc, "lib")
+				if st := statusOf(sc, "lib"); st.LastIncremental == nil || (tc.mode == fm.SyncFull) != (st.LastFull != nil) {
+					t.Errorf("status %+v: last full %+v, last incremental %+v", st, st.LastFull, st.LastIncremental)
+				}
+			})
 		})
 	}
 }
@@ -129,45 +133,50 @@ func TestNotifyWhileSyncing(t *testing.T) {
 // A notification with no sync of the library running starts one, recorded
 // as any incremental sync.
 func TestNotifyStartsASync(t *testing.T) {
-	g := newGated()
-	metrics := schedule.NewMetrics(prometheus.NewRegistry())
-	sc := newScheduler(t, schedule.Options{Syncer: g, Metrics: metrics})
-	sc.Notify("lib")
-	if st := statusOf(sc, "lib"); !st.Running {
-		t.Errorf("status after Notify %+v, want it running", st)
-	}
-	g.next(t, sc, "lib")
-	g.finish(t, sc, "lib")
-	g.idle(t, sc, "lib")
-	if st := statusOf(sc, "lib"); st.LastIncremental == nil || st.LastError != "" {
-		t.Errorf("status %+v", st)
-	}
-	if testutil.ToFloat64(metrics.LastSuccess().WithLabelValues("lib", "incremental")) == 0 {
-		t.Error("the notified sync's success was not recorded")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		g := newGated()
+		metrics := schedule.NewMetrics(prometheus.NewRegistry())
+		sc := newScheduler(t, schedule.Options{Syncer: g, Metrics: metrics})
+		sc.Notify("lib")
+		if st := statusOf(sc, "lib"); !st.Running {
+			t.Errorf("status after Notify %+v, want it running", st)
+		}
+		g.next(t, sc, "lib")
+		g.finish(t, sc, "lib")
+		g.idle(t, sc, "lib")
+		if st := statusOf(sc, "lib"); st.LastIncremental == nil || st.LastError != "" {
+			t.Errorf("status %+v", st)
+		}
+		if testutil.ToFloat64(metrics.LastSuccess().WithLabelValues("lib", "incremental")) == 0 {
+			t.Error("the notified sync's success was not recorded")
+		}
+	})
 }
 
 // Once the pending sync starts, it is the running one: a notification then
 // brings one more.
 func TestNotifyAfterThePendingSyncStarts(t *testing.T) {
-	g := newGated()
-	sc := newScheduler(t, schedule.Options{Syncer: g})
-	sc.Notify("lib")
-	g.next(t, sc, "lib")
-	sc.Notify("lib")
-	g.finish(t, sc, "lib")
-	g.next(t, sc, "lib")
-	sc.Notify("lib")
-	sc.Notify("lib")
-	g.finish(t, sc, "lib")
-	g.next(t, sc, "lib")
-	g.finish(t, sc, "lib")
-	g.idle(t, sc, "lib")
+	synctest.Test(t, func(t *testing.T) {
+		g := newGated()
+		sc := newScheduler(t, schedule.Options{Syncer: g})
+		sc.Notify("lib")
+		g.next(t, sc, "lib")
+		sc.Notify("lib")
+		g.finish(t, sc, "lib")
+		g.next(t, sc, "lib")
+		sc.Notify("lib")
+		sc.Notify("lib")
+		g.finish(t, sc, "lib")
+		g.next(t, sc, "lib")
+		g.finish(t, sc, "lib")
+		g.idle(t, sc, "lib")
+	})
 }
 
 // A notified sync whose lease another process holds (a replica syncing the
 // library) waits for it, then syncs: whether it was started at once or
-// pending behind a sync here.
+// pending behind a sync here. (The runs try for the lease every second: the
+// test's clock is synctest's.)
 func TestNotifiedSyncWaitsForTheLease(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -177,38 +186,38 @@ func TestNotifiedSyncWaitsForTheLease(t *testing.T) {
 		{"pending behind a sync here", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ls := fmtest.NewLeases("replica-a")
-			g := newGated()
-			sc := newScheduler(t, schedule.Options{Syncer: g, Leases: ls})
-			if tc.syncedHere {
-				sc.Trigger("lib", fm.SyncAuto)
-				g.next(t, sc, "lib")
-			}
-			giveBack := ls.TakeWhenFree("replica-b", "lib") // as soon as this process gives it back
-			sc.Notify("lib")
-			if tc.syncedHere {
-				g.finish(t, sc, "lib")
-			}
-			select {
-			case <-ls.Refusals():
-			case <-time.After(10 * time.Second):
-				t.Fatal("the notified sync did not try to take the lease within 10 s")
-			}
-			events := joinRunning(t, sc, "lib") // the notified sync, waiting
-			giveBack()
-			select {
-			case req := <-g.started:
-				if req.Mode != fm.SyncAuto {
-					t.Errorf("sync %+v, want an incremental one", req)
+			synctest.Test(t, func(t *testing.T) {
+				ls := fmtest.NewLeases("replica-a")
+				g := newGated()
+				sc := newScheduler(t, schedule.Options{Syncer: g, Leases: ls})
+				if tc.syncedHere {
+					sc.Trigger("lib", fm.SyncAuto)
+					g.next(t, sc, "lib")
 				}
-			case ev := <-events:
-				t.Fatalf("the notified sync ended without syncing: %+v", ev)
-			}
-			g.let <- struct{}{}
-			if _, final := drain(events); final.Error != "" || final.Result == nil {
-				t.Errorf("the notified sync's final event %+v", final)
-			}
-			g.idle(t, sc, "lib")
+				giveBack := ls.TakeWhenFree("replica-b", "lib") // as soon as this process gives it back
+				sc.Notify("lib")
+				if tc.syncedHere {
+					g.finish(t, sc, "lib")
+				}
+				recv(t, ls.Refusals(), "the notified sync asking for the lease")
+				events := joinRunning(t, sc, "lib") // the notified sync, waiting
+				giveBack()
+				select {
+				case req := <-g.started:
+					if req.Mode != fm.SyncAuto {
+						t.Errorf("sync %+v, want an incremental one", req)
+					}
+				case ev := <-events:
+					t.Fatalf("the notified sync ended without syncing: %+v", ev)
+				case <-time.After(waitBound):
+					t.Fatalf("the notified sync did not sync within %s of the lease's release", waitBound)
+				}
+				send(t, g.let, struct{}{}, "the notified sync")
+				if _, final := drain(t, events); final.Error != "" || final.Result == nil {
+					t.Errorf("the notified sync's final event %+v", final)
+				}
+				g.idle(t, sc, "lib")
+			})
 		})
 	}
 }
@@ -262,22 +271,26 @@ func TestOnIncrementalTick(t *testing.T) {
 	})
 	sc.IncrementalTick() // would never return if it called fn itself
 	sc.IncrementalTick()
-	<-called
-	<-called
+	recv(t, called, "the first tick's call")
+	recv(t, called, "the second tick's call")
 }
 
-// The incremental schedule's ticks call it.
+// The incremental schedule's ticks call it, each second of "@every 1s" (on
+// synctest's clock).
 func TestOnIncrementalTickFollowsTheSchedule(t *testing.T) {
-	called := make(chan struct{}, 1)
-	sc := newScheduler(t, schedule.Options{Syncer: &fenced{}, Index: index{"lib": true}, Incremental: "@every 1s"})
-	sc.OnIncrementalTick(func() {
-		select {
-		case called <- struct{}{}:
-		default:
+	synctest.Test(t, func(t *testing.T) {
+		called := make(chan time.Time, 10)
+		sc := newScheduler(t, schedule.Options{Syncer: &fenced{}, Index: index{"lib": true}, Incremental: "@every 1s"})
+		sc.OnIncrementalTick(func() { called <- time.Now() })
+		start := time.Now()
+		sc.Start()
+		for tick := range 3 {
+			at := recv(t, called, fmt.Sprintf("tick %d of the schedule", tick+1))
+			if want := start.Add(time.Duration(tick+1) * time.Second); !at.Equal(want) {
+				t.Errorf("tick %d at %s, want %s", tick+1, at.Sub(start), want.Sub(start))
+			}
 		}
 	})
-	sc.Start()
-	<-called
 }
 
 // A burst of notifications brings a sync a tenth of a second or so, not
@@ -294,14 +307,14 @@ func TestPendingSyncWaitsForTheGap(t *testing.T) {
 		return gap
 	})
 	sc.Notify("lib")
-	if req := <-g.started; req.Library != "lib" {
+	if req := recv(t, g.started, "the notified sync"); req.Library != "lib" {
 		t.Fatalf("sync %+v started, want lib's", req)
 	}
 	if n := len(waits); n != 0 {
 		t.Fatalf("the first notified sync waited %d times, want at once", n)
 	}
 	notifyAll(sc, "lib", 10)
-	g.let <- struct{}{} // the first sync ends: the pending one waits for the gap
+	send(t, g.let, struct{}{}, "the first sync") // it ends: the pending one waits for the gap
 	select {
 	case d := <-waits:
 		if d < 50*time.Millisecond || d > time.Second {
@@ -309,6 +322,8 @@ func TestPendingSyncWaitsForTheGap(t *testing.T) {
 		}
 	case req := <-g.started:
 		t.Fatalf("the pending sync %+v started at once, without waiting for a gap", req)
+	case <-time.After(waitBound):
+		t.Fatalf("the pending sync neither waited for a gap nor started within %s", waitBound)
 	}
 	notifyAll(sc, "lib", 10)
 	if !statusOf(sc, "lib").Running {
@@ -317,7 +332,7 @@ func TestPendingSyncWaitsForTheGap(t *testing.T) {
 	if n := len(g.started); n != 0 {
 		t.Fatalf("%d syncs started during the gap", n)
 	}
-	gap <- time.Time{}
+	send(t, gap, time.Time{}, "the pending sync, waiting for the gap,")
 	g.next(t, sc, "lib")
 	g.finish(t, sc, "lib")
 	g.idle(t, sc, "lib")

@@ -80,15 +80,55 @@ func statusOf(sc *schedule.Scheduler, name string) schedule.JobStatus {
 	return schedule.JobStatus{}
 }
 
-func drain(events <-chan schedule.Event) (progress int, final schedule.Event) {
-	for ev := range events {
-		if ev.Final() {
-			final = ev
-		} else {
-			progress++
+// waitBound bounds the tests' waits for what another goroutine does: it
+// comes long before, or never.
+const waitBound = 10 * time.Second
+
+// recv receives from ch; nothing within waitBound fails the test, saying
+// that what did not come.
+func recv[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(waitBound):
+		t.Fatalf("%s: nothing after %s", what, waitBound)
+		var zero T
+		return zero
+	}
+}
+
+// send sends v on ch; no receiver within waitBound fails the test, saying
+// who did not take it.
+func send[T any](t *testing.T, ch chan<- T, v T, who string) {
+	t.Helper()
+	select {
+	case ch <- v:
+	case <-time.After(waitBound):
+		t.Fatalf("%s: not waiting after %s", who, waitBound)
+	}
+}
+
+// drain reads a sync's events until the scheduler closes their channel
+// (within waitBound, else it fails the test).
+func drain(t *testing.T, events <-chan schedule.Event) (progress int, final schedule.Event) {
+	t.Helper()
+	deadline := time.After(waitBound)
+	for {
+		select {
+		case ev, ok := <-events:
+			switch {
+			case !ok:
+				return progress, final
+			case ev.Final():
+				final = ev
+			default:
+				progress++
+			}
+		case <-deadline:
+			t.Fatalf("the sync's events did not end within %s (%d progress events, final %+v)", waitBound, progress, final)
 		}
 	}
-	return progress, final
 }
 
 // follow follows a job's sync in mode to its end and returns its final event.
@@ -98,7 +138,7 @@ func follow(t *testing.T, sc *schedule.Scheduler, name string, mode fm.SyncMode)
 	if _, err := sc.Follow(context.Background(), name, mode, events); err != nil {
 		t.Fatal(err)
 	}
-	_, final := drain(events)
+	_, final := drain(t, events)
 	return final
 }
 
@@ -106,7 +146,11 @@ func TestFollowAndJoin(t *testing.T) {
 	release := make(chan struct{})
 	s := &syncs{sync: func(ctx context.Context, req fm.SyncRequest, progress fm.ProgressFunc) (*fm.SyncResult, error) {
 		progress(fm.Progress{Library: req.Library, Phase: "listing", Done: 1})
-		<-release
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 		return &fm.SyncResult{Library: req.Library, Full: req.Mode == fm.SyncFull, Folders: 51, Calls: 7}, nil
 	}}
 	sc := newScheduler(t, schedule.Options{Syncer: s})
@@ -126,8 +170,8 @@ func TestFollowAndJoin(t *testing.T) {
 		t.Errorf("status while it runs %+v", st)
 	}
 	close(release)
-	n, final := drain(first)
-	_, joined := drain(second)
+	n, final := drain(t, first)
+	_, joined := drain(t, second)
 	if final.Result == nil || !final.Result.Full || final.Result.Folders != 51 || n == 0 {
 		t.Errorf("first follower: %d progress events, final %+v", n, final)
 	}
@@ -169,7 +213,7 @@ func TestConcurrencyBound(t *testing.T) {
 		}
 	}
 	for _, ch := range chans {
-		if _, final := drain(ch); final.Error != "" {
+		if _, final := drain(t, ch); final.Error != "" {
 			t.Fatal(final.Error)
 		}
 	}
@@ -191,7 +235,7 @@ func TestStopCancelsRunningSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The first progress event: the sync is listing.
-	if ev := <-events; ev.Final() {
+	if ev := recv(t, events, "the sync's first progress event"); ev.Final() {
 		t.Fatalf("the sync ended before Stop: %+v", ev)
 	}
 	start := time.Now()
@@ -199,7 +243,7 @@ func TestStopCancelsRunningSync(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("Stop took %v", d)
 	}
-	if _, final := drain(events); final.Error == "" {
+	if _, final := drain(t, events); final.Error == "" {
 		t.Errorf("final event %+v, want the cancellation", final)
 	}
 }

@@ -14,6 +14,7 @@ import (
 // An authorized_user key acts as its own user, whatever storageAccount says:
 // the library is read with that user's access.
 func TestAuthorizedUserKey(t *testing.T) {
+	t.Parallel()
 	const carol = "carol@example.com"
 	fake := startFake(t)
 	fake.AddUser(carol)

@@ -25,6 +25,7 @@ import (
 )
 
 func TestSyncDirectory(t *testing.T) {
+	t.Parallel()
 	fake := startFake(t)
 	for _, u := range []string{admin, "alice@example.com", "bob@example.com", "carol@example.com", "pat@partner.org"} {
 		fake.AddUser(u)
@@ -81,6 +82,7 @@ func TestSyncDirectory(t *testing.T) {
 }
 
 func TestSyncDirectoryRefused(t *testing.T) {
+	t.Parallel()
 	fake := startFake(t)
 	fake.AddUser(admin) // not made an admin
 	e := newEnv(t, fake)
@@ -96,6 +98,7 @@ func TestSyncDirectoryRefused(t *testing.T) {
 // Nested groups with storage.concurrency 1: reading the members of a group
 // that has a nested one must not wait for a call slot its own reader holds.
 func TestSyncDirectoryNestedGroupsConcurrencyOne(t *testing.T) {
+	t.Parallel()
 	fake := startFake(t)
 	for _, u := range []string{admin, "alice@example.com", "bob@example.com"} {
 		fake.AddUser(u)
@@ -294,6 +297,7 @@ func (e *env) lookup(email string) (bool, []string) {
 // its own organisation's groups; the groups of another organisation are
 // reported, not fatal.
 func TestSyncDirectoriesAcrossOrganizations(t *testing.T) {
+	t.Parallel()
 	for _, order := range [][]string{{"alpha.example", "beta.example"}, {"beta.example", "alpha.example"}} {
 		t.Run(order[0]+" first", func(t *testing.T) {
 			fake, proxy := twoOrganizations(t)
@@ -347,6 +351,7 @@ func TestSyncDirectoriesAcrossOrganizations(t *testing.T) {
 // Until the other domain's directory is synced, its groups nested in this
 // one's contribute no members.
 func TestSyncDirectoryBeforeTheOtherDomain(t *testing.T) {
+	t.Parallel()
 	fake, proxy := twoOrganizations(t)
 	e := newDirectoryEnv(t, fake, proxy.url, "alpha.example", "beta.example")
 	e.syncDirectory("beta.example")
@@ -363,6 +368,7 @@ func TestSyncDirectoryBeforeTheOtherDomain(t *testing.T) {
 // admin may not read, are nested in its groups; so does a member removed
 // from a group of the other domain.
 func TestRemovedUsersLoseAccessDespiteUnreadableGroups(t *testing.T) {
+	t.Parallel()
 	fake, proxy := twoOrganizations(t)
 	e := newDirectoryEnv(t, fake, proxy.url, "alpha.example", "beta.example")
 	e.syncDirectory("alpha.example")
@@ -391,6 +397,7 @@ func TestRemovedUsersLoseAccessDespiteUnreadableGroups(t *testing.T) {
 // the same refusal for the domain's own group, and errors that outlast the
 // retries, fail the sync, which keeps the last good directory whole.
 func TestSyncDirectoryFailuresKeepTheLastGoodDirectory(t *testing.T) {
+	t.Parallel()
 	fake, proxy := twoOrganizations(t)
 	e := newDirectoryEnv(t, fake, proxy.url, "alpha.example", "beta.example")
 	e.syncDirectory("beta.example")

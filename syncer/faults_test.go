@@ -65,6 +65,7 @@ func driveCalls(calls map[string]int) int {
 // incremental syncs give exactly the fault-free result, within 1.5 × the
 // fault-free calls.
 func TestTransientFaults(t *testing.T) {
+	t.Parallel()
 	fake, libs, ids := faultWorld(t)
 	clean, faulty := newEnv(t, fake, libs...), faultyEnv(t, fake, libs)
 	for round := range 6 {
@@ -121,6 +122,7 @@ func mutateForFaults(fake *googlefake.Server, ids [2][]string, round int) {
 // still served, the other library syncs meanwhile. (What the scheduler's
 // status and metrics say of a failed sync, package schedule tests.)
 func TestPermanentErrorsFailOneLibrary(t *testing.T) {
+	t.Parallel()
 	fake, libs, _ := faultWorld(t)
 	fake.AddUser("other-storage@example.com")
 	teamRoot := strings.TrimPrefix(libs[1], "id: team, sharedDriveId: ")

@@ -21,6 +21,7 @@ import (
 // fence it is given. (That a run hands its lease's fence to the sync,
 // package schedule tests.)
 func TestSyncFencedOut(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, job string
 		mode      fm.SyncMode
@@ -108,6 +109,7 @@ func (p *pauseBeforeDirectory) ReplaceDirectory(ctx context.Context, snap *fm.Di
 // A sync cancelled while it runs (the daemon stops) leaves the index as it
 // was: a library never synced before stays so.
 func TestCancelledSyncLeavesTheIndex(t *testing.T) {
+	t.Parallel()
 	fake := startFake(t)
 	d := fake.CreateSharedDrive("Team", storage)
 	for range 40 {

@@ -34,6 +34,7 @@ func totalCalls(calls map[string]int) int {
 }
 
 func TestIncrementalSync(t *testing.T) {
+	t.Parallel()
 	fake := startFake(t)
 	root := fake.CreateFolder(storage, "", "Root")
 	a := fake.CreateFolder(storage, root, "A")
@@ -102,6 +103,7 @@ func TestIncrementalSync(t *testing.T) {
 
 // A sync that reads the whole library says why, in its result.
 func TestFullSyncSaysWhy(t *testing.T) {
+	t.Parallel()
 	fake := startFake(t)
 	root := fake.CreateFolder(storage, "", "Root")
 	e := newEnv(t, fake, "id: lib, rootFolderId: "+root)
@@ -129,6 +131,7 @@ func TestFullSyncSaysWhy(t *testing.T) {
 
 // A token Drive no longer accepts makes the sync read the whole library.
 func TestExpiredTokenFallsBackToFullSync(t *testing.T) {
+	t.Parallel()
 	fake := startFake(t)
 	root := fake.CreateFolder(storage, "", "Root")
 	e := newEnv(t, fake, "id: lib, rootFolderId: "+root)
@@ -148,6 +151,7 @@ func TestExpiredTokenFallsBackToFullSync(t *testing.T) {
 }
 
 func TestSharedDriveIncremental(t *testing.T) {
+	t.Parallel()
 	fake := startFake(t)
 	d := fake.CreateSharedDrive("Team", storage)
 	plans := fake.CreateFolder(storage, d, "Plans")

@@ -82,6 +82,7 @@ func (w *world) role(lib, id, principal string) string {
 // descendant's list (read again, and counted). Each time the index then
 // equals a fresh full sync's.
 func TestInheritedWithoutChangesFromDrive(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		lib    string
@@ -146,6 +147,7 @@ func TestInheritedWithoutChangesFromDrive(t *testing.T) {
 // a shared drive's members on its root; nothing for folders that only
 // inherit; the whole list, opaque, for a folder with several parents.
 func TestFullSyncKeepsOwnPermissions(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	const owner = "user storage@example.com owner"
 	tests := []struct {
@@ -209,6 +211,7 @@ func ownDescribed(perms []fm.Permission) []string {
 // incremental (they once all went full, taken for an index written before
 // own permissions were kept).
 func TestNoPermissionsListedStaysIncremental(t *testing.T) {
+	t.Parallel()
 	fake := startFake(t)
 	root := fake.CreateFolder(storage, "", "Root")
 	a := fake.CreateFolder(storage, root, "A")
@@ -253,6 +256,7 @@ func TestNoPermissionsListedStaysIncremental(t *testing.T) {
 // them (here a second parent the storage account cannot see), is read from
 // Drive again when its parent's list changes, not made.
 func TestListNotFollowingItsParentsIsReadAgain(t *testing.T) {
+	t.Parallel()
 	fake := startFake(t)
 	fake.AddUser("bob@example.com")
 	root := fake.CreateFolder(storage, "", "Root")
@@ -293,6 +297,7 @@ func TestListNotFollowingItsParentsIsReadAgain(t *testing.T) {
 // from Drive when its parent's list changes, level by level, and the log
 // says how many such permissions a sync met.
 func TestPermissionsWithoutDetailsAreReadAgain(t *testing.T) {
+	t.Parallel()
 	fake := startFake(t)
 	root := fake.CreateFolder(storage, "", "Root")
 	a := fake.CreateFolder(storage, root, "A")

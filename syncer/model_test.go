@@ -25,26 +25,42 @@ var modelSeeds = flag.Int("model-seeds", defaultModelSeeds, "random mutation seq
 // the same mistake as the incremental one). It runs with the
 // fake logging a change for every descendant a permission change or a move
 // affects, as Drive does for My Drive, and with it logging the item alone,
-// as Drive may: then descendants' lists are the sync's to make. The
-// everyday run runs one seed of each mode, -tags long three; seed 0 also
-// keeps the incremental index on PostgreSQL (compared with full syncs into
-// bbolt), in the item-alone mode every day, in both with -tags long.
+// as Drive may: then descendants' lists are the sync's to make. Each seed
+// keeps the incremental index on bbolt; seed 0 keeps it on PostgreSQL too
+// (compared with full syncs into bbolt), in the item-alone mode every day,
+// in both with -tags long. The everyday run runs one seed of each mode,
+// seed 0 of the item-alone mode on PostgreSQL alone (on bbolt without a
+// PostgreSQL server); -tags long three of each on bbolt. The subtests run
+// at once with the package's other parallel tests.
 func TestIncrementalMatchesFullSync(t *testing.T) {
+	t.Parallel()
 	for i, mode := range []struct {
 		name  string
 		alone bool
 	}{{"item alone", true}, {"every item", false}} {
+		onPostgres := i < modelPostgresModes && hasPostgres(t)
 		for seed := range *modelSeeds {
+			if seed == 0 && onPostgres && !modelSeed0OnBoth {
+				continue // its run on PostgreSQL follows
+			}
 			t.Run(fmt.Sprintf("%s/seed %d", mode.name, seed), func(t *testing.T) {
+				t.Parallel()
 				runModel(t, fmtest.Bolt, uint64(seed), mode.alone)
 			})
 		}
-		if i < modelPostgresModes {
+		if onPostgres {
 			t.Run(mode.name+"/postgres", func(t *testing.T) {
+				t.Parallel()
 				runModel(t, fmtest.Postgres, 0, mode.alone)
 			})
 		}
 	}
+}
+
+// hasPostgres tells whether the PostgreSQL runs of a test run: whether
+// fmtest.Backends has PostgreSQL (it logs that it does not otherwise).
+func hasPostgres(t *testing.T) bool {
+	return slices.Contains(fmtest.Backends(t), fmtest.Postgres)
 }
 
 // runModel runs one seeded sequence of mutations, the fake logging items

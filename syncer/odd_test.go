@@ -15,6 +15,7 @@ import (
 // Odd Drive data is synced without failing, the same by full and by
 // incremental syncs, and what is set aside is said in the log.
 func TestOddDriveData(t *testing.T) {
+	t.Parallel()
 	fake := startFake(t)
 	root := fake.CreateFolder(storage, "", "Root")
 	outside := fake.CreateFolder(storage, "", "Elsewhere")

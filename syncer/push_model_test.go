@@ -63,18 +63,34 @@ const (
 // of a held burst are then exactly min(notifications, 2), and over the run
 // fewer than the notifications, while the index is exact. Seeds alternate
 // the fake logging items alone or every item (as in the model test) and
-// the fake's coalescing delay (none, or notificationDelay). Each seed runs
-// on bbolt and on PostgreSQL (FOLDERMIRROR_TEST_POSTGRES); the everyday run
-// runs two seeds, -tags long six, -push-model-seeds any number.
+// the fake's coalescing delay (none, or notificationDelay). With -tags
+// long each seed runs on bbolt and on PostgreSQL
+// (FOLDERMIRROR_TEST_POSTGRES); every day the even seeds run on PostgreSQL
+// and the odd ones on bbolt (all on bbolt without a PostgreSQL server).
+// The everyday run runs two seeds, -tags long six, -push-model-seeds any
+// number. The subtests run at once with the package's other parallel
+// tests.
 func TestPushDrivenSyncsMatchFullSync(t *testing.T) {
+	t.Parallel()
+	postgres := hasPostgres(t)
 	for seed := range uint64(*pushModelSeeds) {
 		c := pushCase{seed: seed, alone: seed%2 == 0}
 		if seed%4 == 1 || seed%4 == 2 {
 			c.delay = notificationDelay
 		}
-		for _, backend := range []string{fmtest.Bolt, fmtest.Postgres} {
+		backends := []string{fmtest.Bolt, fmtest.Postgres}
+		switch {
+		case !postgres:
+			backends = []string{fmtest.Bolt}
+		case !pushModelBothBackends:
+			backends = backends[1-seed%2 : 2-seed%2]
+		}
+		for _, backend := range backends {
 			name := fmt.Sprintf("%s/seed %d, item alone %t, delay %s", backend, seed, c.alone, c.delay)
-			t.Run(name, func(t *testing.T) { runPushModel(t, backend, c) })
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				runPushModel(t, backend, c)
+			})
 		}
 	}
 }
@@ -256,7 +272,11 @@ func startChain(t *testing.T, e *env) *pushChain {
 	}()
 	t.Cleanup(func() {
 		cancel()
-		<-done
+		select {
+		case <-done:
+		case <-time.After(settleBound):
+			t.Errorf("the push service's Run has not returned %s after its context ended", settleBound)
+		}
 	})
 	c.waitForChannels()
 	return c

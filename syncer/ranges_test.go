@@ -35,6 +35,18 @@ func (e *env) throughProxy(handler http.Handler) {
 	e.restartSyncer()
 }
 
+// scaledRanges makes a world of a test of the createdTime ranges
+// rangedShrink times smaller (four every day, whole with -tags long): it
+// sets, for t, the page size of files.list and the folders left that cut a
+// range to pageSize and split over rangedShrink, and returns folders over
+// rangedShrink, the folders to make. The listing has as many pages and
+// ranges, whose bounds as many changes cross.
+func scaledRanges(t *testing.T, folders, pageSize, split int) int {
+	syncer.SetListPageSize(t, pageSize/rangedShrink)
+	syncer.SetSplitFolders(t, split/rangedShrink)
+	return folders / rangedShrink
+}
+
 // sequential is a fresh bbolt index of libs, synced with storage.concurrency
 // 1: one listing of each library, page after page.
 func sequential(t *testing.T, fake *googlefake.Server, libs []string, lib string) *env {
@@ -82,12 +94,9 @@ func TestRangedListingIsExact(t *testing.T) {
 // the world of seed, the fake ignoring the createdTime bounds ignore. The
 // world is smaller then, in smaller pages: the fallback lists it as one.
 func rangedListingIsExact(t *testing.T, backend string, seed uint64, ignore googlefake.TimeBounds) {
-	folders := 5000
-	syncer.SetSplitFolders(t, 700)
+	folders := scaledRanges(t, 5000, 1000, 700)
 	if ignore != 0 {
-		folders = 1200
-		syncer.SetListPageSize(t, 100)
-		syncer.SetSplitFolders(t, 200)
+		folders = scaledRanges(t, 1200, 100, 200)
 	}
 	m := newMutator(t, seed)
 	for range folders {
@@ -194,12 +203,12 @@ func (c *callLimit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // one range, with one call more than one listing makes: the one asking for
 // the newest folder.
 func TestOneSecondLibraryIsOneRange(t *testing.T) {
-	syncer.SetSplitFolders(t, 1000)
+	folders := scaledRanges(t, 2500, 1000, 1000)
 	fake := startFake(t)
 	at := time.Date(2020, 5, 1, 12, 0, 0, 0, time.UTC)
 	fake.SetClock(func() time.Time { return at })
 	root := fake.CreateFolder(storage, "", "Library")
-	for i := range 2500 {
+	for i := range folders {
 		fake.CreateFolder(storage, root, fmt.Sprint("f", i))
 	}
 	libs := []string{"id: lib, rootFolderId: " + root}
@@ -222,9 +231,9 @@ func TestOneSecondLibraryIsOneRange(t *testing.T) {
 // cut from that page's times, each whole; out of order later, no range is
 // cut any more and each is listed to the end of its query.
 func TestUnorderedListingStaysExact(t *testing.T) {
-	syncer.SetSplitFolders(t, 700)
+	folders := scaledRanges(t, 5000, 1000, 700)
 	m := newMutator(t, 7)
-	for range 5000 {
+	for range folders {
 		m.create()
 	}
 	m.fake.SpreadTimes(time.Date(2016, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -287,10 +296,9 @@ func shuffler(t *testing.T, fake *googlefake.Server, shuffle func(r *http.Reques
 // listing costs about one sequential listing, and when a page showed a
 // folder outside its range's bounds, the sync says it fell back to one.
 func TestIgnoredTimeBoundsStayExact(t *testing.T) {
-	syncer.SetListPageSize(t, 100)
-	syncer.SetSplitFolders(t, 200)
+	folders := scaledRanges(t, 1000, 100, 200)
 	m := newMutator(t, 9)
-	for range 1000 {
+	for range folders {
 		m.create()
 	}
 	m.fake.SpreadTimes(time.Date(2016, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))

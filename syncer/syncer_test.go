@@ -168,6 +168,7 @@ func (e *env) grants(lib, id string) []fm.Grant {
 }
 
 func TestFullSyncMyDrive(t *testing.T) {
+	t.Parallel()
 	fake := startFake(t)
 	root := fake.CreateFolder(storage, "", "Eng")
 	a := fake.CreateFolder(storage, root, "A")
@@ -251,6 +252,7 @@ func principals(grants []fm.Grant) []string {
 }
 
 func TestFullSyncSharedDrive(t *testing.T) {
+	t.Parallel()
 	fake := startFake(t)
 	d := fake.CreateSharedDrive("Team", storage)
 	fake.Share(d, googlefake.Permission{Type: "user", Role: "writer", EmailAddress: "carol@example.com"})
@@ -296,6 +298,7 @@ func TestFullSyncSharedDrive(t *testing.T) {
 // Folders that only inherit get exactly what Drive would list for them:
 // compared, folder by folder, with permissions.list asked of the fake.
 func TestInheritedPermissionsMatchDrive(t *testing.T) {
+	t.Parallel()
 	fake := startFake(t)
 	fake.Seed(5)
 	d := fake.CreateSharedDrive("Team", storage)
@@ -341,6 +344,7 @@ func TestInheritedPermissionsMatchDrive(t *testing.T) {
 // A second full sync replaces the tree: renamed, moved, trashed and
 // unshared folders show as they are now.
 func TestFullSyncReplaces(t *testing.T) {
+	t.Parallel()
 	fake := startFake(t)
 	root := fake.CreateFolder(storage, "", "Root")
 	a := fake.CreateFolder(storage, root, "A")
@@ -366,6 +370,7 @@ func TestFullSyncReplaces(t *testing.T) {
 }
 
 func TestSyncFailuresKeepTheIndex(t *testing.T) {
+	t.Parallel()
 	fake := startFake(t)
 	root := fake.CreateFolder(storage, "", "Root")
 	fake.CreateFolder(storage, root, "A")
@@ -399,6 +404,7 @@ func TestSyncFailuresKeepTheIndex(t *testing.T) {
 }
 
 func TestProgressReports(t *testing.T) {
+	t.Parallel()
 	fake := startFake(t)
 	root := fake.CreateFolder(storage, "", "Root")
 	for i := range 20 {
@@ -434,6 +440,7 @@ func TestProgressReports(t *testing.T) {
 // A folder deleted between the listing and the reading of its permissions
 // does not fail the sync: it is shown to nobody until the next sync.
 func TestFolderVanishingDuringSync(t *testing.T) {
+	t.Parallel()
 	fake := startFake(t)
 	d := fake.CreateSharedDrive("Team", storage)
 	keep := fake.CreateFolder(storage, d, "Keep")

@@ -10,6 +10,7 @@ import (
 )
 
 func TestPlaceInTree(t *testing.T) {
+	t.Parallel()
 	st, err := newStage(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +87,7 @@ func TestPlaceInTree(t *testing.T) {
 // A staged folder's record reads back as it was written, and one too long
 // for the stage to address is refused rather than cut.
 func TestStagedRecords(t *testing.T) {
+	t.Parallel()
 	st, err := newStage(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)

@@ -2,9 +2,12 @@ package tests
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -50,20 +53,90 @@ var built struct {
 
 // buildBinary builds foldermirror once per test process and returns its
 // path; a failed build fails every test that asks for it.
+//
+// The build starts from the binary the last run of this module's tests
+// built, if any (lastBuilt): go build does not link again a binary whose
+// build ID says it is up to date, which saves seconds. The binary built
+// is kept for the next run.
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	built.once.Do(func() {
 		bin := filepath.Join(binDir, "foldermirror")
+		last := lastBuilt()
+		if last != "" {
+			_ = copyFile(last, bin) // else go build builds it anew
+		}
 		if out, err := exec.Command("go", "build", "-o", bin, "../cmd/foldermirror").CombinedOutput(); err != nil {
 			built.err = fmt.Errorf("go build: %w\n%s", err, out)
 			return
 		}
 		built.bin = bin
+		if last != "" {
+			keepBuilt(bin, last)
+		}
 	})
 	if built.err != nil {
 		t.Fatal(built.err)
 	}
 	return built.bin
+}
+
+// lastBuilt is where the tests of this module (this checkout: each has its
+// own) keep the binary they built, in the user's cache directory; "" when
+// there is none.
+func lastBuilt() string {
+	cache, err := os.UserCacheDir()
+	module, err2 := filepath.Abs("..")
+	if err != nil || err2 != nil {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(module))
+	return filepath.Join(cache, "foldermirror-tests", hex.EncodeToString(sum[:8]), "foldermirror")
+}
+
+// keepBuilt puts a copy of bin at last for the next run, if it differs
+// from what is there: whole or not at all (a run at once may be reading
+// it), and silently (it only saves time).
+func keepBuilt(bin, last string) {
+	if a, b := fileDigest(bin), fileDigest(last); a != "" && a == b {
+		return
+	}
+	if os.MkdirAll(filepath.Dir(last), 0o700) != nil {
+		return
+	}
+	tmp := fmt.Sprintf("%s.%d", last, os.Getpid())
+	if copyFile(bin, tmp) != nil || os.Rename(tmp, last) != nil {
+		os.Remove(tmp)
+	}
+}
+
+// fileDigest is the SHA-256 of a file's content, "" if it cannot be read.
+func fileDigest(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// copyFile copies the file at from to a new executable file at to.
+func copyFile(from, to string) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o700)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(dst, src)
+	return errors.Join(err, dst.Close())
 }
 
 // result is what a command of the binary that ran to its end did.

@@ -268,6 +268,7 @@ func checkSecretFiles(t *testing.T, cf composeFile) {
 // role and the database the pgpass secret names, the role no superuser and
 // owning the database, and foldermirror's index opens there as that role.
 func TestComposeInitScript(t *testing.T) {
+	t.Parallel() // waits for the server to make and drop a database
 	serverURL := pgtest.ServerURL(t)
 	if _, err := exec.LookPath("psql"); err != nil {
 		t.Skip("no psql to run the init script with")

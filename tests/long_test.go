@@ -12,7 +12,10 @@ import (
 // faults, the terminal.
 
 // Built with -tags long, the property test checks three random worlds by
-// default.
-const defaultPropertySeeds = 3
+// default, and the first on PostgreSQL as every user.
+const (
+	defaultPropertySeeds        = 3
+	propertyEveryUserOnPostgres = true
+)
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -3,5 +3,8 @@
 package tests
 
 // The everyday run (without -tags long) checks one random world of the
-// property test by default.
-const defaultPropertySeeds = 1
+// property test by default, on PostgreSQL as one user of each kind.
+const (
+	defaultPropertySeeds        = 1
+	propertyEveryUserOnPostgres = false
+)

@@ -60,8 +60,9 @@ var (
 	keyState        = []byte("state")
 )
 
-// openTimeout bounds the wait for the file lock another process may hold.
-const openTimeout = 2 * time.Second
+// openTimeout bounds the wait for the file lock another process may hold
+// (a variable for the tests).
+var openTimeout = 2 * time.Second
 
 // DB is an open index. It is safe for concurrent use.
 type DB struct {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/index/bolt"
@@ -142,7 +143,10 @@ func TestOpenEmptiesOlderIndexes(t *testing.T) {
 	fullSync(t, db, "lib", state, 10, folder("root", "", "Root"))
 }
 
+// An index another process holds is refused, once Open has waited its
+// while (a tenth of a second here) for the lock, saying it is locked.
 func TestOpenWhileLocked(t *testing.T) {
+	bolt.SetOpenTimeout(t, 100*time.Millisecond)
 	dir := t.TempDir()
 	fmtest.OpenBolt(t, dir)
 	_, err := bolt.Open(dir, quiet)

@@ -1,6 +1,19 @@
 package bolt
 
-import bbolt "go.etcd.io/bbolt"
+import (
+	"testing"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+)
+
+// SetOpenTimeout sets, for t, how long Open waits for the lock of a file
+// another process holds. Not for a parallel test: Open reads it.
+func SetOpenTimeout(t *testing.T, d time.Duration) {
+	old := openTimeout
+	openTimeout = d
+	t.Cleanup(func() { openTimeout = old })
+}
 
 // Generations returns how many trees the index holds for a library.
 func (db *DB) Generations(libraryID string) int {

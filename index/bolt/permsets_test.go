@@ -16,6 +16,7 @@ import (
 // keep the references their folders make: a set shared by hundreds of
 // folders goes with the last of them, and the others stay.
 func TestSetsInOrderKeepTheirReferences(t *testing.T) {
+	t.Parallel() // mostly waits for its 300 commits
 	ctx := context.Background()
 	db := fmtest.OpenBolt(t, t.TempDir())
 	const distinct, sharing = 2000, 300

@@ -87,7 +87,11 @@ func TestSchemaBeingMigrated(t *testing.T) {
 	if _, err := newer.Exec(ctx, "SELECT pg_advisory_unlock($1)", postgres.MigrationLock); err != nil {
 		t.Fatal(err)
 	}
-	err = <-connected
+	select {
+	case err = <-connected:
+	case <-time.After(30 * time.Second):
+		t.Fatal("ConnectRetrying has not returned 30 s after the migration lock was released")
+	}
 	if !errors.Is(err, fm.ErrIndexRefused) || !strings.Contains(err.Error(), "newer than this foldermirror's") {
 		t.Errorf("connect once a newer foldermirror migrated the schema: %v; want it refused", err)
 	}
@@ -99,12 +103,14 @@ func TestSchemaBeingMigrated(t *testing.T) {
 	}
 }
 
-// waitForLockWaiter waits until a process waits for an advisory lock.
+// waitForLockWaiter waits until a process waits for an advisory lock of
+// conn's database (those of the server's other databases are other tests').
 func waitForLockWaiter(t *testing.T, conn *pgx.Conn) {
 	t.Helper()
 	for range 500 {
 		var waiting bool
-		err := conn.QueryRow(context.Background(), "SELECT exists(SELECT FROM pg_locks WHERE locktype = 'advisory' AND NOT granted)").Scan(&waiting)
+		err := conn.QueryRow(context.Background(), `SELECT exists(SELECT FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+			AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))`).Scan(&waiting)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 // with its users and their suspensions but no IDs (their Google tokens are
 // refused until the next directory sync), with a warning that says so.
 func TestDirectoryWithoutIDs(t *testing.T) {
+	t.Parallel()
 	url := pgtest.NewDatabase(t)
 	fmtest.OpenPostgres(t, url, postgres.Options{}).Close() // makes the schema
 	pgtest.Exec(t, url, `INSERT INTO directories (domain, snapshot, version) VALUES ('example.com', convert_to('{"Domain":"example.com",`+

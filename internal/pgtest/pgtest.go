@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // EnvURL names the variable holding the test server's URL.
@@ -37,24 +39,153 @@ func ServerURL(t testing.TB) string {
 	return u
 }
 
-// NewDatabase creates an empty database for the test on the test server,
-// dropped when the test ends, and returns its URL; without a server, it
+// NewDatabase gives the test an empty database of its own on the test
+// server, for as long as it runs, and returns its URL; without a server, it
 // skips the test.
+//
+// The databases are kept on the server and used again, emptied: making one
+// and dropping it (a checkpoint) take the server about a second, emptying
+// one a few tens of milliseconds. Database fmtest_pool_N is the test's
+// while this process holds advisory lock N (of claimKey) on the server:
+// tests running at once, in this process or others (go test runs packages
+// at once), have different ones, and one whose process died is taken
+// again. A database is emptied when it is taken (its connections ended,
+// its schemas dropped, an empty public schema made, as in a new database).
 func NewDatabase(t testing.TB) string {
 	t.Helper()
 	server := ServerURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	u, drop, err := CreateDatabase(ctx, server, "fmtest_")
+	u, release, err := claims.take(ctx, server)
 	if err != nil {
 		t.Fatalf("the test PostgreSQL server (%s): %v", EnvURL, err)
 	}
 	t.Cleanup(func() {
-		if err := drop(); err != nil {
+		if err := release(); err != nil {
 			t.Error(err)
 		}
 	})
 	return u
+}
+
+// claimKey is the first key of the advisory locks that claim the pooled
+// databases (the second is N of fmtest_pool_N): "fmpt".
+const claimKey = 0x666d7074
+
+// claims are this process's claims on the pooled databases of the test
+// servers.
+var claims = claimer{taken: map[claim]bool{}, conns: map[string]*pgx.Conn{}}
+
+// claim is a pooled database of a server.
+type claim struct {
+	server string
+	n      int
+}
+
+// claimer takes and releases the pooled databases. Advisory locks stack
+// within a session, so the claims this process holds are kept in taken
+// too.
+type claimer struct {
+	mu    sync.Mutex
+	taken map[claim]bool
+	// conns hold the claims' advisory locks, one per server.
+	conns map[string]*pgx.Conn
+}
+
+// take claims a pooled database of the server at serverURL, makes it if
+// it is new, and empties it. It returns its URL and a function that
+// releases it.
+func (c *claimer) take(ctx context.Context, serverURL string) (dbURL string, release func() error, err error) {
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return "", nil, fmt.Errorf("PostgreSQL server URL: %w", err)
+	}
+	cl, err := c.lock(ctx, serverURL)
+	if err != nil {
+		return "", nil, fmt.Errorf("claim a database on %s: %w", u.Redacted(), err)
+	}
+	release = func() error { return c.unlock(cl) }
+	name := fmt.Sprintf("fmtest_pool_%d", cl.n)
+	err = execOn(ctx, serverURL, "CREATE DATABASE "+name)
+	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == duplicateDatabase {
+		err = nil
+	}
+	u.Path = "/" + name
+	if err == nil {
+		err = execOn(ctx, u.String(), emptyDatabase)
+	}
+	if err != nil {
+		return "", nil, errors.Join(fmt.Errorf("database %s on %s: %w", name, u.Redacted(), err), release())
+	}
+	return u.String(), release, nil
+}
+
+// duplicateDatabase is the SQLSTATE of CREATE DATABASE when the database
+// exists.
+const duplicateDatabase = "42P04"
+
+// emptyDatabase ends the other connections to the database and makes it as
+// CREATE DATABASE makes it: its schemas dropped, with all they hold, and
+// the public schema made again (owned by the database's owner, usable by
+// all, as in PostgreSQL 15).
+const emptyDatabase = `
+SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid();
+DO $$
+DECLARE s name;
+BEGIN
+	FOR s IN SELECT nspname FROM pg_namespace WHERE nspname <> 'information_schema' AND nspname NOT LIKE 'pg\_%' LOOP
+		EXECUTE format('DROP SCHEMA %I CASCADE', s);
+	END LOOP;
+END $$;
+CREATE SCHEMA public AUTHORIZATION pg_database_owner;
+GRANT USAGE ON SCHEMA public TO PUBLIC;
+`
+
+// lock takes the first advisory lock of claimKey that no session holds
+// and this process has not taken, on the server's connection of claims.
+func (c *claimer) lock(ctx context.Context, serverURL string) (claim, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	conn := c.conns[serverURL]
+	if conn == nil || conn.IsClosed() {
+		var err error
+		if conn, err = pgx.Connect(ctx, serverURL); err != nil {
+			return claim{}, err
+		}
+		c.conns[serverURL] = conn
+	}
+	for n := 0; ; n++ {
+		cl := claim{server: serverURL, n: n}
+		if c.taken[cl] {
+			continue
+		}
+		var locked bool
+		if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", claimKey, n).Scan(&locked); err != nil {
+			return claim{}, err
+		}
+		if locked {
+			c.taken[cl] = true
+			return cl, nil
+		}
+	}
+}
+
+// unlock releases a claim.
+func (c *claimer) unlock(cl claim) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.taken, cl)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var unlocked bool
+	err := c.conns[cl.server].QueryRow(ctx, "SELECT pg_advisory_unlock($1, $2)", claimKey, cl.n).Scan(&unlocked)
+	if err == nil && !unlocked {
+		err = errors.New("the lock was not held")
+	}
+	if err != nil {
+		return fmt.Errorf("release database fmtest_pool_%d: %w", cl.n, err)
+	}
+	return nil
 }
 
 // CreateDatabase creates an empty database, named prefix and random hex,
