@@ -149,12 +149,14 @@ func folderBody(lv *libraryView, v *catalog.View, role fm.Role) []byte {
 // length, when it fits in wholeAnswerBytes; a longer one streams, in chunks
 // of streamChunkBytes, so that an answer being written holds little memory
 // whatever its length, and however slowly its client reads it: a slow
-// reader holds a request's slot (see answerSlots), a buffer of about
-// wholeAnswerBytes, and what the kernel buffers for its connection
-// (sendBufferBytes).
+// reader holds a request's slot (see answerSlots), a buffer of about a
+// chunk, and what the kernel buffers for its connection (sendBufferBytes).
+// Chunks are written as they fill, not flushed one by one: each costs a
+// write or two, and an answer of 600 KB is served about as fast as one
+// built whole (with 32 KB chunks each flushed, 40 % slower).
 const (
 	wholeAnswerBytes = 64 << 10
-	streamChunkBytes = 32 << 10
+	streamChunkBytes = 128 << 10
 )
 
 // A stream holds a buffer and a revision of its library while its client
@@ -167,7 +169,7 @@ const (
 )
 
 // buffers recycles answer buffers.
-var buffers = sync.Pool{New: func() any { b := make([]byte, 0, wholeAnswerBytes+16<<10); return &b }}
+var buffers = sync.Pool{New: func() any { b := make([]byte, 0, streamChunkBytes+16<<10); return &b }}
 
 // errStreamDeadline cuts a stream that took longer than streamDeadline.
 var errStreamDeadline = errors.New("the answer took longer than its deadline to be read")
@@ -253,9 +255,7 @@ func (s *folderStream) send() {
 			chunk = s.deadline
 		}
 		_ = s.rc.SetWriteDeadline(chunk)
-		if _, s.err = s.w.Write(*s.buf); s.err == nil {
-			s.err = s.rc.Flush()
-		}
+		_, s.err = s.w.Write(*s.buf)
 		if s.err != nil && !time.Now().Before(s.deadline) {
 			s.err = fmt.Errorf("%w: %w", errStreamDeadline, s.err)
 		}

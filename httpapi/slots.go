@@ -21,7 +21,7 @@ import (
 // Linux grows a socket's send buffer to megabytes, where an answer would
 // "finish" while its reader has read nothing. Each connection's send buffer
 // is bounded too (sendBufferBytes), so that an answer being written holds
-// about a buffer (wholeAnswerBytes) in the process and sendBufferBytes,
+// about a buffer (streamChunkBytes) in the process and sendBufferBytes,
 // doubled, in the kernel, however slowly it is read. A caller has at most
 // CallerConcurrent slots (beyond, 429 with Retry-After), and the process at
 // most AnswersInFlight (beyond, 503 with Retry-After): the memory held by
@@ -32,7 +32,7 @@ import (
 const (
 	callerConcurrent = 32
 	answersInFlight  = 1024
-	sendBufferBytes  = 64 << 10
+	sendBufferBytes  = 128 << 10
 	drainedBytes     = 16 << 10
 	// drainPoll is how often answers waiting in send queues are looked at.
 	drainPoll = 5 * time.Millisecond
