@@ -21,7 +21,8 @@ vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted" >&2; exit 1; fi
 
-# The everyday run: about a minute on two cores with a warm build cache.
+# The everyday run: its budget and latest time are in CONTRIBUTING.md;
+# .ci/run prints its wall time.
 test:
 	go test -race ./...
 
