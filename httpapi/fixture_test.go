@@ -251,12 +251,20 @@ func (f *fixture) get(path, token string) (*http.Response, []byte) {
 // getWith sends a GET with that Authorization header ("": none).
 func (f *fixture) getWith(path, authorization string) (*http.Response, []byte) {
 	f.t.Helper()
+	return f.getWithHeaders(path, map[string]string{"Authorization": authorization})
+}
+
+// getWithHeaders sends a GET with those headers (those set to "" left out).
+func (f *fixture) getWithHeaders(path string, headers map[string]string) (*http.Response, []byte) {
+	f.t.Helper()
 	req, err := http.NewRequest(http.MethodGet, f.url+path, nil)
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if authorization != "" {
-		req.Header.Set("Authorization", authorization)
+	for k, v := range headers {
+		if v != "" {
+			req.Header.Set(k, v)
+		}
 	}
 	resp, err := f.client.Do(req)
 	if err != nil {

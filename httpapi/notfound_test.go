@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,24 +12,7 @@ import (
 // header (none if keys is "").
 func (f *fixture) getWithKeys(path, token, keys string) (*http.Response, []byte) {
 	f.t.Helper()
-	req, err := http.NewRequest(http.MethodGet, f.url+path, nil)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	if keys != "" {
-		req.Header.Set("X-Goog-Drive-Resource-Keys", keys)
-	}
-	resp, err := f.client.Do(req)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return resp, body
+	return f.getWithHeaders(path, map[string]string{"Authorization": "Bearer " + token, "X-Goog-Drive-Resource-Keys": keys})
 }
 
 // withZeusKey writes lib-eng again with a resource key on zeus, the folder
