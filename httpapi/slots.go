@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"sync"
@@ -15,22 +16,24 @@ import (
 
 // Bounded work per caller, and for the whole process.
 //
-// A request holds a slot of its caller's from its authentication until its
-// answer has left: not when the handler returns, but when the kernel's send
-// queue of its connection is empty (the client has taken it all), for
-// Linux grows a socket's send buffer to megabytes, where an answer would
-// "finish" while its reader has read nothing. Each connection's send buffer
-// is bounded too (sendBufferBytes), so that an answer being written holds
-// about a buffer (streamChunkBytes) in the process and sendBufferBytes,
-// doubled, in the kernel, however slowly it is read. A caller has at most
-// CallerConcurrent slots (beyond, 429 with Retry-After), and the process at
-// most AnswersInFlight (beyond, 503 with Retry-After): the memory held by
-// slow readers is bounded for one caller, and for all. (A smaller send
-// buffer would hold less, but costs loopback throughput: op 6's 600 KB
-// answers, 10-20 % slower at 128 KB than with the kernel's own sizing.) An answer whose
-// queue holds at most drainedBytes is taken for gone (its last segments
-// wait for an acknowledgement a client may delay), and so is a connection's
-// answer once a new request arrives on it: its client has read it.
+// A request holds a slot of its caller's, and one of the process's, from
+// its authentication until its answer has left: not when the handler
+// returns, since Linux grows a socket's send buffer to megabytes and an
+// answer would "finish" into it while its reader has read nothing, but
+// when the connection's send queue holds at most drainedBytes (its last
+// segments may wait for an acknowledgement a client delays), when a new
+// request arrives on the connection (its client read the answer), or when
+// the connection closes. A caller has at most CallerConcurrent slots
+// (beyond, 429 with Retry-After), the process AnswersInFlight (beyond, 503
+// with Retry-After).
+//
+// Each connection's send buffer is bounded too (sendBufferBytes), so that
+// an answer being written holds about a buffer (streamChunkBytes) in the
+// process and sendBufferBytes, doubled, in the kernel, however slowly it is
+// read: the memory slow readers hold is bounded for one caller, and for
+// all. A smaller send buffer would hold less, but costs throughput: op 6's
+// 600 KB answers were 10-20 % slower with 128 KB than with the kernel's own
+// sizing.
 const (
 	callerConcurrent = 32
 	answersInFlight  = 1024
@@ -56,7 +59,7 @@ type answerSlots struct {
 	n     int
 	// pending are the answers written but still in their connections'
 	// send queues, by connection.
-	pending map[net.Conn]drainingAnswer
+	pending map[net.Conn]*drainingAnswer
 	polling bool
 }
 
@@ -141,9 +144,9 @@ func (as *answerSlots) settle(c *gin.Context, release func()) {
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	if as.pending == nil {
-		as.pending = map[net.Conn]drainingAnswer{}
+		as.pending = map[net.Conn]*drainingAnswer{}
 	}
-	as.pending[conn] = drainingAnswer{release: release, deadline: time.Now().Add(as.drainTimeout)}
+	as.pending[conn] = &drainingAnswer{release: release, deadline: time.Now().Add(as.drainTimeout)}
 	if !as.polling {
 		as.polling = true
 		go as.poll()
@@ -163,17 +166,14 @@ func (as *answerSlots) poll() {
 }
 
 // pollOnce releases the slots of answers gone, or past their deadline,
-// and tells whether some still wait.
+// and tells whether some still wait. The send queues are read without
+// as.mu held, so that requests taking slots do not wait on the syscalls.
 func (as *answerSlots) pollOnce(now time.Time) bool {
-	var gone []func()
-	defer func() {
-		for _, release := range gone {
-			release() // each takes as.mu
-		}
-	}()
 	as.mu.Lock()
-	defer as.mu.Unlock()
-	for conn, d := range as.pending {
+	waiting := maps.Clone(as.pending)
+	as.mu.Unlock()
+	gone := map[net.Conn]bool{}
+	for conn, d := range waiting {
 		queued, err := sendQueue(conn)
 		if err == nil && queued > drainedBytes {
 			if now.Before(d.deadline) {
@@ -181,11 +181,25 @@ func (as *answerSlots) pollOnce(now time.Time) bool {
 			}
 			abort(conn) // its reader took nothing for drainTimeout
 		}
-		delete(as.pending, conn)
-		gone = append(gone, d.release)
+		gone[conn] = true
+	}
+	var releases []func()
+	as.mu.Lock()
+	for conn := range gone {
+		// Released meanwhile (a new request on conn) if no longer there;
+		// a new answer's if no longer the one read.
+		if d, ok := as.pending[conn]; ok && d == waiting[conn] {
+			delete(as.pending, conn)
+			releases = append(releases, d.release)
+		}
 	}
 	as.polling = len(as.pending) > 0
-	return as.polling
+	polling := as.polling
+	as.mu.Unlock()
+	for _, release := range releases {
+		release()
+	}
+	return polling
 }
 
 // abort closes a connection at once, dropping what its send queue holds
