@@ -98,7 +98,7 @@ func (s *Server) locateFolder(ctx context.Context, cl *caller, folderID string, 
 			continue
 		}
 		lv.viewer = viewerOf(lv.lib, lib.Domain, cl) // only for the library that holds the folder
-		if a := lv.viewer.access(r); readsDirectly(a, lv.lib.View(r), keys) {
+		if a := lv.viewer.access(r); readsDirectly(a, lv.lib, r, keys) {
 			return lv, r, a, nil
 		}
 	}
@@ -172,7 +172,7 @@ func (s *Server) listChildrenDeprecated(c *gin.Context) {
 	parent := lv.lib.Root()
 	if id := c.Query("folderServiceId"); id != "" {
 		r, ok := lv.lib.Lookup(id)
-		if !ok || !readsDirectly(lv.viewer.access(r), lv.lib.View(r), requestResourceKeys(c.Request)) {
+		if !ok || !readsDirectly(lv.viewer.access(r), lv.lib, r, requestResourceKeys(c.Request)) {
 			s.writeError(c, folderNotFound(id))
 			return
 		}

@@ -71,16 +71,20 @@ func (v viewer) access(r catalog.Ref) access {
 	return a
 }
 
-// readsDirectly tells whether a caller with access a may read folder v
-// directly (operations 4 and 5, and 2 and 6 of it as the parent): it has a
-// role on it and, if links alone reach it and it has a resource key, the
-// request carries that key, as Drive asks for with the link. Knowing a
+// readsDirectly tells whether a caller with access a may read folder r of
+// lib directly (operations 4 and 5, and 2 and 6 of it as the parent): it
+// has a role on it and, if links alone reach it and it has a resource key,
+// the request carries that key, as Drive asks for with the link. Knowing a
 // folder's ID does not hand out its key.
-func readsDirectly(a access, v catalog.View, keys resourceKeys) bool {
-	if a.role == fm.RoleNone {
+func readsDirectly(a access, lib *catalog.Library, r catalog.Ref, keys resourceKeys) bool {
+	switch {
+	case a.role == fm.RoleNone:
 		return false
+	case a.listable:
+		return true
 	}
-	return a.listable || v.ResourceKey == "" || keys.has(v.ID, v.ResourceKey)
+	v := lib.View(r)
+	return v.ResourceKey == "" || keys.has(v.ID, v.ResourceKey)
 }
 
 // resourceKeysHeader is Drive's header for the resource keys of the items
