@@ -30,8 +30,8 @@ const (
 var errUnconfirmed = errors.New("no re-read of the push channels answered in time")
 
 // rereads coalesces the re-reads: one goroutine at a time reads, under a
-// context of its own (no request's) bounded by timeout, its reads every
-// apart at least. A notification waits for the first re-read that begins
+// context of its own (no request's) bounded by timeout, and its reads begin
+// at least every apart. A notification waits for the first re-read that begins
 // after it arrived (one begun before may have missed its channel), so that
 // however many wait, one re-read answers them all.
 type rereads struct {
@@ -81,7 +81,7 @@ func (s *Service) lookupStored(ctx context.Context, id string) (fm.PushChannel, 
 	return ch, ok, nil
 }
 
-// reread is read, for a re-read: a failure is logged.
+// reread reads the stored channels for a re-read, logging a failure.
 func (s *Service) reread(ctx context.Context) ([]fm.PushChannel, error) {
 	list, err := s.read(ctx)
 	if err != nil {
