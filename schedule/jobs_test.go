@@ -8,7 +8,7 @@ import (
 )
 
 func TestJobs(t *testing.T) {
-	plan := schedule.Plan{Directories: []string{"example.com", "other.net"}, Libraries: []string{"lib-a", "lib-b"}}
+	plan := schedule.Plan{Directories: []string{"example.com", "other.net"}, Libraries: libraries("lib-a", "lib-b")}
 	for _, tc := range []struct {
 		library string
 		want    []string

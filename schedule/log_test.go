@@ -20,7 +20,7 @@ func TestFailureLogSaysWhatIsServed(t *testing.T) {
 		return nil, errors.New("root folder not found")
 	}}
 	sc := newScheduler(t, schedule.Options{Syncer: s, Index: index{"synced": true}, Logger: slog.New(slog.NewTextHandler(&log, nil)),
-		Plan: schedule.Plan{Libraries: []string{"never", "synced"}}})
+		Plan: schedule.Plan{Libraries: libraries("never", "synced")}})
 
 	tests := []struct {
 		name, library, says, never string

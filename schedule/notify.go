@@ -1,7 +1,6 @@
 package schedule
 
 import (
-	"slices"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -34,7 +33,7 @@ var notified = RunOptions{LeaseWait: notifyLeaseWait}
 // minute) rather than being skipped. Unknown libraries (and directories)
 // are ignored, and so is every call once Stop began.
 func (sc *Scheduler) Notify(libraryID string) {
-	if !slices.Contains(sc.plan.Libraries, libraryID) {
+	if !sc.plan.hasLibrary(libraryID) {
 		sc.logger.Debug("notification for a library not synced ignored", "library", libraryID)
 		return
 	}
@@ -71,8 +70,8 @@ func (sc *Scheduler) settle(j *job) error {
 	}
 	select {
 	case <-sc.after(j.settle):
-	case <-sc.ctx.Done():
-		return sc.ctx.Err()
+	case <-j.ctx.Done():
+		return j.ctx.Err()
 	}
 	sc.mu.Lock()
 	j.settling = false

@@ -226,7 +226,7 @@ func TestNotifiedSyncWaitsForTheLease(t *testing.T) {
 // nothing.
 func TestNotifyIgnoresUnknownLibraries(t *testing.T) {
 	g := newGated()
-	sc := newScheduler(t, schedule.Options{Syncer: g, Plan: schedule.Plan{Directories: []string{"example.com"}, Libraries: []string{"lib"}}})
+	sc := newScheduler(t, schedule.Options{Syncer: g, Plan: schedule.Plan{Directories: []string{"example.com"}, Libraries: libraries("lib")}})
 	for _, name := range []string{"nope", schedule.DirectoryJob("example.com"), ""} {
 		sc.Notify(name)
 	}

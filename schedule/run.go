@@ -22,8 +22,8 @@ type Plan struct {
 	// Directories are the domains whose directories are synced (those with
 	// an adminEmail).
 	Directories []string
-	// Libraries are the IDs of the libraries synced.
-	Libraries []string
+	// Libraries are the libraries synced, as they are now (nil: none).
+	Libraries *fm.LibrarySet
 }
 
 // Jobs names what a sync of library brings: that library alone or, for "",
@@ -31,12 +31,37 @@ type Plan struct {
 // library the plan does not have.
 func (p Plan) Jobs(library string) []string {
 	if library != "" {
-		if !slices.Contains(p.Libraries, library) {
+		if !p.hasLibrary(library) {
 			return nil
 		}
 		return []string{library}
 	}
-	return append(p.directoryJobs(), p.Libraries...)
+	return append(p.directoryJobs(), p.libraryIDs()...)
+}
+
+// hasLibrary tells whether the plan has the library of that ID.
+func (p Plan) hasLibrary(id string) bool {
+	if p.Libraries == nil {
+		return false
+	}
+	_, ok := p.Libraries.Library(id)
+	return ok
+}
+
+// has tells whether the plan has a job of that name.
+func (p Plan) has(name string) bool {
+	if domain, ok := strings.CutPrefix(name, directoryJob); ok {
+		return slices.Contains(p.Directories, domain)
+	}
+	return p.hasLibrary(name)
+}
+
+// libraryIDs returns the IDs of the libraries, sorted.
+func (p Plan) libraryIDs() []string {
+	if p.Libraries == nil {
+		return nil
+	}
+	return p.Libraries.IDs()
 }
 
 // directoryJobs names the directory syncs.

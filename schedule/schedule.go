@@ -50,7 +50,11 @@ type Options struct {
 	Syncer Syncer
 	Leases fm.Leases
 	// Index tells which libraries were never synced.
-	Index  Index
+	Index Index
+	// PollsPerSecond caps the rate at which a large incremental round
+	// starts its syncs (each a changes.list, the safety net of push): a
+	// share of storage.requestsPerSecond; 0: no cap but the spread.
+	PollsPerSecond float64
 	Logger *slog.Logger
 	// Metrics records how runs went; unregistered ones by default.
 	Metrics *Metrics
@@ -72,6 +76,9 @@ type Scheduler struct {
 	logger  *slog.Logger
 	cron    *cron.Cron
 	slots   chan struct{}
+	// minPollInterval is the least time between two polls of a spread
+	// round (Options.PollsPerSecond).
+	minPollInterval time.Duration
 	// entries are the cron entries of the incremental and full schedules.
 	incremental, full cron.EntryID
 
@@ -85,6 +92,14 @@ type Scheduler struct {
 	// pending are the libraries with a notified run to start when their
 	// running one ends.
 	pending map[string]bool
+	// due are the scheduled runs waiting for their time and a slot; active
+	// counts the runs launched that have not ended; wake has the dispatcher
+	// look at due again.
+	due    dueQueue
+	active int
+	wake   chan struct{}
+	// now is time.Now (tests replace it).
+	now func() time.Time
 	// notifyGap is how long a pending notified run waits (see notifyGap).
 	notifyGap time.Duration
 	// after is time.After (tests replace it).
@@ -110,7 +125,10 @@ func (e *Event) Final() bool { return e.Progress == nil }
 
 // job is a sync under way and who follows it.
 type job struct {
-	name      string
+	name string
+	// ctx is the run's; cancel ends it (the library left the plan).
+	ctx       context.Context
+	cancel    context.CancelFunc
 	mode      fm.SyncMode
 	opts      RunOptions
 	followers []follower
@@ -176,9 +194,14 @@ func New(opts Options) (*Scheduler, error) {
 		running: map[string]*job{},
 		status:  map[string]*JobStatus{},
 		pending: map[string]bool{},
+		wake:    make(chan struct{}, 1),
+		now:     time.Now,
 
 		notifyGap: notifyGap,
 		after:     time.After,
+	}
+	if opts.PollsPerSecond > 0 {
+		sc.minPollInterval = time.Duration(float64(time.Second) / opts.PollsPerSecond)
 	}
 	var err error
 	if sc.incremental, err = sc.cron.AddFunc(opts.Incremental, sc.incrementalTick); err != nil {
@@ -189,9 +212,11 @@ func New(opts Options) (*Scheduler, error) {
 		cancel()
 		return nil, fmt.Errorf("schedule.full %q: %w", opts.Full, err)
 	}
-	for _, name := range sc.plan.Jobs("") {
-		sc.status[name] = &JobStatus{Name: name}
+	if sc.plan.Libraries != nil {
+		sc.plan.Libraries.Subscribe(sc.librariesChanged)
 	}
+	sc.wg.Add(1)
+	go sc.dispatch()
 	return sc, nil
 }
 
@@ -200,7 +225,8 @@ func New(opts Options) (*Scheduler, error) {
 func (sc *Scheduler) OnSynced(fn func(libraryID string)) { sc.onSynced = fn }
 
 // incrementalTick is what the incremental schedule does at each tick: sync
-// every library, and call onIncrementalTick in a goroutine of its own.
+// every library (a large round spread over the period), and call
+// onIncrementalTick in a goroutine of its own.
 func (sc *Scheduler) incrementalTick() {
 	sc.triggerAll(fm.SyncAuto, sc.scheduled("incremental", sc.incremental))
 	if fn := sc.onIncrementalTick; fn != nil {
@@ -219,12 +245,46 @@ func (sc *Scheduler) Start() {
 		return // stopped already
 	}
 	sc.triggerDirectories(sc.scheduled("directory", sc.full))
-	for _, lib := range sc.plan.Libraries {
+	sc.syncNeverSynced(sc.plan.libraryIDs())
+	sc.cron.Start()
+}
+
+// syncNeverSynced queues a first full sync of each of the libraries that
+// was never synced.
+func (sc *Scheduler) syncNeverSynced(ids []string) {
+	for _, lib := range ids {
 		if _, err := sc.index.Library(sc.ctx, lib); fm.ErrorCode(err) == fm.ENOTFOUND {
 			sc.trigger(lib, fm.SyncFull, RunOptions{Schedule: "initial"})
 		}
 	}
-	sc.cron.Start()
+}
+
+// librariesChanged follows the plan's library set: a library added is
+// synced whole if it never was; one removed has its runs cancelled and
+// forgotten.
+func (sc *Scheduler) librariesChanged(c fm.LibrarySetChange) {
+	sc.mu.Lock()
+	for _, l := range c.Removed {
+		sc.due.remove(l.ID)
+		delete(sc.pending, l.ID)
+		delete(sc.status, l.ID)
+		if j := sc.running[l.ID]; j != nil {
+			j.cancel()
+		}
+	}
+	sc.mu.Unlock()
+	if len(c.Added) == 0 {
+		return
+	}
+	ids := make([]string, len(c.Added))
+	for i := range c.Added {
+		ids[i] = c.Added[i].ID
+	}
+	sc.wg.Add(1)
+	go func() { // reads the index: never in the set's goroutine
+		defer sc.wg.Done()
+		sc.syncNeverSynced(ids)
+	}()
 }
 
 // scheduled returns the options of a run of the schedule entry id, of that
@@ -237,16 +297,35 @@ func (sc *Scheduler) scheduled(kind string, id cron.EntryID) RunOptions {
 	return RunOptions{Schedule: kind, ScheduleWithin: period * 9 / 10}
 }
 
-// triggerAll syncs every library; a full sync brings the directories too.
+// triggerAll queues a sync of every library, a full sync the directories
+// too. An incremental round of many libraries is spread over the period
+// until the next, each library at its turn.
 func (sc *Scheduler) triggerAll(mode fm.SyncMode, opts RunOptions) {
 	if mode == fm.SyncFull {
 		dirs := opts
 		dirs.Schedule = "directory"
 		sc.triggerDirectories(dirs)
 	}
-	for _, lib := range sc.plan.Libraries {
-		sc.trigger(lib, mode, opts)
+	ids := sc.plan.libraryIDs()
+	var interval time.Duration
+	if mode != fm.SyncFull {
+		interval = spreadInterval(len(ids), sc.period(sc.incremental), sc.minPollInterval)
 	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.ctx.Err() != nil {
+		return
+	}
+	start := sc.now()
+	for i, lib := range ids {
+		sc.enqueue(lib, mode, opts, start.Add(time.Duration(i)*interval))
+	}
+}
+
+// period is the time from now to the next run of the schedule entry id.
+func (sc *Scheduler) period(id cron.EntryID) time.Duration {
+	now := time.Now()
+	return sc.cron.Entry(id).Schedule.Next(now).Sub(now)
 }
 
 func (sc *Scheduler) triggerDirectories(opts RunOptions) {
@@ -255,11 +334,13 @@ func (sc *Scheduler) triggerDirectories(opts RunOptions) {
 	}
 }
 
-// trigger starts a job nobody follows, unless it runs already; it fails
-// only when the scheduler stops.
+// trigger queues a run of a job nobody follows, to start as soon as a
+// slot is free, unless it runs already then.
 func (sc *Scheduler) trigger(name string, mode fm.SyncMode, opts RunOptions) {
-	if _, err := sc.follow(context.Background(), name, mode, opts, nil); err != nil {
-		sc.logger.Debug("sync not started", "job", name, "err", err)
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.ctx.Err() == nil {
+		sc.enqueue(name, mode, opts, sc.now())
 	}
 }
 
@@ -286,7 +367,7 @@ func (sc *Scheduler) Follow(ctx context.Context, name string, mode fm.SyncMode, 
 func (sc *Scheduler) follow(ctx context.Context, name string, mode fm.SyncMode, opts RunOptions, events chan<- Event) (started bool, err error) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	if _, ok := sc.status[name]; !ok {
+	if !sc.plan.has(name) {
 		return false, fm.Errorf(fm.ENOTFOUND, "Nothing to sync is named %s.", name)
 	}
 	if sc.ctx.Err() != nil {
@@ -308,15 +389,29 @@ func (sc *Scheduler) start(name string, mode fm.SyncMode, opts RunOptions) *job 
 	return sc.launch(&job{name: name, mode: mode, opts: opts})
 }
 
-// launch runs j, whose name does not run. Call with sc.mu held, the
-// scheduler not stopped.
+// launch runs j, whose name does not run, in place of any queued run of
+// it. Call with sc.mu held, the scheduler not stopped.
 func (sc *Scheduler) launch(j *job) *job {
 	name := j.name
+	sc.due.remove(name)
+	j.ctx, j.cancel = context.WithCancel(sc.ctx)
 	sc.running[name] = j
-	sc.status[name].Running = true
+	sc.statusOf(name).Running = true
+	sc.active++
 	sc.wg.Add(1)
 	go sc.execute(j)
 	return j
+}
+
+// statusOf returns the status of the job of that name, made if it has
+// none yet. Call with sc.mu held.
+func (sc *Scheduler) statusOf(name string) *JobStatus {
+	st := sc.status[name]
+	if st == nil {
+		st = &JobStatus{Name: name}
+		sc.status[name] = st
+	}
+	return st
 }
 
 // execute runs a job in a slot and tells its followers how it went.
@@ -334,10 +429,15 @@ func (sc *Scheduler) execute(j *job) {
 	if err == nil && final.Result != nil && sc.onSynced != nil {
 		sc.onSynced(j.name)
 	}
+	j.cancel()
 	sc.mu.Lock()
 	delete(sc.running, j.name)
-	sc.record(j, final, err)
-	sc.startPending(j.name)
+	sc.active--
+	sc.wakeDispatcher()
+	if sc.plan.has(j.name) {
+		sc.record(j, final, err)
+		sc.startPending(j.name)
+	}
 	followers := j.followers
 	j.followers = nil
 	sc.mu.Unlock()
@@ -369,11 +469,11 @@ func (sc *Scheduler) inSlot(j *job) (Event, error) {
 	select {
 	case sc.slots <- struct{}{}:
 		defer func() { <-sc.slots }()
-	case <-sc.ctx.Done():
-		return Event{}, sc.ctx.Err()
+	case <-j.ctx.Done():
+		return Event{}, j.ctx.Err()
 	}
 	started := time.Now()
-	ev, err := sc.runner.Run(sc.ctx, j.name, j.mode, func(p fm.Progress) { sc.broadcast(j, p) }, j.opts)
+	ev, err := sc.runner.Run(j.ctx, j.name, j.mode, func(p fm.Progress) { sc.broadcast(j, p) }, j.opts)
 	sc.observe(j, ev, err, started)
 	return ev, err
 }
@@ -427,7 +527,7 @@ func (sc *Scheduler) broadcast(j *job, p fm.Progress) {
 
 // record keeps the outcome of a job in its status. Call with sc.mu held.
 func (sc *Scheduler) record(j *job, final Event, err error) {
-	st := sc.status[j.name]
+	st := sc.statusOf(j.name)
 	st.Running = false
 	if errors.Is(err, ErrSkipped) {
 		return
@@ -455,18 +555,24 @@ func (sc *Scheduler) record(j *job, final Event, err error) {
 }
 
 // Status returns the status of every library and directory, by name.
-func (sc *Scheduler) Status() []JobStatus {
+func (sc *Scheduler) Status() []JobStatus { return sc.statusNow(sc.plan.Jobs("")) }
+
+// statusNow returns the status of the jobs names, sorted by name.
+func (sc *Scheduler) statusNow(names []string) []JobStatus {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	next := sc.cron.Entry(sc.incremental).Next
 	if full := sc.cron.Entry(sc.full).Next; next.IsZero() || (!full.IsZero() && full.Before(next)) {
 		next = full
 	}
-	out := make([]JobStatus, 0, len(sc.status))
-	for _, st := range sc.status {
-		s := *st
+	out := make([]JobStatus, 0, len(names))
+	for _, name := range names {
+		s := JobStatus{Name: name}
+		if st := sc.status[name]; st != nil {
+			s = *st
+		}
 		s.NextRun = next
-		if _, ok := strings.CutPrefix(s.Name, directoryJob); ok {
+		if strings.HasPrefix(name, directoryJob) {
 			s.NextRun = sc.cron.Entry(sc.full).Next
 		}
 		out = append(out, s)
@@ -483,4 +589,16 @@ func (sc *Scheduler) Stop() {
 	sc.cancel()
 	sc.mu.Unlock()
 	sc.wg.Wait()
+}
+
+// JobStatus returns the status of one job and true, or false if the plan
+// has no job of that name.
+func (sc *Scheduler) JobStatus(name string) (JobStatus, bool) {
+	if !sc.plan.has(name) {
+		return JobStatus{}, false
+	}
+	for _, st := range sc.statusNow([]string{name}) {
+		return st, true
+	}
+	return JobStatus{}, false
 }

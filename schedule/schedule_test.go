@@ -50,7 +50,7 @@ func (i index) Library(_ context.Context, id string) (*fm.LibraryState, error) {
 func newScheduler(t *testing.T, opts schedule.Options) *schedule.Scheduler {
 	t.Helper()
 	if opts.Plan.Libraries == nil && opts.Plan.Directories == nil {
-		opts.Plan.Libraries = []string{"lib"}
+		opts.Plan.Libraries = libraries("lib")
 	}
 	opts.Incremental, opts.Full = cmp.Or(opts.Incremental, "@every 1m"), "0 3 * * *"
 	if opts.Concurrency == 0 {
@@ -203,7 +203,7 @@ func TestConcurrencyBound(t *testing.T) {
 		mu.Unlock()
 		return &fm.SyncResult{Library: req.Library}, nil
 	}}
-	sc := newScheduler(t, schedule.Options{Syncer: s, Concurrency: 1, Plan: schedule.Plan{Libraries: []string{"a", "b", "c"}}})
+	sc := newScheduler(t, schedule.Options{Syncer: s, Concurrency: 1, Plan: schedule.Plan{Libraries: libraries("a", "b", "c")}})
 	var chans []chan schedule.Event
 	for _, name := range []string{"a", "b", "c"} {
 		ch := make(chan schedule.Event, 100)
@@ -258,7 +258,7 @@ func TestStatusRecordsFailures(t *testing.T) {
 		return &fm.SyncResult{Library: req.Library, Full: true, Folders: 2}, nil
 	}}
 	metrics := schedule.NewMetrics(prometheus.NewRegistry())
-	sc := newScheduler(t, schedule.Options{Syncer: s, Metrics: metrics, Plan: schedule.Plan{Libraries: []string{"gone", "mine"}}})
+	sc := newScheduler(t, schedule.Options{Syncer: s, Metrics: metrics, Plan: schedule.Plan{Libraries: libraries("gone", "mine")}})
 	if final := follow(t, sc, "gone", fm.SyncFull); final.Error == "" {
 		t.Fatal("no error")
 	}
@@ -294,4 +294,13 @@ func TestDirectoryStatusNamesUnreadableGroups(t *testing.T) {
 	if st.LastFull == nil || !slices.Equal(st.LastFull.UnreadableGroups, unreadable) || st.LastError != "" {
 		t.Errorf("status %+v (last full %+v)", st, st.LastFull)
 	}
+}
+
+// libraries returns a set of libraries of those IDs.
+func libraries(ids ...string) *fm.LibrarySet {
+	libs := make([]fm.Library, len(ids))
+	for i, id := range ids {
+		libs[i] = fm.Library{ID: id, Name: id}
+	}
+	return fm.NewLibrarySet(libs)
 }

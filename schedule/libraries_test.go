@@ -1,0 +1,150 @@
+package schedule_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/schedule"
+)
+
+// discovered returns the libraries of drives of those IDs, as discovery
+// makes them.
+func discovered(ids ...string) []fm.Library {
+	rule := fm.SharedDriveDiscovery{Domain: "example.com", StorageAccount: "storage@example.com"}
+	libs := make([]fm.Library, len(ids))
+	for i, id := range ids {
+		libs[i] = rule.Library(fm.DiscoveredDrive{ID: id, Name: "Drive " + id})
+	}
+	return libs
+}
+
+// A library added to the set while the scheduler runs is synced whole; one
+// removed has its run cancelled and is no longer a job.
+func TestLibrariesFollowTheSet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		set := libraries("lib")
+		g := newGated()
+		sc := newScheduler(t, schedule.Options{Syncer: g, Plan: schedule.Plan{Libraries: set}, Index: index{"lib": true}})
+		sc.Start()
+		synctest.Wait()
+		if n := len(g.started); n != 0 {
+			t.Fatalf("%d syncs at start of a library synced before", n)
+		}
+
+		set.SetDiscovered("example.com", discovered("0Adrive"))
+		req := recv(t, g.started, "the sync of the drive added")
+		if req.Library != "0Adrive" || req.Mode != fm.SyncFull {
+			t.Fatalf("sync %+v, want a full sync of 0Adrive", req)
+		}
+		events := joinRunning(t, sc, "0Adrive")
+
+		set.SetDiscovered("example.com", nil)
+		if _, final := drain(t, events); final.Error == "" {
+			t.Errorf("the run of a library removed ended %+v, want cancelled", final)
+		}
+		if _, err := sc.Follow(context.Background(), "0Adrive", fm.SyncAuto, nil); fm.ErrorCode(err) != fm.ENOTFOUND {
+			t.Errorf("Follow of a library removed: %v, want ENOTFOUND", err)
+		}
+		if _, ok := sc.JobStatus("0Adrive"); ok {
+			t.Error("the status still has the library removed")
+		}
+		for _, st := range sc.Status() {
+			if st.Name == "0Adrive" {
+				t.Errorf("Status still lists it: %+v", st)
+			}
+		}
+		sc.Notify("0Adrive")
+		synctest.Wait()
+		if n := len(g.started); n != 0 {
+			t.Errorf("a notification of the library removed started %d syncs", n)
+		}
+	})
+}
+
+// starts records when each library's sync started.
+type starts struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+func (s *starts) Sync(_ context.Context, req fm.SyncRequest, _ fm.ProgressFunc) (*fm.SyncResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.at[req.Library] = time.Now()
+	return &fm.SyncResult{Library: req.Library}, nil
+}
+
+func (s *starts) SyncDirectory(_ context.Context, domain string, _ fm.Fence) (*fm.DirectoryResult, error) {
+	return &fm.DirectoryResult{Domain: domain}, nil
+}
+
+// A large incremental round is spread over the schedule's period, never
+// faster than PollsPerSecond; a small one starts at once.
+func TestIncrementalRoundIsSpread(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		libraries      int
+		pollsPerSecond float64
+		wantInterval   time.Duration
+	}{
+		{"small round at once", 10, 0, 0},
+		{"200 over 0.8 minute", 200, 0, 240 * time.Millisecond},
+		{"200 at 2 a second", 200, 2, 500 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ids := make([]string, tc.libraries)
+				for i := range ids {
+					ids[i] = fmt.Sprintf("lib-%03d", i)
+				}
+				s := &starts{at: map[string]time.Time{}}
+				sc := newScheduler(t, schedule.Options{Syncer: s, Plan: schedule.Plan{Libraries: libraries(ids...)},
+					PollsPerSecond: tc.pollsPerSecond, Concurrency: 4})
+				begin := time.Now()
+				sc.IncrementalTick()
+				time.Sleep(time.Duration(tc.libraries) * tc.wantInterval)
+				synctest.Wait()
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				if len(s.at) != tc.libraries {
+					t.Fatalf("%d of %d libraries synced", len(s.at), tc.libraries)
+				}
+				for i, id := range ids {
+					if want, got := time.Duration(i)*tc.wantInterval, s.at[id].Sub(begin); got != want {
+						t.Fatalf("%s started after %v, want %v", id, got, want)
+					}
+				}
+			})
+		})
+	}
+}
+
+// A notified sync takes the next free slot before the scheduled syncs
+// queued for one.
+func TestNotifiedGoesBeforeScheduled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGated()
+		sc := newScheduler(t, schedule.Options{Syncer: g, Concurrency: 1, Plan: schedule.Plan{Libraries: libraries("a", "b", "c", "d")}})
+		sc.IncrementalTick()
+		if req := recv(t, g.started, "the first scheduled sync"); req.Library != "a" {
+			t.Fatalf("first sync %+v, want a's", req)
+		}
+		sc.Notify("d")
+		g.finish(t, sc, "a")
+		if req := recv(t, g.started, "the sync after a's"); req.Library != "d" {
+			t.Fatalf("sync %+v after a's, want the notified d's", req)
+		}
+		g.finish(t, sc, "d")
+		for _, want := range []string{"b", "c"} {
+			if req := recv(t, g.started, "a scheduled sync"); req.Library != want {
+				t.Fatalf("sync %+v, want %s's", req, want)
+			}
+			g.finish(t, sc, want)
+		}
+	})
+}
