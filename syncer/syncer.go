@@ -54,8 +54,9 @@ type Domain struct {
 
 // Options say what a Syncer syncs and how; the zero value syncs nothing.
 type Options struct {
-	// Libraries are the libraries the syncer syncs.
-	Libraries []fm.Library
+	// Libraries are the libraries the syncer syncs, as they are now (nil:
+	// none).
+	Libraries *fm.LibrarySet
 	// Domains are the domains whose directories it syncs.
 	Domains []Domain
 	// Concurrency bounds the calls one sync makes in parallel
@@ -94,10 +95,11 @@ func New(idx Index, clients Clients, opts Options) *Syncer {
 
 // library returns the library of that ID, nil if none.
 func (s *Syncer) library(id string) *fm.Library {
-	for i := range s.opts.Libraries {
-		if s.opts.Libraries[i].ID == id {
-			return &s.opts.Libraries[i]
-		}
+	if s.opts.Libraries == nil {
+		return nil
+	}
+	if l, ok := s.opts.Libraries.Library(id); ok {
+		return &l
 	}
 	return nil
 }

@@ -102,7 +102,7 @@ func GoogleOptions(cfg *config.Config) googleclient.Options {
 
 // SyncerOptions are the options of a syncer of cfg's libraries and domains.
 func SyncerOptions(cfg *config.Config) syncer.Options {
-	opts := syncer.Options{Libraries: cfg.CoreLibraries(), Concurrency: cfg.Storage.Concurrency}
+	opts := syncer.Options{Libraries: fm.NewLibrarySet(cfg.CoreLibraries()), Concurrency: cfg.Storage.Concurrency}
 	for _, d := range cfg.Domains {
 		opts.Domains = append(opts.Domains, syncer.Domain{Name: d.Name, AdminEmail: d.AdminEmail})
 	}

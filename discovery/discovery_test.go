@@ -1,0 +1,260 @@
+package discovery_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/discovery"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
+	"github.com/foldermirror/foldermirror/internal/wait"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+const (
+	domain  = "example.com"
+	account = "storage@example.com"
+)
+
+// store is an index's discovery store in memory, checking each write's
+// fence as a shared index does.
+type store struct {
+	leases *fmtest.Leases
+	mu     sync.Mutex
+	recs   map[string]fm.Discovery
+	// deleted are the libraries whose rows were deleted.
+	deleted []string
+}
+
+func newStore(leases *fmtest.Leases) *store {
+	return &store{leases: leases, recs: map[string]fm.Discovery{}}
+}
+
+func (s *store) Discoveries(context.Context) ([]fm.Discovery, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []fm.Discovery
+	for _, r := range s.recs {
+		r.Drives = nil
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (s *store) DiscoveredDrives(_ context.Context, d string) ([]fm.DiscoveredDrive, uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.recs[d]
+	return slices.Clone(r.Drives), r.Revision, nil
+}
+
+func (s *store) PutDiscovery(_ context.Context, d fm.Discovery, fence fm.Fence) error {
+	if err := s.leases.Check(fm.DiscoveryLease(d.StorageAccount), fence); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.recs[d.Domain]
+	d.Revision = old.Revision
+	if d.Drives == nil {
+		d.Drives = old.Drives
+	} else if !slices.Equal(d.Drives, old.Drives) {
+		d.Revision++
+	}
+	s.recs[d.Domain] = d
+	return nil
+}
+
+func (s *store) DeleteLibrary(_ context.Context, id string, fence fm.Fence) error {
+	if err := s.leases.Check(id, fence); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deleted = append(s.deleted, id)
+	return nil
+}
+
+func (s *store) deletedLibraries() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.deleted)
+}
+
+// drive plays Drive: the account's drives, and whether its log carries a
+// drive change.
+type drive struct {
+	mu       sync.Mutex
+	drives   []fm.DiscoveredDrive
+	fail     error
+	changed  bool
+	listings int
+	// logReads counts the reads of the account's log.
+	logReads int
+}
+
+func (d *drive) DiscoverDrives(context.Context, string) ([]fm.DiscoveredDrive, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.listings++
+	if d.fail != nil {
+		return nil, d.fail
+	}
+	return slices.Clone(d.drives), nil
+}
+
+func (d *drive) UserChangesToken(context.Context, string) (string, error) { return "1", nil }
+
+func (d *drive) DrivesChanged(context.Context, string, string) (bool, string, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.logReads++
+	return d.changed, "2", nil
+}
+
+func (d *drive) set(drives ...fm.DiscoveredDrive) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.drives = drives
+}
+
+// process is one process of a shared index: its set and its discoverer.
+type process struct {
+	set     *fm.LibrarySet
+	d       *discovery.Discoverer
+	metrics *discovery.Metrics
+}
+
+var rule = fm.SharedDriveDiscovery{Domain: domain, StorageAccount: account, Exclude: []string{"Private*"}, FolderDefinitionID: "default"}
+
+func newProcess(t *testing.T, st *store, leases *fmtest.Leases, dr *drive, configured ...fm.Library) *process {
+	t.Helper()
+	p := &process{set: fm.NewLibrarySet(configured), metrics: discovery.NewMetrics(prometheus.NewRegistry())}
+	p.d = discovery.New(discovery.Options{Rules: []fm.SharedDriveDiscovery{rule}, Libraries: p.set, Store: st, Leases: leases,
+		Drive: dr, Logger: slog.New(slog.DiscardHandler), Metrics: p.metrics, FollowEvery: 20 * time.Millisecond})
+	return p
+}
+
+// run runs the discoverer until the test ends.
+func (p *process) run(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { p.d.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// Drives added, renamed, left and excluded: the set follows, and the
+// libraries that leave have their rows deleted under their lease.
+func TestDiscoveryKeepsTheSet(t *testing.T) {
+	leases := fmtest.NewLeases("replica-a")
+	st := newStore(leases)
+	dr := &drive{}
+	dr.set(fm.DiscoveredDrive{ID: "0Aa", Name: "Alpha"}, fm.DiscoveredDrive{ID: "0Ab", Name: "Beta", Hidden: true},
+		fm.DiscoveredDrive{ID: "0Ap", Name: "Private HR"})
+	p := newProcess(t, st, leases, dr)
+	p.run(t)
+	wait.Until(t, "the drives discovered at start", func() bool { return slices.Equal(p.set.IDs(), []string{"0Aa", "0Ab"}) })
+	if n := testutil.ToFloat64(p.metrics.Libraries().WithLabelValues(domain)); n != 2 {
+		t.Errorf("foldermirror_discovered_libraries = %v, want 2", n)
+	}
+	wait.Until(t, "the rows of the drive excluded deleted", func() bool { return slices.Equal(st.deletedLibraries(), []string{"0Ap"}) })
+
+	dr.set(fm.DiscoveredDrive{ID: "0Aa", Name: "Alpha renamed"}, fm.DiscoveredDrive{ID: "0Ac", Name: "Gamma"})
+	p.d.Trigger()
+	wait.Until(t, "the second discovery", func() bool { return slices.Equal(p.set.IDs(), []string{"0Aa", "0Ac"}) })
+	if l, _ := p.set.Library("0Aa"); l.Name != "Alpha renamed" || l.SharedDriveID != "0Aa" || l.StorageAccount != account {
+		t.Errorf("library after the rename: %+v", l)
+	}
+	wait.Until(t, "the rows of the drive left deleted", func() bool {
+		return slices.Equal(st.deletedLibraries(), []string{"0Ap", "0Ab"})
+	})
+	status := p.d.Status()
+	if len(status) != 1 || status[0].Found != 2 || status[0].Included != 2 || status[0].LastDiscovery.IsZero() {
+		t.Errorf("status %+v", status)
+	}
+}
+
+// A notification of the account's log lists the drives only if the log
+// carries a drive change.
+func TestNotifyListsOnlyOnDriveChanges(t *testing.T) {
+	leases := fmtest.NewLeases("replica-a")
+	dr := &drive{}
+	p := newProcess(t, newStore(leases), leases, dr)
+	p.run(t)
+	wait.Until(t, "the discovery at start", func() bool { dr.mu.Lock(); defer dr.mu.Unlock(); return dr.listings == 1 })
+	p.d.Notify("someone.else@example.com")
+	p.d.Notify(account)
+	wait.Until(t, "the log read", func() bool { dr.mu.Lock(); defer dr.mu.Unlock(); return dr.logReads == 1 })
+	dr.mu.Lock()
+	if dr.listings != 1 {
+		t.Errorf("%d listings after a notification of a log without drive changes, want 1", dr.listings)
+	}
+	dr.changed = true
+	dr.drives = []fm.DiscoveredDrive{{ID: "0Anew", Name: "New"}}
+	dr.mu.Unlock()
+	p.d.Notify(account)
+	wait.Until(t, "the drive added", func() bool { return slices.Equal(p.set.IDs(), []string{"0Anew"}) })
+	dr.mu.Lock()
+	defer dr.mu.Unlock()
+	if dr.listings != 2 {
+		t.Errorf("%d listings, want 2: at start, and on the notification whose log had a drive change", dr.listings)
+	}
+}
+
+// A discovery that fails keeps the drives found before, and says why.
+func TestFailedDiscoveryKeepsTheDrives(t *testing.T) {
+	leases := fmtest.NewLeases("replica-a")
+	st := newStore(leases)
+	dr := &drive{}
+	dr.set(fm.DiscoveredDrive{ID: "0Aa", Name: "Alpha"})
+	p := newProcess(t, st, leases, dr)
+	p.run(t)
+	wait.Until(t, "the first discovery", func() bool { return p.set.Len() == 1 })
+	dr.mu.Lock()
+	dr.fail = errors.New("googleapi: Error 500: backend error")
+	dr.mu.Unlock()
+	p.d.Trigger()
+	wait.Until(t, "the failure in the status", func() bool { return p.d.Status()[0].LastError != "" })
+	if p.set.Len() != 1 || len(st.deletedLibraries()) != 0 {
+		t.Errorf("after a failed discovery: libraries %v, rows deleted %v", p.set.IDs(), st.deletedLibraries())
+	}
+}
+
+// Two processes of one index: one discovers, the other follows what it
+// wrote; a restarted process serves what was found before it discovers.
+func TestReplicasShareOneDiscovery(t *testing.T) {
+	leasesA := fmtest.NewLeases("replica-a")
+	leasesB := leasesA.Replica("replica-b")
+	st := newStore(leasesA)
+	drA, drB := &drive{}, &drive{}
+	drA.set(fm.DiscoveredDrive{ID: "0Aa", Name: "Alpha"})
+	a := newProcess(t, st, leasesA, drA)
+	a.run(t)
+	wait.Until(t, "a's discovery", func() bool { return a.set.Len() == 1 })
+
+	giveBack := leasesA.TakeWhenFree("replica-c", fm.DiscoveryLease(account)) // a third process discovers meanwhile
+	defer giveBack()
+	b := newProcess(t, st, leasesB, drB)
+	if err := b.d.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(b.set.IDs(), []string{"0Aa"}) {
+		t.Fatalf("b loaded %v before discovering", b.set.IDs())
+	}
+	b.run(t)
+	drA.set(fm.DiscoveredDrive{ID: "0Aa", Name: "Alpha"}, fm.DiscoveredDrive{ID: "0Ab", Name: "Beta"})
+	giveBack()
+	a.d.Trigger()
+	wait.Until(t, "b following a's second discovery", func() bool { return b.set.Len() == 2 })
+	drB.mu.Lock()
+	defer drB.mu.Unlock()
+	if drB.listings != 0 {
+		t.Errorf("b listed the drives %d times while a held the lease", drB.listings)
+	}
+}
