@@ -248,6 +248,9 @@ func TestReplicasShareOneDiscovery(t *testing.T) {
 		t.Fatalf("b loaded %v before discovering", b.set.IDs())
 	}
 	b.run(t)
+	if name := wait.Receive(t, leasesB.Refusals(), "b's discovery at start refused"); name != fm.DiscoveryLease(account) {
+		t.Fatalf("b refused the lease %s", name)
+	}
 	drA.set(fm.DiscoveredDrive{ID: "0Aa", Name: "Alpha"}, fm.DiscoveredDrive{ID: "0Ab", Name: "Beta"})
 	giveBack()
 	a.d.Trigger()
