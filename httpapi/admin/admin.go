@@ -14,13 +14,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/discovery"
 	"github.com/foldermirror/foldermirror/internal/graceful"
 	"github.com/foldermirror/foldermirror/push"
 	"github.com/foldermirror/foldermirror/schedule"
@@ -32,6 +33,8 @@ import (
 type Scheduler interface {
 	Follow(ctx context.Context, name string, mode fm.SyncMode, events chan<- schedule.Event) (bool, error)
 	Status() []schedule.JobStatus
+	// JobStatus is the status of one job; false if there is none such.
+	JobStatus(name string) (schedule.JobStatus, bool)
 	// Jobs names what a sync of library brings: the library, or everything
 	// for ""; nil for no such library.
 	Jobs(library string) []string
@@ -51,7 +54,8 @@ type API interface {
 
 // Server is the admin listener.
 type Server struct {
-	libraries []string
+	libraries *fm.LibrarySet
+	discovery func() []discovery.DomainStatus
 	scheduler Scheduler
 	index     Index
 	api       API
@@ -70,9 +74,12 @@ type Options struct {
 	// of a request must name it, localhost or a loopback IP (see
 	// refuseCrossSite).
 	Listen string
-	// Libraries are the IDs of the libraries synced, in the order /readyz
-	// lists those it waits for; the other jobs sync directories.
-	Libraries []string
+	// Libraries are the libraries synced (nil: none); the other jobs sync
+	// directories.
+	Libraries *fm.LibrarySet
+	// Discovery, when not nil (a domain discovers its shared drives), gives
+	// /status its "discovery" member: each such domain's status.
+	Discovery func() []discovery.DomainStatus
 	// Token, when not "", is the Bearer credential every request but GET
 	// /healthz and GET /readyz must carry; without it, /readyz tells its
 	// status alone.
@@ -91,7 +98,11 @@ type Options struct {
 
 // New returns the admin listener of a daemon.
 func New(opts Options) *Server {
-	s := &Server{libraries: slices.Clone(opts.Libraries), scheduler: opts.Scheduler, index: opts.Index, api: opts.API,
+	libraries := opts.Libraries
+	if libraries == nil {
+		libraries = fm.NewLibrarySet(nil)
+	}
+	s := &Server{libraries: libraries, discovery: opts.Discovery, scheduler: opts.Scheduler, index: opts.Index, api: opts.API,
 		push: opts.PushStatus, token: opts.Token}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /sync", s.sync)
@@ -171,9 +182,9 @@ func (s *Server) readiness(ctx context.Context) (int, Readiness) {
 		return http.StatusServiceUnavailable, Readiness{Status: "waiting for the index", Problem: info.Problem}
 	}
 	var waiting []string
-	for _, id := range s.libraries {
-		if !s.api.Warmed(ctx, id) {
-			waiting = append(waiting, id)
+	for _, l := range s.libraries.List() {
+		if !s.api.Warmed(ctx, l.ID) && s.awaited(ctx, l.ID) {
+			waiting = append(waiting, l.ID)
 		}
 	}
 	if len(waiting) > 0 {
@@ -185,24 +196,79 @@ func (s *Server) readiness(ctx context.Context) (int, Readiness) {
 	return http.StatusOK, Readiness{Status: "ready"}
 }
 
+// awaited tells whether /readyz waits for a library whose catalog is not
+// built: a configured one always; a discovered one only once the index has
+// a tree of it (a drive discovered while serving must not take a replica
+// out of service until its first sync ends).
+func (s *Server) awaited(ctx context.Context, id string) bool {
+	if !s.libraries.Discovered(id) {
+		return true
+	}
+	_, err := s.index.Library(ctx, id)
+	return err == nil
+}
+
+// statusListMax is how many discovered libraries /status lists; beyond,
+// it lists the configured ones and counts the others, each told by
+// /status?library=ID.
+const statusListMax = 100
+
+// status answers GET /status, or, with ?library=ID, that library's line
+// alone (404 if there is none such).
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	var out Status
 	out.Index = s.index.Info(r.Context())
 	out.Libraries, out.Directories = []LibraryStatus{}, []DirectoryStatus{}
+	if id := r.URL.Query().Get("library"); id != "" {
+		s.libraryStatusAnswer(w, r, id, out.Index.Leases)
+		return
+	}
+	libs := s.libraries.List()
+	discovered := 0
+	for _, l := range libs {
+		if s.libraries.Discovered(l.ID) {
+			discovered++
+		}
+	}
+	listAll := discovered <= statusListMax
 	for _, st := range s.scheduler.Status() {
-		if !slices.Contains(s.libraries, st.Name) {
+		l, isLibrary := s.libraries.Library(st.Name)
+		switch {
+		case !isLibrary:
 			out.Directories = append(out.Directories, DirectoryStatus{JobStatus: st, LeaseHolder: out.Index.Leases[st.Name]})
-			continue
+		case listAll || !s.libraries.Discovered(l.ID):
+			out.Libraries = append(out.Libraries, s.libraryStatus(r.Context(), l, st, out.Index.Leases))
+		default:
+			out.LibrariesNotListed++
 		}
-		ls := LibraryStatus{JobStatus: st, LeaseHolder: out.Index.Leases[st.Name]}
-		if state, err := s.index.Library(r.Context(), st.Name); err == nil {
-			ls.Synced, ls.Folders, ls.Permissions, ls.Revision = true, state.Folders, state.Permissions, state.Revision
-			ls.LastFullSync, ls.LastIncremental = state.LastFullSync, state.LastIncrementalSync
-		}
-		out.Libraries = append(out.Libraries, ls)
+	}
+	if s.discovery != nil {
+		out.Discovery = s.discovery()
 	}
 	if s.push != nil {
 		out.Push = s.push()
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// libraryStatusAnswer answers /status?library=ID.
+func (s *Server) libraryStatusAnswer(w http.ResponseWriter, r *http.Request, id string, leases map[string]string) {
+	l, ok := s.libraries.Library(id)
+	st, scheduled := s.scheduler.JobStatus(id)
+	if !ok || !scheduled {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("No library is named %s.", id))
+		return
+	}
+	writeJSON(w, http.StatusOK, s.libraryStatus(r.Context(), l, st, leases))
+}
+
+// libraryStatus is a library's line in Status.
+func (s *Server) libraryStatus(ctx context.Context, l fm.Library, st schedule.JobStatus, leases map[string]string) LibraryStatus {
+	ls := LibraryStatus{JobStatus: st, LibraryName: l.Name, Domain: l.Domain, Discovered: s.libraries.Discovered(l.ID),
+		LeaseHolder: leases[st.Name]}
+	if state, err := s.index.Library(ctx, st.Name); err == nil {
+		ls.Synced, ls.Folders, ls.Permissions, ls.Revision = true, state.Folders, state.Permissions, state.Revision
+		ls.LastFullSync, ls.LastIncremental = state.LastFullSync, state.LastIncrementalSync
+	}
+	return ls
 }

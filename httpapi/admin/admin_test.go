@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -27,7 +28,10 @@ import (
 
 // scheduler plays a scheduler, of the configuration's directory and
 // library, whose syncs report two steps and succeed.
-type scheduler struct{ followed []string }
+type scheduler struct {
+	followed  []string
+	libraries *fm.LibrarySet
+}
 
 func (s *scheduler) Follow(_ context.Context, name string, mode fm.SyncMode, events chan<- schedule.Event) (bool, error) {
 	s.followed = append(s.followed, name)
@@ -39,15 +43,31 @@ func (s *scheduler) Follow(_ context.Context, name string, mode fm.SyncMode, eve
 	return true, nil
 }
 
+// Status is that of example.com's directory and of each library, eng's
+// last sync having failed.
 func (s *scheduler) Status() []schedule.JobStatus {
-	return []schedule.JobStatus{
-		{Name: "directory:example.com", LastFull: &schedule.RunStatus{Users: 3, UnreadableGroups: []string{"outside@other.org"}}},
-		{Name: "eng", LastError: "boom"},
+	var out []schedule.JobStatus
+	for _, name := range s.Jobs("") {
+		st, _ := s.JobStatus(name)
+		out = append(out, st)
 	}
+	return out
+}
+
+func (s *scheduler) JobStatus(name string) (schedule.JobStatus, bool) {
+	switch _, isLibrary := s.libraries.Library(name); {
+	case name == "directory:example.com":
+		return schedule.JobStatus{Name: name, LastFull: &schedule.RunStatus{Users: 3, UnreadableGroups: []string{"outside@other.org"}}}, true
+	case name == "eng":
+		return schedule.JobStatus{Name: name, LastError: "boom"}, true
+	case isLibrary:
+		return schedule.JobStatus{Name: name}, true
+	}
+	return schedule.JobStatus{}, false
 }
 
 func (s *scheduler) Jobs(library string) []string {
-	return schedule.Plan{Directories: []string{"example.com"}, Libraries: fm.NewLibrarySet([]fm.Library{{ID: "eng"}})}.Jobs(library)
+	return schedule.Plan{Directories: []string{"example.com"}, Libraries: s.libraries}.Jobs(library)
 }
 
 // index plays an index where only synced libraries exist; problem, when
@@ -87,8 +107,8 @@ func newHandler(t *testing.T, adminListen, token string) (http.Handler, *schedul
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "foldermirror_test_total", Help: "a test counter"}))
-	sc, idx := &scheduler{}, &index{synced: map[string]bool{}}
-	return admin.New(admin.Options{Listen: adminListen, Libraries: []string{"eng"},
+	sc, idx := &scheduler{libraries: fm.NewLibrarySet([]fm.Library{{ID: "eng", Name: "Engineering", Domain: "example.com"}})}, &index{synced: map[string]bool{}}
+	return admin.New(admin.Options{Listen: adminListen, Libraries: sc.libraries,
 		Token: token, Scheduler: sc, Index: idx, API: idx, Gatherer: reg,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).Handler(), sc, idx
 }
@@ -160,8 +180,8 @@ func TestStatusOfPush(t *testing.T) {
 		{"push on, no feed", func() []push.FeedStatus { return []push.FeedStatus{} }, `[]`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			sc, idx := &scheduler{}, &index{synced: map[string]bool{}}
-			h := admin.New(admin.Options{Listen: "127.0.0.1:8081", Libraries: []string{"eng"}, Scheduler: sc, Index: idx, API: idx,
+			sc, idx := &scheduler{libraries: fm.NewLibrarySet([]fm.Library{{ID: "eng"}})}, &index{synced: map[string]bool{}}
+			h := admin.New(admin.Options{Listen: "127.0.0.1:8081", Libraries: sc.libraries, Scheduler: sc, Index: idx, API: idx,
 				Gatherer: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler), PushStatus: tt.status}).Handler()
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8081/status", nil))
@@ -516,5 +536,43 @@ func TestHealthzProvesTheToken(t *testing.T) {
 	}
 	if got := admin.Proof(token, "n0nce"); got != want {
 		t.Errorf("Proof = %s; want %s", got, want)
+	}
+}
+
+// With many discovered libraries, /status lists the configured ones and
+// counts the others, each told by /status?library=ID; /readyz waits for no
+// discovered library never synced.
+func TestStatusOfDiscoveredLibraries(t *testing.T) {
+	h, sc, idx := newHandler(t, "127.0.0.1:8081", "")
+	idx.synced["eng"] = true
+	rule := fm.SharedDriveDiscovery{Domain: "example.com", StorageAccount: "storage@example.com"}
+	var libs []fm.Library
+	for i := range 150 {
+		libs = append(libs, rule.Library(fm.DiscoveredDrive{ID: fmt.Sprintf("0Adrive%03d", i), Name: fmt.Sprintf("Drive %d", i)}))
+	}
+	sc.libraries.SetDiscovered("example.com", libs)
+	serve := func(target string) (int, []byte) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8081"+target, nil))
+		return rec.Code, rec.Body.Bytes()
+	}
+	code, body := serve("/status")
+	var st admin.Status
+	if err := json.Unmarshal(body, &st); code != 200 || err != nil {
+		t.Fatalf("status: %d %v %s", code, err, body)
+	}
+	if len(st.Libraries) != 1 || st.Libraries[0].Name != "eng" || st.LibrariesNotListed != 150 {
+		t.Errorf("status lists %d libraries and leaves %d out, want eng alone and 150", len(st.Libraries), st.LibrariesNotListed)
+	}
+	code, body = serve("/status?library=0Adrive007")
+	var one admin.LibraryStatus
+	if err := json.Unmarshal(body, &one); code != 200 || err != nil || !one.Discovered || one.LibraryName != "Drive 7" || one.Synced {
+		t.Errorf("status?library=0Adrive007: %d %s", code, body)
+	}
+	if code, body := serve("/status?library=nope"); code != 404 || !strings.Contains(string(body), "No library is named nope.") {
+		t.Errorf("status?library=nope: %d %s", code, body)
+	}
+	if code, body := serve("/readyz"); code != 200 {
+		t.Errorf("readyz with discovered libraries never synced: %d %s", code, body)
 	}
 }

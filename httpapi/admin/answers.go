@@ -5,6 +5,7 @@ import (
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/discovery"
 	"github.com/foldermirror/foldermirror/push"
 	"github.com/foldermirror/foldermirror/schedule"
 )
@@ -53,9 +54,16 @@ func (r Readiness) String() string {
 // Status is what GET /status answers: the jobs, the index and the feeds
 // Drive pushes.
 type Status struct {
-	Libraries   []LibraryStatus   `json:"libraries"`
-	Directories []DirectoryStatus `json:"directories"`
-	Index       fm.IndexInfo      `json:"index"`
+	Libraries []LibraryStatus `json:"libraries"`
+	// LibrariesNotListed counts the discovered libraries left out of
+	// Libraries, when there are too many to list: /status?library=ID tells
+	// each.
+	LibrariesNotListed int               `json:"librariesNotListed,omitempty"`
+	Directories        []DirectoryStatus `json:"directories"`
+	Index              fm.IndexInfo      `json:"index"`
+	// Discovery is each domain's shared drive discovery, when a domain
+	// discovers its drives.
+	Discovery []discovery.DomainStatus `json:"discovery,omitempty"`
 	// Push is the status of each feed Drive pushes, when push.address is
 	// set (an empty list when it has no feed).
 	Push []push.FeedStatus `json:"push,omitzero"`
@@ -64,6 +72,11 @@ type Status struct {
 // LibraryStatus is a library's line in Status.
 type LibraryStatus struct {
 	schedule.JobStatus
+	LibraryName string `json:"libraryName"`
+	Domain      string `json:"domain"`
+	// Discovered: the library is a shared drive discovery found, not one
+	// configured under libraries.
+	Discovered bool `json:"discovered,omitempty"`
 	// Synced: the index has a tree of the library, of Folders folders and
 	// Permissions permissions at Revision.
 	Synced          bool      `json:"synced"`

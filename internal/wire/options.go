@@ -82,9 +82,8 @@ func APIOptions(cfg *config.Config, opts httpapi.Options) httpapi.Options {
 // and the libraries the configuration syncs.
 func AdminOptions(cfg *config.Config, opts admin.Options) admin.Options {
 	opts.Listen = cfg.AdminListen
-	opts.Libraries = make([]string, len(cfg.Libraries))
-	for i, l := range cfg.Libraries {
-		opts.Libraries[i] = l.ID
+	if opts.Libraries == nil {
+		opts.Libraries = fm.NewLibrarySet(cfg.CoreLibraries())
 	}
 	return opts
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"net/netip"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -99,8 +100,8 @@ func TestAPIOptions(t *testing.T) {
 func TestAdminOptions(t *testing.T) {
 	got := wire.AdminOptions(optionsConfig(), admin.Options{Token: "secret"})
 	want := admin.Options{Listen: "127.0.0.1:9090",
-		Libraries: []string{"eng", "team"}, Token: "secret"}
-	if !reflect.DeepEqual(got, want) {
+		Libraries: fm.NewLibrarySet(optionsConfig().CoreLibraries()), Token: "secret"}
+	if !reflect.DeepEqual(got, want) || !slices.Equal(got.Libraries.IDs(), []string{"eng", "team"}) {
 		t.Errorf("adminOptions:\n%+v\nwant\n%+v", got, want)
 	}
 }
