@@ -54,7 +54,7 @@ func newSynced(t *testing.T, backend string, fake *googlefake.Server, libs ...fm
 	cfg := fmtest.LoadConfig(t, c)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	db := fmtest.OpenIndex(t, backend, cfg.DataDir)
-	s, _, err := wire.NewSyncer(cfg, db, logger, prometheus.NewRegistry())
+	s, _, err := wire.NewSyncer(cfg, wire.Libraries(cfg), db, logger, prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -243,7 +243,8 @@ func startChain(t *testing.T, e *env) *pushChain {
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	opts := wire.SchedulerOptions(e.cfg, schedule.Options{Syncer: c.syncs, Leases: e.db.Leases(), Index: e.db, Logger: quiet})
+	opts := wire.SchedulerOptions(e.cfg, schedule.Options{Syncer: c.syncs, Leases: e.db.Leases(), Index: e.db, Logger: quiet,
+		Plan: schedule.Plan{Libraries: wire.Libraries(e.cfg)}})
 	opts.Incremental, opts.Full = never, never
 	opts.Plan.Directories = nil // the libraries alone: the test syncs no directory
 	sched, err := schedule.New(opts)

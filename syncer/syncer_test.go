@@ -100,7 +100,7 @@ func (e *env) restartSyncer() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	opts := wire.SyncerOptions(e.cfg)
+	opts := wire.SyncerOptions(e.cfg, wire.Libraries(e.cfg))
 	opts.Logger, opts.Metrics = e.logger, e.metrics
 	e.s = syncer.New(e.db, clients, opts)
 }

@@ -192,13 +192,13 @@ func (c *demoCommand) syncAll(ctx context.Context, cfg *config.Config) error {
 	if err := connect(ctx, db); err != nil {
 		return err
 	}
-	s, _, err := wire.NewSyncer(cfg, db, quiet, prometheus.NewRegistry())
+	s, _, err := wire.NewSyncer(cfg, wire.Libraries(cfg), db, quiet, prometheus.NewRegistry())
 	if err != nil {
 		return err
 	}
 	runner := schedule.Runner{Syncer: s, Leases: db.Leases()}
 	fmt.Fprintf(c.stdout, "foldermirror demo: a generated domain, %s, in an in-process Google Drive fake.\n\n", demo.Domain)
-	for _, job := range wire.Plan(cfg).Jobs("") {
+	for _, job := range wire.Plan(cfg, wire.Libraries(cfg)).Jobs("") {
 		ev, err := runner.Run(ctx, job, fm.SyncFull, nil, schedule.RunOptions{})
 		if err != nil {
 			return err

@@ -206,12 +206,13 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 		return d, err
 	}
 	reg := newRegistry(d.db)
-	if d.scheduler, d.push, err = newSyncing(cfg, d.db, logger, reg); err != nil {
+	libs := wire.Libraries(cfg)
+	if d.scheduler, d.push, err = newSyncing(cfg, libs, d.db, logger, reg); err != nil {
 		return d, err
 	}
 	d.auth = auth.New(wire.AuthOptions(cfg, auth.Options{Directory: d.db, Logger: logger}))
 	apiOpts := httpapi.Options{Logger: logger, Metrics: httpapi.NewMetrics(reg)}
-	adminOpts := admin.Options{Scheduler: d.scheduler, Index: d.db, Gatherer: reg, Logger: logger}
+	adminOpts := admin.Options{Libraries: libs, Scheduler: d.scheduler, Index: d.db, Gatherer: reg, Logger: logger}
 	if d.push != nil {
 		apiOpts.Push, apiOpts.PushPath = d.push, d.push.Path()
 		adminOpts.PushStatus = d.push.Status
@@ -236,7 +237,7 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 		if !d.following(reached) {
 			return
 		}
-		for _, lib := range cfg.Libraries {
+		for _, lib := range libs.List() {
 			go warm(lib.ID)
 		}
 		d.scheduler.Start()

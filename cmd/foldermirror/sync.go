@@ -50,7 +50,7 @@ func (c *syncCommand) Run(ctx context.Context) error {
 	if c.library != "" && cfg.Library(c.library) == nil {
 		return fmt.Errorf("--library %s: no such library in %s", c.library, c.configPath)
 	}
-	c.jobs = len(wire.Plan(cfg).Jobs(c.library))
+	c.jobs = len(wire.Plan(cfg, wire.Libraries(cfg)).Jobs(c.library))
 	token, err := cfg.AdminToken()
 	if err != nil {
 		return err
@@ -128,7 +128,7 @@ func (c *syncCommand) locally(ctx context.Context, cfg *config.Config) error {
 	if err := connect(ctx, c.db); err != nil {
 		return err
 	}
-	s, _, err := wire.NewSyncer(cfg, c.db, logger, prometheus.NewRegistry())
+	s, _, err := wire.NewSyncer(cfg, wire.Libraries(cfg), c.db, logger, prometheus.NewRegistry())
 	if err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ func (c *syncCommand) locally(ctx context.Context, cfg *config.Config) error {
 		mode = fm.SyncFull
 	}
 	var failed []error
-	for _, job := range wire.Plan(cfg).Jobs(c.library) {
+	for _, job := range wire.Plan(cfg, wire.Libraries(cfg)).Jobs(c.library) {
 		ev, err := runner.Run(ctx, job, mode, func(p fm.Progress) { c.progress.update(job, p) }, schedule.RunOptions{LeaseWait: c.wait})
 		if err != nil {
 			ev.Error = err.Error()

@@ -99,9 +99,15 @@ func GoogleOptions(cfg *config.Config) googleclient.Options {
 	}
 }
 
-// SyncerOptions are the options of a syncer of cfg's libraries and domains.
-func SyncerOptions(cfg *config.Config) syncer.Options {
-	opts := syncer.Options{Libraries: fm.NewLibrarySet(cfg.CoreLibraries()), Concurrency: cfg.Storage.Concurrency}
+// Libraries returns a set of cfg's libraries, none discovered yet: the
+// one a process makes at start, which every package that syncs or serves
+// then reads.
+func Libraries(cfg *config.Config) *fm.LibrarySet { return fm.NewLibrarySet(cfg.CoreLibraries()) }
+
+// SyncerOptions are the options of a syncer of the libraries libs and of
+// cfg's domains.
+func SyncerOptions(cfg *config.Config, libs *fm.LibrarySet) syncer.Options {
+	opts := syncer.Options{Libraries: libs, Concurrency: cfg.Storage.Concurrency}
 	for _, d := range cfg.Domains {
 		opts.Domains = append(opts.Domains, syncer.Domain{Name: d.Name, AdminEmail: d.AdminEmail})
 	}
@@ -109,26 +115,33 @@ func SyncerOptions(cfg *config.Config) syncer.Options {
 }
 
 // Plan names what there is to sync: the directories of cfg's domains that
-// have an adminEmail, and cfg's libraries.
-func Plan(cfg *config.Config) schedule.Plan {
+// have an adminEmail, and the libraries libs.
+func Plan(cfg *config.Config, libs *fm.LibrarySet) schedule.Plan {
 	var p schedule.Plan
 	for _, d := range cfg.Domains {
 		if d.AdminEmail != "" {
 			p.Directories = append(p.Directories, d.Name)
 		}
 	}
-	p.Libraries = fm.NewLibrarySet(cfg.CoreLibraries())
+	p.Libraries = libs
 	return p
 }
 
-// SchedulerOptions returns opts with cfg's plan, its schedules and its
-// concurrency.
+// SchedulerOptions returns opts with the plan of cfg's directories and of
+// opts.Plan.Libraries, cfg's schedules and concurrency, and the share of
+// storage.requestsPerSecond a round of incremental polls may take.
 func SchedulerOptions(cfg *config.Config, opts schedule.Options) schedule.Options {
 	opts.Incremental, opts.Full = cfg.Schedule.Incremental, cfg.Schedule.Full
 	opts.Concurrency = cfg.Storage.Concurrency
-	opts.Plan = Plan(cfg)
+	opts.Plan = Plan(cfg, opts.Plan.Libraries)
+	opts.PollsPerSecond = cfg.Storage.RequestsPerSecond * pollShare
 	return opts
 }
+
+// pollShare is the share of storage.requestsPerSecond that a round of
+// incremental polls (the safety net under push) may take, leaving the rest
+// to the syncs that notifications and requests start.
+const pollShare = 0.5
 
 // PushOptions returns opts with cfg's push.address and push.channelTtl and
 // the feeds of its libraries.
@@ -138,18 +151,18 @@ func PushOptions(cfg *config.Config, opts push.Options) push.Options {
 	return opts
 }
 
-// NewSyncer returns the syncer of cfg's libraries and domains, writing into
-// idx, and the Google clients it reads with (cfg's storage), for other
-// readers of Google to share; its metrics, and the clients', are registered
-// with reg.
-func NewSyncer(cfg *config.Config, idx syncer.Index, logger *slog.Logger, reg prometheus.Registerer) (*syncer.Syncer, *googleclient.Clients, error) {
+// NewSyncer returns the syncer of the libraries libs and of cfg's domains,
+// writing into idx, and the Google clients it reads with (cfg's storage),
+// for other readers of Google to share; its metrics, and the clients', are
+// registered with reg.
+func NewSyncer(cfg *config.Config, libs *fm.LibrarySet, idx syncer.Index, logger *slog.Logger, reg prometheus.Registerer) (*syncer.Syncer, *googleclient.Clients, error) {
 	gopts := GoogleOptions(cfg)
 	gopts.Metrics = googleclient.NewMetrics(reg)
 	clients, err := googleclient.New(gopts)
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := SyncerOptions(cfg)
+	opts := SyncerOptions(cfg, libs)
 	opts.Logger = logger
 	opts.Metrics = syncer.NewMetrics(reg)
 	return syncer.New(idx, clients, opts), clients, nil

@@ -19,7 +19,7 @@ func TestPlan(t *testing.T) {
 		},
 		Libraries: []config.Library{{ID: "lib-a"}, {ID: "lib-b"}},
 	}
-	plan := wire.Plan(cfg)
+	plan := wire.Plan(cfg, wire.Libraries(cfg))
 	if want := []string{"example.com", "other.net"}; !slices.Equal(plan.Directories, want) {
 		t.Errorf("directories %q, want %q", plan.Directories, want)
 	}
