@@ -21,6 +21,7 @@ import (
 	"github.com/foldermirror/foldermirror/schedule"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"golang.org/x/sync/errgroup"
 )
 
 // serveCommand runs the daemon until interrupted.
@@ -237,9 +238,7 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 		if !d.following(reached) {
 			return
 		}
-		for _, lib := range libs.List() {
-			go warm(lib.ID)
-		}
+		d.background.Go(func() { warmAll(libs.List(), warm) })
 		d.scheduler.Start()
 		if d.push != nil {
 			d.background.Go(func() { d.push.Run(d.pushCtx) })
@@ -250,6 +249,20 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 	}
 	logger.Info("serving", "listen", d.api.addr.String(), "adminListen", d.admin.addr.String(), "libraries", len(cfg.Libraries))
 	return d, nil
+}
+
+// warmers bounds how many catalogs are built at once at start: thousands of
+// discovered libraries must not all be read into memory together.
+const warmers = 4
+
+// warmAll has warm prepare every library of libs, warmers at a time.
+func warmAll(libs []fm.Library, warm func(libraryID string)) {
+	var g errgroup.Group
+	g.SetLimit(warmers)
+	for _, l := range libs {
+		g.Go(func() error { warm(l.ID); return nil })
+	}
+	_ = g.Wait() // warm logs its own failures
 }
 
 // following waits until the index is reached (reached, of reach), then
