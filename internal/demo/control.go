@@ -12,6 +12,10 @@ import (
 // RenamePath is where Control renames a folder.
 const RenamePath = "/demo/rename"
 
+// SharedDrivePath is where Control creates a shared drive and adds the
+// storage account to it.
+const SharedDrivePath = "/demo/shared-drives"
+
 // RequestHeader is the header, with any value, that a POST to the
 // controls must carry: a page of another site cannot send it without a
 // CORS preflight, which the controls never approve, so it cannot make an
@@ -22,7 +26,10 @@ const RequestHeader = "X-Requested-By"
 // a loopback listener of the demo alone: POST RenamePath?folder=ID&name=NAME
 // with RequestHeader renames the folder (or shared drive) ID in the fake, as
 // its owner would in Drive, and answers 204; an unknown folder is 404, a
-// request without both parameters 400, another method 405. A POST without
+// request without both parameters 400, another method 405. POST
+// SharedDrivePath?name=NAME creates a shared drive of a few folders and adds
+// the storage account to it (AddTeamDrive), and answers 201 with the
+// drive's ID, the ID of the library discovery makes of it. A POST without
 // RequestHeader is 403, and a request whose Host is not localhost or a
 // loopback IP (a name rebound to loopback) 421.
 func (w *World) Control() http.Handler {
@@ -39,7 +46,23 @@ func (w *World) Control() http.Handler {
 		}
 		rw.WriteHeader(http.StatusNoContent)
 	})
+	mux.HandleFunc("POST "+SharedDrivePath, func(rw http.ResponseWriter, r *http.Request) {
+		name := r.URL.Query().Get("name")
+		if name == "" {
+			http.Error(rw, "expected ?name=NAME", http.StatusBadRequest)
+			return
+		}
+		rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		rw.WriteHeader(http.StatusCreated)
+		fmt.Fprintln(rw, w.AddTeamDrive(name))
+	})
 	return fromThisUser(mux)
+}
+
+// SharedDriveURL returns the URL, at the base URL of a listener serving
+// Control, that creates a shared drive named name.
+func SharedDriveURL(base, name string) string {
+	return base + SharedDrivePath + "?" + url.Values{"name": {name}}.Encode()
 }
 
 // fromThisUser refuses what a page of another site could send through an

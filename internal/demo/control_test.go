@@ -37,6 +37,9 @@ func TestControl(t *testing.T) {
 		{"a name rebound to loopback", http.MethodPost, demo.RenameURL("", root, "Pwned"), "evil.example:8082", "", true, http.StatusMisdirectedRequest},
 		{"localhost", http.MethodPost, demo.RenameURL("", root, "Platform"), "localhost:8082", form, true, http.StatusNoContent},
 		{"IPv6 loopback", http.MethodPost, demo.RenameURL("", root, "Platform"), "[::1]:8082", "", true, http.StatusNoContent},
+		{"a shared drive", http.MethodPost, demo.SharedDriveURL("", "Research"), "", "", true, http.StatusCreated},
+		{"a shared drive without a name", http.MethodPost, demo.SharedDrivePath, "", "", true, http.StatusBadRequest},
+		{"a shared drive by a form of another site", http.MethodPost, demo.SharedDriveURL("", "Pwned"), "", form, false, http.StatusForbidden},
 	}
 	for _, tt := range tests {
 		req := httptest.NewRequest(tt.method, tt.url, nil)

@@ -53,8 +53,12 @@ type Library struct {
 
 // World is a generated domain inside a fake.
 type World struct {
-	Fake      *googlefake.Server
+	Fake *googlefake.Server
+	// Libraries are the configured libraries.
 	Libraries []Library
+	// TeamDrives are the shared drives the storage account is a member of
+	// that no library lists: the domain discovers them (sharedDrives).
+	TeamDrives []Library
 }
 
 // Spec sizes a world.
@@ -80,7 +84,29 @@ func Build(fake *googlefake.Server, spec Spec) *World {
 	fake.MakeAdmin(Admin)
 	fake.AddGroup(LeadsGroup, Personas[0].Email)
 	w.Libraries = []Library{g.engineering(), g.sales(), g.partners()}
+	w.TeamDrives = []Library{g.teamDrive("Marketing"), g.teamDrive("Legal")}
 	return w
+}
+
+// teamDrive is a shared drive bob organizes, of a few folders, the storage
+// account a member, alice a reader: one the domain discovers.
+func (g *generator) teamDrive(name string) Library {
+	id := g.fake.CreateSharedDrive(name, Personas[1].Email)
+	g.fake.Share(id, user(Personas[0].Email, "reader"))
+	g.made = 0
+	for range 3 {
+		g.grow(Personas[1].Email, g.fake.CreateFolder(Personas[1].Email, id, g.name()), 1)
+	}
+	g.fake.Share(id, user(StorageAccount, "reader"))
+	return Library{ID: id, Name: name, SharedDriveID: id}
+}
+
+// AddTeamDrive creates a shared drive as teamDrive does, the storage
+// account added last, as an organizer adds a member to a drive that has
+// folders already, and returns its ID.
+func (w *World) AddTeamDrive(name string) string {
+	g := &generator{fake: w.Fake, rng: rand.New(rand.NewPCG(uint64(len(name)), 11)), budget: 12}
+	return g.teamDrive(name).ID
 }
 
 type generator struct {
