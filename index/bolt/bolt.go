@@ -4,7 +4,8 @@
 // Layout (bucket → contents):
 //
 //	meta                        schema → version
-//	libraries/<libraryID>       state → library record (current generation, sync state, log bounds)
+//	libraries/<libraryID>       state → library record (current generation, sync state, log bounds);
+//	                            retired → the last revision of the library deleted, in its place
 //	libraries/<libraryID>/log   revision (8 bytes) folderID → nothing: the folders each revision changed
 //	libraries/<libraryID>/g<N>  one generation of the library's tree:
 //	    folders     folderID → folder record, with the keys of its permission sets
@@ -12,6 +13,8 @@
 //	    permsets    key → references, Drive permissions in Drive's order (see permsets.go)
 //	directory/<domain>          the domain's users and group memberships
 //	pushChannels                channelID → push channel record (see push.go)
+//	discoveries/<domain>        state → the domain's discovery of shared drives (see discovery.go)
+//	discoveries/<domain>/drives driveID → the drive's record
 //
 // A full sync writes a new generation in batches and then switches the
 // library's record to it in one transaction, so readers see the old tree or
@@ -43,8 +46,9 @@ import (
 )
 
 // SchemaVersion is the version of the layout above. Open refuses a newer
-// one, empties one older than 4, and brings a 4 up to date (see upgrade).
-const SchemaVersion = "5"
+// one, empties one older than 4, and brings a 4 or a 5 up to date (see
+// upgrades).
+const SchemaVersion = "6"
 
 // FileName is the name of the index file inside the data directory.
 const FileName = "index.db"
@@ -58,6 +62,7 @@ var (
 	bucketLog       = []byte("log")
 	keySchema       = []byte("schema")
 	keyState        = []byte("state")
+	keyRetired      = []byte("retired")
 )
 
 // openTimeout bounds the wait for the file lock another process may hold
@@ -168,8 +173,8 @@ func checkSchema(tx *bbolt.Tx, logger *slog.Logger) error {
 	switch {
 	case v == SchemaVersion:
 		return nil
-	case v == "4":
-		return upgradeFrom4(tx, meta, logger)
+	case upgradable(v):
+		return upgrade(tx, meta, v, logger)
 	case olderSchema(v):
 		logger.Warn("the index was written by an older foldermirror; it is emptied and filled again by the next syncs",
 			"schema", v, "now", SchemaVersion)
@@ -178,7 +183,32 @@ func checkSchema(tx *bbolt.Tx, logger *slog.Logger) error {
 	return fmt.Errorf("index schema version %q is not one this foldermirror reads (%q): it was written by a newer foldermirror", v, SchemaVersion)
 }
 
-// upgradeFrom4 brings an index of schema 4 up to date. Its layout is the
+// upgrades are the steps that bring an index of schema n to schema n+1,
+// by n: one for each schema from the oldest kept on.
+var upgrades = map[int]func(tx *bbolt.Tx, logger *slog.Logger) error{
+	4: upgradeFrom4,
+	5: upgradeFrom5,
+}
+
+// upgradable tells whether an index of schema v is brought up to date.
+func upgradable(v string) bool {
+	n, err := strconv.Atoi(v)
+	return err == nil && upgrades[n] != nil
+}
+
+// upgrade brings an index of an upgradable schema v up to date, a step
+// after the other, in the transaction that opens it.
+func upgrade(tx *bbolt.Tx, meta *bbolt.Bucket, v string, logger *slog.Logger) error {
+	n, _ := strconv.Atoi(v)
+	for ; upgrades[n] != nil; n++ {
+		if err := upgrades[n](tx, logger); err != nil {
+			return fmt.Errorf("upgrade the index from schema %d: %w", n, err)
+		}
+	}
+	return meta.Put(keySchema, []byte(SchemaVersion))
+}
+
+// upgradeFrom4 brings an index of schema 4 to schema 5. Its layout is the
 // same, but what some of its versions wrote is not: the permission lists a
 // sync made from a parent's (of shared-drive folders that only inherit,
 // and those an incremental sync made again) were sorted by permission ID,
@@ -186,7 +216,7 @@ func checkSchema(tx *bbolt.Tx, logger *slog.Logger) error {
 // permissions out. Each library's changes token is dropped, so that its
 // next sync is a full one that writes them again; until it ends, the
 // index serves what it holds.
-func upgradeFrom4(tx *bbolt.Tx, meta *bbolt.Bucket, logger *slog.Logger) error {
+func upgradeFrom4(tx *bbolt.Tx, logger *slog.Logger) error {
 	if libs := tx.Bucket(bucketLibraries); libs != nil {
 		err := libs.ForEachBucket(func(name []byte) error {
 			lib := libs.Bucket(name)
@@ -203,7 +233,14 @@ func upgradeFrom4(tx *bbolt.Tx, meta *bbolt.Bucket, logger *slog.Logger) error {
 	}
 	logger.Info("the index was written by an earlier foldermirror: each library's next sync is a full one, which puts its permission lists in Drive's order",
 		"schema", "4", "now", SchemaVersion)
-	return meta.Put(keySchema, []byte(SchemaVersion))
+	return nil
+}
+
+// upgradeFrom5 brings an index of schema 5 to schema 6, which keeps the
+// domains' discoveries of shared drives: it makes their bucket.
+func upgradeFrom5(tx *bbolt.Tx, _ *slog.Logger) error {
+	_, err := tx.CreateBucketIfNotExists(bucketDiscoveries)
+	return err
 }
 
 // olderSchema tells whether v is the version of an older layout.
@@ -213,9 +250,13 @@ func olderSchema(v string) bool {
 	return err == nil && n >= 1 && n < current
 }
 
+// createSchema makes what a new index of the current schema starts with.
 func createSchema(tx *bbolt.Tx) error {
 	meta, err := tx.CreateBucket(bucketMeta)
 	if err != nil {
+		return err
+	}
+	if _, err := tx.CreateBucket(bucketDiscoveries); err != nil {
 		return err
 	}
 	return meta.Put(keySchema, []byte(SchemaVersion))

@@ -195,32 +195,58 @@ func TestOpenRefusesCorruptFiles(t *testing.T) {
 	}
 }
 
-// An index of schema 4 is kept and served, but each library's changes
-// token is dropped, so that its next sync is a full one: some versions of
-// schema 4 wrote permission lists out of Drive's order.
-func TestOpenUpgradesSchema4(t *testing.T) {
-	dir := t.TempDir()
-	db := fmtest.OpenBolt(t, dir)
-	fullSync(t, db, "lib", state, 10, folder("root", "", "Root"), folder("a", "root", "a"))
-	if st, err := db.Library(context.Background(), "lib"); err != nil || st.StartPageToken == "" {
-		t.Fatalf("before: %+v, %v; want a changes token", st, err)
-	}
-	db.Close()
-	rawBolt(t, dir, func(tx *bbolt.Tx) error { return tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte("4")) })
+// An index of schema 4 or 5 is kept and served, brought up to date: from
+// 4, each library's changes token is dropped, so that its next sync is a
+// full one (some versions of schema 4 wrote permission lists out of
+// Drive's order); from 5 on, the tokens are kept. The index then keeps
+// discoveries of shared drives, which schema 6 added.
+func TestOpenUpgrades(t *testing.T) {
+	for _, tc := range []struct {
+		schema    string
+		keepToken bool
+	}{
+		{"4", false},
+		{"5", true},
+	} {
+		t.Run("schema "+tc.schema, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			db := fmtest.OpenBolt(t, dir)
+			fullSync(t, db, "lib", state, 10, folder("root", "", "Root"), folder("a", "root", "a"))
+			db.Close()
+			writtenBySchema(t, dir, tc.schema)
 
-	db = fmtest.OpenBolt(t, dir)
-	st, err := db.Library(context.Background(), "lib")
-	if err != nil || st.StartPageToken != "" || st.Folders != 2 {
-		t.Errorf("after the upgrade: %+v, %v; want the library served, without a changes token", st, err)
+			db = fmtest.OpenBolt(t, dir)
+			st, err := db.Library(ctx, "lib")
+			if err != nil || (st.StartPageToken != "") != tc.keepToken || st.Folders != 2 {
+				t.Errorf("after the upgrade: %+v, %v; want the library served, keeping its changes token: %v", st, err, tc.keepToken)
+			}
+			if f, err := db.Folder(ctx, "lib", "a"); err != nil || f.Name != "a" {
+				t.Errorf("a folder after the upgrade: %+v, %v", f, err)
+			}
+			d := fm.Discovery{Domain: "example.com", StorageAccount: "storage@example.com", Drives: []fm.DiscoveredDrive{{ID: "0a", Name: "A"}}}
+			if err := db.PutDiscovery(ctx, d, fm.Fence{}); err != nil {
+				t.Errorf("a discovery put after the upgrade: %v", err)
+			}
+			db.Close()
+			rawBolt(t, dir, func(tx *bbolt.Tx) error {
+				if v := string(tx.Bucket([]byte("meta")).Get([]byte("schema"))); v != bolt.SchemaVersion {
+					t.Errorf("schema %q after the upgrade, want %q", v, bolt.SchemaVersion)
+				}
+				return nil
+			})
+		})
 	}
-	if f, err := db.Folder(context.Background(), "lib", "a"); err != nil || f.Name != "a" {
-		t.Errorf("a folder after the upgrade: %+v, %v", f, err)
-	}
-	db.Close()
+}
+
+// writtenBySchema makes the index in dir one of an earlier schema, 4 or
+// 5: it has no discoveries.
+func writtenBySchema(t *testing.T, dir, schema string) {
+	t.Helper()
 	rawBolt(t, dir, func(tx *bbolt.Tx) error {
-		if v := string(tx.Bucket([]byte("meta")).Get([]byte("schema"))); v != bolt.SchemaVersion {
-			t.Errorf("schema %q after the upgrade, want %q", v, bolt.SchemaVersion)
+		if err := tx.DeleteBucket([]byte("discoveries")); err != nil {
+			return err
 		}
-		return nil
+		return tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte(schema))
 	})
 }

@@ -3,6 +3,7 @@ package bolt
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -368,8 +369,11 @@ func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
 		if prev != nil {
 			old = generationKey(prev.Generation)
 		}
-		rec, drift = fs.record(prev, state)
+		rec, drift = fs.record(prev, retiredRevision(lib), state)
 		if err := fs.log(lib, prev, rec, drift, removed); err != nil {
+			return err
+		}
+		if err := lib.Delete(keyRetired); err != nil {
 			return err
 		}
 		return lib.Put(keyState, encodeLibrary(rec))
@@ -388,11 +392,13 @@ func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
 
 // record makes the library's new record, with the revision
 // fm.LibraryState.NextRevision gives it: the tree changed if it drifted
-// from the one it replaces, or was not compared with it.
-func (fs *fullSync) record(prev *libraryRecord, state fm.LibraryState) (*libraryRecord, fm.Drift) {
+// from the one it replaces, or was not compared with it. A first tree
+// (prev nil) has the first revision, or, if the library was deleted, the
+// one after its last (retired).
+func (fs *fullSync) record(prev *libraryRecord, retired uint64, state fm.LibraryState) (*libraryRecord, fm.Drift) {
 	rec := &libraryRecord{LibraryState: state, Generation: fs.generation}
 	if prev == nil {
-		rec.Revision = fm.FirstRevision
+		rec.Revision = max(fm.FirstRevision, retired+1)
 		rec.ChangeLog = fm.FreshLog(rec.Revision)
 		return rec, fm.Drift{}
 	}
@@ -476,4 +482,62 @@ func (db *DB) dropGenerationErr(libraryID string, name []byte) error {
 		}
 		return lib.DeleteBucket(name)
 	})
+}
+
+// DeleteLibrary removes all the index keeps of the library (its record,
+// its trees, its change log) in one transaction, but its last revision
+// (see retire); the pages that reads are released meanwhile, as when a
+// tree is dropped. The fence is ignored, as by every write of an index one
+// process holds alone.
+func (db *DB) DeleteLibrary(_ context.Context, libraryID string, _ fm.Fence) error {
+	defer db.releasing()()
+	err := db.update("delete library "+libraryID, func(tx *bbolt.Tx) error {
+		return retire(tx.Bucket(bucketLibraries), []byte(libraryID))
+	})
+	if err != nil {
+		return err
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	delete(db.libraries, libraryID)
+	return nil
+}
+
+// retire replaces the bucket of a library (if any) with one that holds its
+// last revision alone, under keyRetired: the first full sync of it again
+// goes on from there (see retiredRevision).
+func retire(libs *bbolt.Bucket, id []byte) error {
+	lib := libs.Bucket(id)
+	if lib == nil {
+		return nil
+	}
+	rec, err := readLibraryRecord(lib)
+	if err != nil {
+		return err
+	}
+	last := retiredRevision(lib)
+	if rec != nil {
+		last = rec.Revision
+	}
+	if err := libs.DeleteBucket(id); err != nil {
+		return err
+	}
+	if last == 0 {
+		return nil
+	}
+	lib, err = libs.CreateBucket(id)
+	if err != nil {
+		return err
+	}
+	return lib.Put(keyRetired, binary.BigEndian.AppendUint64(nil, last))
+}
+
+// retiredRevision returns the last revision of a library deleted, 0 if
+// none was.
+func retiredRevision(lib *bbolt.Bucket) uint64 {
+	v := lib.Get(keyRetired)
+	if len(v) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(v)
 }
