@@ -30,7 +30,8 @@ type Options struct {
 	// Logger logs what the index does; slog.Default() if nil.
 	Logger *slog.Logger
 	// OnChange, if set, is told of each library another process sharing
-	// the index changed, once this process has read its new state.
+	// the index changed, once this process has read its new state, or
+	// deleted, once this process has forgotten it.
 	OnChange func(libraryID string)
 }
 

@@ -65,3 +65,19 @@ func (db *DB) PruneLog(libraryID string, keep uint64) error {
 func SetTxLimits(db *DB, statements, folders int) {
 	db.txLimits = txLimits{statements: statements, folders: folders}
 }
+
+// DriveRowVersions returns the version of the row of each drive of a
+// domain: the transaction that last wrote it (xmin).
+func DriveRowVersions(ctx context.Context, db *DB, domain string) (map[string]string, error) {
+	rows, err := db.pool.Query(ctx, "SELECT id, xmin::text FROM discovered_drives WHERE domain = $1", domain)
+	if err != nil {
+		return nil, err
+	}
+	versions := map[string]string{}
+	var id, xmin string
+	_, err = pgx.ForEachRow(rows, []any{&id, &xmin}, func() error {
+		versions[id] = xmin
+		return nil
+	})
+	return versions, err
+}

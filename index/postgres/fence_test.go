@@ -119,9 +119,10 @@ func TestFencedFullSync(t *testing.T) {
 	}
 }
 
-// Fencing an incremental sync's update, and a directory sync: once A's
-// lease lapsed and B took it (and released it, or holds it), A's write
-// fails saying the lease was lost and B's stays.
+// Fencing an incremental sync's update, a directory sync, and a
+// discovery of shared drives: once A's lease lapsed and B took it (and
+// released it, or holds it), A's write fails saying the lease was lost
+// and B's stays.
 func TestFencedUpdateAndDirectory(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -160,6 +161,17 @@ func TestFencedUpdateAndDirectory(t *testing.T) {
 				c := fmtest.OpenPostgres(t, url, postgres.Options{})
 				if got, _ := c.Lookup(ctx, "b@example.com"); !got.Known {
 					t.Error("B's directory was replaced")
+				}
+			}},
+		{"discovery", fm.DiscoveryLease("storage@example.com"),
+			func(db *postgres.DB, replica string, fence fm.Fence) error {
+				return db.PutDiscovery(ctx, fm.Discovery{Domain: "example.com", StorageAccount: "storage@example.com",
+					Drives: []fm.DiscoveredDrive{{ID: replica, Name: replica}}}, fence)
+			},
+			func(t *testing.T, url string) {
+				c := fmtest.OpenPostgres(t, url, postgres.Options{})
+				if got, rev, err := c.DiscoveredDrives(ctx, "example.com"); len(got) != 1 || got[0].ID != "b" || rev != 1 || err != nil {
+					t.Errorf("drives %+v at revision %d, %v; want B's alone, at revision 1", got, rev, err)
 				}
 			}},
 	} {

@@ -49,7 +49,8 @@ var migrationFiles embed.FS
 const versionTable = "foldermirror_schema_version"
 
 // ownTables are the tables foldermirror's schema makes.
-var ownTables = []string{versionTable, "libraries", "folders", "permission_sets", "changes", "directories", "leases", "scheduled_runs", "push_channels"}
+var ownTables = []string{versionTable, "libraries", "folders", "permission_sets", "changes", "directories", "leases", "scheduled_runs", "push_channels",
+	"discoveries", "discovered_drives", "retired_libraries"}
 
 // Defaults of Options, and the connections' limits (see the package's
 // documentation).
@@ -80,7 +81,8 @@ type Options struct {
 	// two more of their own.
 	MaxConns int32
 	// OnChange, if set, is told of each library another process changed,
-	// once this process has read its new state.
+	// once this process has read its new state, or deleted, once this
+	// process has forgotten it (its Library then answers ENOTFOUND).
 	OnChange func(libraryID string)
 }
 

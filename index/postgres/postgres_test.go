@@ -386,7 +386,7 @@ func TestMigrationDropsChangesTokens(t *testing.T) {
 	indextest.FullSync(t, db, "lib", fm.LibraryState{RootID: "root", StartPageToken: "42"}, 10,
 		indextest.Folder("root", "", "Root"), indextest.Folder("a", "root", "a"))
 	db.Close()
-	pgtest.Exec(t, url, "UPDATE libraries SET start_page_token = '42'", "DROP TABLE push_channels", // not in schema 2
+	pgtest.Exec(t, url, "UPDATE libraries SET start_page_token = '42'", dropSchema5, "DROP TABLE push_channels", // not in schema 2
 		"UPDATE foldermirror_schema_version SET version = 2")
 
 	db = fmtest.OpenPostgres(t, url, postgres.Options{})

@@ -122,7 +122,7 @@ func TestMigrationAddsPushChannels(t *testing.T) {
 	db := fmtest.OpenPostgres(t, url, postgres.Options{})
 	indextest.FullSync(t, db, "lib", fm.LibraryState{RootID: "root", StartPageToken: "42"}, 10, indextest.Folder("root", "", "Root"))
 	db.Close()
-	pgtest.Exec(t, url, "DROP TABLE push_channels", "UPDATE foldermirror_schema_version SET version = 3")
+	pgtest.Exec(t, url, dropSchema5, "DROP TABLE push_channels", "UPDATE foldermirror_schema_version SET version = 3")
 
 	db = fmtest.OpenPostgres(t, url, postgres.Options{})
 	if st, err := db.Library(ctx, "lib"); err != nil || st.StartPageToken != "42" {

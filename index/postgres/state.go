@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -78,9 +79,15 @@ func (db *DB) library(id string) (*record, error) {
 	return db.libraries[id], nil
 }
 
-// refresh reads the libraries' rows and the directories that changed, and
-// tells OnChange of the libraries another process changed.
+// refresh reads the libraries' rows and the directories that changed,
+// forgets the libraries whose row is gone, and tells OnChange of the
+// libraries another process changed or deleted. A library this process
+// wrote while the rows were read is kept as it wrote it: the row read may
+// be older.
 func (db *DB) refresh(ctx context.Context) error {
+	db.mu.RLock()
+	before := maps.Clone(db.libraries)
+	db.mu.RUnlock()
 	rows, err := db.pool.Query(ctx, "SELECT "+libraryColumns+" FROM libraries")
 	if err != nil {
 		return err
@@ -92,23 +99,44 @@ func (db *DB) refresh(ctx context.Context) error {
 	if err := db.refreshDirectories(ctx); err != nil {
 		return err
 	}
-	var changed []string
-	db.mu.Lock()
-	for _, r := range libs {
-		if was := db.libraries[r.ID]; db.ready && (was == nil || !was.SameView(r.LibraryState)) {
-			changed = append(changed, r.ID)
-		}
-		db.libraries[r.ID] = r
-	}
-	if db.health != nil {
-		db.logger.Info("the index database answers again", "database", db.where)
-	}
-	db.health = nil
-	db.mu.Unlock()
+	changed := db.adopt(before, libs)
 	if db.opts.OnChange != nil {
 		for _, id := range changed {
 			db.opts.OnChange(id)
 		}
 	}
 	return nil
+}
+
+// adopt makes libs, the rows read, the libraries' states, but for those
+// this process wrote since before was taken, and returns the IDs of the
+// libraries whose state readers see changed, or that are gone.
+func (db *DB) adopt(before map[string]*record, libs []*record) (changed []string) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	for _, r := range libs {
+		was := db.libraries[r.ID]
+		if was != before[r.ID] {
+			continue // written by this process meanwhile
+		}
+		if db.ready && (was == nil || !was.SameView(r.LibraryState)) {
+			changed = append(changed, r.ID)
+		}
+		db.libraries[r.ID] = r
+	}
+	read := make(map[string]bool, len(libs))
+	for _, r := range libs {
+		read[r.ID] = true
+	}
+	for id, was := range before {
+		if !read[id] && db.libraries[id] == was {
+			delete(db.libraries, id)
+			changed = append(changed, id)
+		}
+	}
+	if db.health != nil {
+		db.logger.Info("the index database answers again", "database", db.where)
+	}
+	db.health = nil
+	return changed
 }

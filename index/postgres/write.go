@@ -239,10 +239,15 @@ func (fs *fullSync) writeRefs(ctx context.Context, tx pgx.Tx) error {
 // switchTo completes rec, the new tree's row, from prev, the replaced one
 // (nil if none): the revision fm.LibraryState.NextRevision gives it (the
 // tree changed if it drifted), and what drifted logged, or the log started
-// afresh (fm.KeepsLog). It returns the drift.
+// afresh (fm.KeepsLog). A first tree has the first revision, or, if the
+// library was deleted, the one after its last. It returns the drift.
 func (fs *fullSync) switchTo(ctx context.Context, tx pgx.Tx, prev, rec *record) (fm.Drift, error) {
 	if prev == nil {
-		rec.Revision = fm.FirstRevision
+		retired, err := unretire(ctx, tx, fs.libraryID)
+		if err != nil {
+			return fm.Drift{}, err
+		}
+		rec.Revision = max(fm.FirstRevision, retired+1)
 		rec.ChangeLog = fm.FreshLog(rec.Revision)
 		return fm.Drift{}, nil
 	}
@@ -263,6 +268,17 @@ func (fs *fullSync) switchTo(ctx context.Context, tx pgx.Tx, prev, rec *record) 
 		return fm.Drift{}, err
 	}
 	return drift, addedToLog(ctx, tx, rec, n)
+}
+
+// unretire returns the last revision of the library if it was deleted,
+// and forgets it; 0 if it was not.
+func unretire(ctx context.Context, tx pgx.Tx, libraryID string) (uint64, error) {
+	var revision uint64
+	err := tx.QueryRow(ctx, "DELETE FROM retired_libraries WHERE id = $1 RETURNING revision", libraryID).Scan(&revision)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	return revision, err
 }
 
 // driftJoin pairs the folders of two generations of a library by ID.
@@ -303,4 +319,43 @@ func (fs *fullSync) Abort() error {
 			"generation = $2 AND NOT EXISTS (SELECT FROM libraries WHERE id = $1 AND generation = $2)", fs.generation)
 	})
 	return fs.db.wrap("drop the unfinished tree of "+fs.libraryID, err)
+}
+
+// libraryRows are the tables that keep a library's rows, but for its
+// state, with the column that names the library.
+var libraryRows = []struct{ table, column string }{
+	{"folders", "library"},
+	{"permission_sets", "library"},
+	{"changes", "library"},
+	{"scheduled_runs", "name"},
+}
+
+// DeleteLibrary deletes every row of the library (its state, the folders
+// and permission sets of its trees, its change log, its scheduled runs)
+// in one transaction fenced by fence, a fence of the library's lease or
+// the zero Fence while no process holds it, and keeps its last revision
+// in retired_libraries (see switchTo). The other replicas forget the
+// library at their next refresh.
+func (db *DB) DeleteLibrary(ctx context.Context, libraryID string, fence fm.Fence) error {
+	err := db.fenced(ctx, "delete library "+libraryID, libraryID, fence, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `WITH gone AS (DELETE FROM libraries WHERE id = $1 RETURNING id, revision)
+			INSERT INTO retired_libraries (id, revision) SELECT id, revision FROM gone
+			ON CONFLICT (id) DO UPDATE SET revision = excluded.revision`, libraryID)
+		if err != nil {
+			return err
+		}
+		for _, r := range libraryRows {
+			if _, err := tx.Exec(ctx, "DELETE FROM "+r.table+" WHERE "+r.column+" = $1", libraryID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	delete(db.libraries, libraryID)
+	return nil
 }
