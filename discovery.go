@@ -92,12 +92,17 @@ type DiscoveryStore interface {
 	// by ID, with its revision; none and 0 if it has none.
 	DiscoveredDrives(ctx context.Context, domain string) ([]DiscoveredDrive, uint64, error)
 	// PutDiscovery records a domain's discovery (its account, At and Error)
-	// under fence (the account's DiscoveryLease, or the zero Fence); its
-	// drives too, growing the revision, unless d.Drives is nil, which keeps
-	// them. d.Revision is ignored.
+	// under fence (the account's DiscoveryLease, or the zero Fence), and
+	// its drives, unless d.Drives is nil, which keeps those stored (as a
+	// failed discovery does). Drives given, in any order (of two of one ID
+	// the first counts), replace those stored; the revision grows only if
+	// they differ from them. d.Revision is ignored.
 	PutDiscovery(ctx context.Context, d Discovery, fence Fence) error
 	// DeleteLibrary removes everything the index keeps of a library (its
 	// tree, its state, its change log) under fence (the library's lease,
-	// or the zero Fence). A library never synced is no error.
+	// or the zero Fence), but its last revision: synced again, the library
+	// goes on from a revision above it, that tells readers still holding
+	// its old tree to read it anew (ChangeSet.Reread). A library never
+	// synced, or deleted already, is no error.
 	DeleteLibrary(ctx context.Context, libraryID string, fence Fence) error
 }

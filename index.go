@@ -8,9 +8,10 @@ import (
 // Index is an open index, whichever backend keeps it: a bbolt file that one
 // process holds alone, or a PostgreSQL database that replicas share. It is
 // what the API reads and the syncer writes, the directory the API looks
-// callers up in, the sync leases (Leases), and what the daemon needs to
-// bring the index up and keep it so. Package index opens one from
-// index.url. It is safe for concurrent use.
+// callers up in, the shared drives discovery found (DiscoveryStore), the
+// sync leases (Leases), and what the daemon needs to bring the index up
+// and keep it so. Package index opens one from index.url. It is safe for
+// concurrent use.
 //
 // An index is opened, then reached (Connect, or ConnectRetrying): until
 // then its reads fail with EUNAVAILABLE and Info says it is not Ready. An
@@ -22,6 +23,7 @@ type Index interface {
 	IndexWriter
 	DirectoryStore
 	PushChannels
+	DiscoveryStore
 	// Folder returns one folder of a library; ENOTFOUND if none such.
 	Folder(ctx context.Context, libraryID, folderID string) (*Folder, error)
 	// Permissions returns a folder's permissions in Drive's order.

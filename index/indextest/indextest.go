@@ -38,6 +38,10 @@ type Backend struct {
 	// Reopen closes idx and opens the same index again, closed when the
 	// test ends: what was committed must still be there.
 	Reopen func(t *testing.T, idx Index) Index
+	// Shared: processes share the index, and its leases fence their
+	// writes (see fm.Fence). An index one process holds alone ignores
+	// the fences.
+	Shared bool
 	// Parallel runs the suite's tests, and the cases of each, at once
 	// (t.Parallel): each has an index of its own. For a backend whose
 	// tests mostly wait for a server (Open and Reopen must then be safe to
@@ -87,7 +91,7 @@ func Run(t *testing.T, b Backend) {
 		{"DirectoryGroupsAcrossDomains", testDirectoryGroupsAcrossDomains},
 		{"LeasedWrites", testLeasedWrites},
 		{"PushChannels", testPushChannels},
-	}, updateTests...))
+	}, slices.Concat(discoveryTests, updateTests)...))
 }
 
 // RunUpdates runs the suite's tests of UpdateLibrary alone against

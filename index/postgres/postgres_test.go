@@ -49,6 +49,7 @@ func TestConformance(t *testing.T) {
 			urls[db] = url
 			return db
 		},
+		Shared:   true,
 		Parallel: true,
 	})
 }
