@@ -250,3 +250,8 @@ func writtenBySchema(t *testing.T, dir, schema string) {
 		return tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte(schema))
 	})
 }
+
+// BenchmarkDiscovery measures the discoveries of 10,000 shared drives.
+func BenchmarkDiscovery(b *testing.B) {
+	indextest.BenchDiscovery(b, fmtest.OpenBolt(b, b.TempDir()))
+}

@@ -150,3 +150,8 @@ type discard struct{}
 
 func (discard) PermissionSet(fm.PermissionSet) error { return nil }
 func (discard) Folder(*fm.Folder) error              { return nil }
+
+// BenchmarkDiscovery measures the discoveries of 10,000 shared drives.
+func BenchmarkDiscovery(b *testing.B) {
+	indextest.BenchDiscovery(b, fmtest.OpenPostgres(b, pgtest.NewDatabase(b), postgres.Options{}))
+}
