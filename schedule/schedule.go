@@ -55,7 +55,7 @@ type Options struct {
 	// starts its syncs (each a changes.list, the safety net of push): a
 	// share of storage.requestsPerSecond; 0: no cap but the spread.
 	PollsPerSecond float64
-	Logger *slog.Logger
+	Logger         *slog.Logger
 	// Metrics records how runs went; unregistered ones by default.
 	Metrics *Metrics
 }
