@@ -40,7 +40,8 @@ type Config struct {
 	FlagDefaults map[string]string `yaml:"flagDefaults"`
 	// Domains are the Workspace domains served: at least one is required,
 	// for a configuration without any would serve nothing. Domains without
-	// libraries serve their configuration flags only.
+	// libraries, configured or discovered (sharedDrives), serve their
+	// configuration flags only.
 	Domains []Domain `yaml:"domains"`
 	// Libraries are the folder trees mirrored, each of a configured domain.
 	Libraries []Library `yaml:"libraries"`
