@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,7 +40,8 @@ type Config struct {
 	FlagDefaults map[string]string `yaml:"flagDefaults"`
 	// Domains are the Workspace domains served: at least one is required,
 	// for a configuration without any would serve nothing. Domains without
-	// libraries serve their configuration flags only.
+	// libraries, configured or discovered (sharedDrives), serve their
+	// configuration flags only.
 	Domains []Domain `yaml:"domains"`
 	// Libraries are the folder trees mirrored, each of a configured domain.
 	Libraries []Library `yaml:"libraries"`
@@ -169,6 +171,36 @@ type Domain struct {
 	SecurityCodes      []SecurityCode `yaml:"securityCodes"`
 	// Flags override FlagDefaults for this domain.
 	Flags map[string]string `yaml:"flags"`
+	// SharedDrives, when set, makes every shared drive its storage account
+	// is a member of a library of the domain (DESIGN §10); nil, no drive is
+	// found by itself.
+	SharedDrives *SharedDrives `yaml:"sharedDrives,omitempty"`
+}
+
+// SharedDrives is a domain's sharedDrives: the shared drives found by
+// themselves, each served as a library whose ID is the drive's. Being
+// inside the list domains[], its keys have no FOLDERMIRROR_* variable.
+type SharedDrives struct {
+	// StorageAccount is the user whose drives.list finds the drives, and
+	// who reads them; it is lower-cased.
+	StorageAccount string `yaml:"storageAccount"`
+	// Include are drive-name patterns (path.Match): a drive is a library
+	// if its name matches one. Left out, it is ["*"], every drive; so is
+	// none marshalled (omitempty), as fm.SharedDriveDiscovery reads none.
+	Include []string `yaml:"include,omitempty"`
+	// Exclude are drive-name patterns too; a drive whose name matches one
+	// is no library, whatever Include says.
+	Exclude []string `yaml:"exclude,omitempty"`
+	// FolderDefinitionID is the folderDefinitionId of the drives'
+	// libraries, as a library's under libraries[].
+	FolderDefinitionID string `yaml:"folderDefinitionId"`
+}
+
+// Core returns the sharedDrives of the domain named domain as the domain
+// core knows them.
+func (s *SharedDrives) Core(domain string) fm.SharedDriveDiscovery {
+	return fm.SharedDriveDiscovery{Domain: domain, StorageAccount: s.StorageAccount,
+		Include: slices.Clone(s.Include), Exclude: slices.Clone(s.Exclude), FolderDefinitionID: s.FolderDefinitionID}
 }
 
 // SecurityCode is a shared secret that lets its holder act as someone in a
@@ -276,7 +308,8 @@ func Default() *Config {
 
 // finish completes a decoded configuration: it resolves relative paths
 // against the directory of the config file, lower-cases domains, e-mails,
-// GUIDs and digests, and names each unnamed library after its id.
+// GUIDs and digests, names each unnamed library after its id, and includes
+// every drive in sharedDrives that leave include out.
 func (c *Config) finish() {
 	dir := filepath.Dir(c.Path)
 	c.DataDir = resolve(dir, c.DataDir)
@@ -299,7 +332,8 @@ func (c *Config) finish() {
 	}
 }
 
-// normalize lower-cases the names, e-mails and digests of d.
+// normalize lower-cases the names, e-mails and digests of d, and gives its
+// sharedDrives their default include.
 func (d *Domain) normalize() {
 	d.Name = strings.ToLower(d.Name)
 	d.AdminEmail = strings.ToLower(d.AdminEmail)
@@ -310,6 +344,12 @@ func (d *Domain) normalize() {
 		sc.SHA256 = strings.ToLower(sc.SHA256)
 		if email, ok := sc.ActAsUser(); ok {
 			sc.ActAs = userPrefix + strings.ToLower(email)
+		}
+	}
+	if s := d.SharedDrives; s != nil {
+		s.StorageAccount = strings.ToLower(s.StorageAccount)
+		if s.Include == nil {
+			s.Include = []string{"*"} // every drive
 		}
 	}
 }
@@ -348,6 +388,18 @@ func (c *Config) CoreLibraries() []fm.Library {
 		libs[i] = c.Libraries[i].Core()
 	}
 	return libs
+}
+
+// SharedDriveDiscoveries returns the sharedDrives of every domain that has
+// them (each one's Core), in the domains' order in the file.
+func (c *Config) SharedDriveDiscoveries() []fm.SharedDriveDiscovery {
+	var rules []fm.SharedDriveDiscovery
+	for i := range c.Domains {
+		if s := c.Domains[i].SharedDrives; s != nil {
+			rules = append(rules, s.Core(c.Domains[i].Name))
+		}
+	}
+	return rules
 }
 
 // Domain returns the domain with the given name, compared without regard to

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	fm "github.com/foldermirror/foldermirror"
 )
 
 // fakeKey is a minimal service-account key; config does not parse the PEM.
@@ -146,6 +148,12 @@ func TestLoadExample(t *testing.T) {
 				Expires: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC),
 			}},
 			Flags: map[string]string{"someFlag": "true"},
+			SharedDrives: &SharedDrives{
+				StorageAccount:     "storage@example.com",
+				Include:            []string{"*"},
+				Exclude:            []string{"Private *"},
+				FolderDefinitionID: "default",
+			},
 		}},
 		Libraries: []Library{{
 			ID:                 "lib-eng",
@@ -286,16 +294,46 @@ domains:
     users: [Alice@EXAMPLE.com]
     securityCodes:
       - {sha256: FEDCBA9876543210FEDCBA9876543210FEDCBA9876543210FEDCBA9876543210, actAs: user:Alice@Example.COM}
+    sharedDrives: {storageAccount: Drives@Example.COM, include: [Team*], exclude: [TEAM*]}
 libraries:
   - {id: Lib-Eng, domain: EXAMPLE.com, storageAccount: Storage@Example.com, rootFolderId: r}
 `)
 	d, l := c.Domains[0], c.Libraries[0]
 	got := []string{c.Auth.Microsoft.Tenants[0].TenantID, d.Name, d.AdminEmail, d.AllowlistedDomains[0], d.Users[0],
-		d.SecurityCodes[0].SHA256, d.SecurityCodes[0].ActAs, l.ID, l.Domain, l.StorageAccount}
+		d.SecurityCodes[0].SHA256, d.SecurityCodes[0].ActAs, l.ID, l.Domain, l.StorageAccount,
+		d.SharedDrives.StorageAccount, d.SharedDrives.Include[0], d.SharedDrives.Exclude[0]}
+	// Drive names are compared as they are: patterns keep their case.
 	want := []string{"aaaaaaaa-0000-0000-0000-00000000000b", "example.com", "admin@example.com", "partner.org", "alice@example.com",
-		"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210", "user:alice@example.com", "Lib-Eng", "example.com", "storage@example.com"}
+		"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210", "user:alice@example.com", "Lib-Eng", "example.com", "storage@example.com",
+		"drives@example.com", "Team*", "TEAM*"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("normalised =\n%q\nwant\n%q", got, want)
+	}
+}
+
+// Each domain with sharedDrives is a discovery, in file order, its
+// defaults applied: every drive included, none excluded, no
+// folderDefinitionId (as a library's).
+func TestSharedDriveDiscoveries(t *testing.T) {
+	c := mustParse(t, withDomains(
+		"{name: B.example, sharedDrives: {storageAccount: Drives@B.example}}",
+		"{name: none.example}",
+		"{name: a.example, sharedDrives: {storageAccount: s@a.example, include: ['Team *', Sales], exclude: ['* (old)'], folderDefinitionId: team}}",
+	))
+	want := []fm.SharedDriveDiscovery{
+		{Domain: "b.example", StorageAccount: "drives@b.example", Include: []string{"*"}},
+		{Domain: "a.example", StorageAccount: "s@a.example", Include: []string{"Team *", "Sales"}, Exclude: []string{"* (old)"}, FolderDefinitionID: "team"},
+	}
+	got := c.SharedDriveDiscoveries()
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("SharedDriveDiscoveries() =\n%+v\nwant\n%+v", got, want)
+	}
+	got[1].Include[0] = "changed"
+	if c.Domains[2].SharedDrives.Include[0] != "Team *" {
+		t.Error("a discovery shares its patterns with the configuration")
+	}
+	if d := mustParse(t, withDomains("{name: example.com}")).SharedDriveDiscoveries(); d != nil {
+		t.Errorf("no sharedDrives: discoveries %+v; want none", d)
 	}
 }
 

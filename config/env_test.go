@@ -90,6 +90,8 @@ func TestEnvErrors(t *testing.T) {
 			[]string{"did you mean FOLDERMIRROR_STORAGE_CONCURRENCY?"}},
 		{"not a scalar key", []string{"FOLDERMIRROR_LIBRARIES=x"}, "FOLDERMIRROR_LIBRARIES",
 			[]string{"matches no configuration key; expected one of FOLDERMIRROR_LISTEN, FOLDERMIRROR_ADMINLISTEN,", "(or FOLDERMIRROR_CONFIG)"}},
+		{"a key inside a list", []string{"FOLDERMIRROR_DOMAINS_0_SHAREDDRIVES_STORAGEACCOUNT=s@example.com"}, "FOLDERMIRROR_DOMAINS_0_SHAREDDRIVES_STORAGEACCOUNT",
+			[]string{"matches no configuration key; expected one of FOLDERMIRROR_LISTEN,"}},
 		{"integer", []string{"FOLDERMIRROR_STORAGE_CONCURRENCY=lots"}, "FOLDERMIRROR_STORAGE_CONCURRENCY",
 			[]string{`"lots" is not valid for storage.concurrency; expected an integer`}},
 		{"number", []string{"FOLDERMIRROR_STORAGE_REQUESTS_PER_SECOND=fast"}, "FOLDERMIRROR_STORAGE_REQUESTS_PER_SECOND",

@@ -59,6 +59,12 @@ func full(dir string) *Config {
 				ActAs:  "admin",
 			}},
 			Flags: map[string]string{"beta": "true"},
+			SharedDrives: &SharedDrives{
+				StorageAccount:     "drives@example.com",
+				Include:            []string{"Team *", "Sales"},
+				Exclude:            []string{"* (archive)"},
+				FolderDefinitionID: "team",
+			},
 		}},
 		Libraries: []Library{{
 			ID:                 "lib-eng",
@@ -135,6 +141,9 @@ func TestEveryFieldIsTagged(t *testing.T) {
 		case reflect.Slice, reflect.Map:
 			check(typ.Elem(), path+"[]")
 			return
+		case reflect.Pointer:
+			check(typ.Elem(), path)
+			return
 		case reflect.Struct:
 		default:
 			return
@@ -156,7 +165,31 @@ func TestEveryFieldIsTagged(t *testing.T) {
 		}
 	}
 	check(reflect.TypeFor[Config](), "")
-	if !seen[reflect.TypeFor[Library]()] {
-		t.Error("libraries[] not checked")
+	for _, typ := range []reflect.Type{reflect.TypeFor[Library](), reflect.TypeFor[SharedDrives]()} {
+		if !seen[typ] {
+			t.Errorf("%s not checked", typ)
+		}
+	}
+}
+
+// A sharedDrives built in code without patterns, which
+// fm.SharedDriveDiscovery reads as every drive, marshals to one that
+// includes every drive, rather than to an empty include that Parse refuses.
+func TestMarshalSharedDrivesWithoutPatterns(t *testing.T) {
+	c := Default()
+	c.Storage.CredentialsFile = "sa.json"
+	c.Domains = []Domain{{Name: "example.com", SharedDrives: &SharedDrives{StorageAccount: "s@example.com"}}}
+	data, err := yaml.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeFile(t, dir, "sa.json", fakeKey)
+	got, err := Parse(data, filepath.Join(dir, "config.yaml"), nil)
+	if err != nil {
+		t.Fatalf("Parse: %v\n%s", err, data)
+	}
+	if s := got.Domains[0].SharedDrives; !reflect.DeepEqual(s.Include, []string{"*"}) || s.Exclude != nil {
+		t.Errorf("include %q, exclude %q; want [*] and none", s.Include, s.Exclude)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -58,8 +59,8 @@ func validateStorage(c *Config, ck *checker) {
 	switch {
 	case s.CredentialsFile != "":
 		ck.keyFile("storage.credentialsFile", s.CredentialsFile)
-	case len(c.Libraries) > 0 || slices.ContainsFunc(c.Domains, func(d Domain) bool { return d.AdminEmail != "" }):
-		ck.add("storage.credentialsFile", "is missing; expected the path of a Google JSON key (service_account or authorized_user), required when libraries or a domain adminEmail are configured")
+	case len(c.Libraries) > 0 || slices.ContainsFunc(c.Domains, func(d Domain) bool { return d.AdminEmail != "" || d.SharedDrives != nil }):
+		ck.add("storage.credentialsFile", "is missing; expected the path of a Google JSON key (service_account or authorized_user), required when libraries, a domain adminEmail or a domain sharedDrives are configured")
 	}
 	if s.Endpoint != "" {
 		ck.httpURL("storage.endpoint", s.Endpoint)
@@ -187,6 +188,33 @@ func validateDomains(ds []Domain, ck *checker) {
 			validateCode(sc, index(key+".securityCodes", j), d.Name, codes, ck)
 		}
 		validateFlags(d.Flags, key+".flags", ck)
+		if d.SharedDrives != nil {
+			validateSharedDrives(d.SharedDrives, key+".sharedDrives", ck)
+		}
+	}
+}
+
+// validateSharedDrives checks the sharedDrives of a domain, at key.
+func validateSharedDrives(s *SharedDrives, key string, ck *checker) {
+	ck.storageAccount(key+".storageAccount", s.StorageAccount, "whose shared drives are the domain's libraries")
+	if s.Include != nil && len(s.Include) == 0 {
+		ck.add(key+".include", `is empty, which includes no drive; expected drive-name patterns, or no include for every drive (["*"])`)
+	}
+	validatePatterns(s.Include, key+".include", ck)
+	validatePatterns(s.Exclude, key+".exclude", ck)
+}
+
+// validatePatterns checks the drive-name patterns of the list at key.
+func validatePatterns(patterns []string, key string, ck *checker) {
+	const want = `expected a drive-name pattern of Go's path.Match (* any run of characters but /, ? one, [a-z] one of a class, \ escaping the next), such as "Team *"`
+	for i, p := range patterns {
+		if p == "" {
+			ck.add(index(key, i), "is empty, which matches no drive; "+want)
+			continue
+		}
+		if _, err := path.Match(p, ""); err != nil {
+			ck.add(index(key, i), "bad pattern %q: %v; "+want, p, err)
+		}
 	}
 }
 
@@ -225,11 +253,7 @@ func validateLibrary(c *Config, l Library, key string, ids map[string]string, ck
 	case c.Domain(l.Domain) == nil:
 		ck.add(key+".domain", "unknown domain %q; expected the name of a configured domain (%s)", l.Domain, domainNames(c.Domains))
 	}
-	if l.StorageAccount == "" {
-		ck.add(key+".storageAccount", "is missing; expected the e-mail of the user whose Drive holds the library")
-	} else if !validEmail(l.StorageAccount) {
-		ck.add(key+".storageAccount", "%q is not an e-mail address; expected one such as storage@example.com", l.StorageAccount)
-	}
+	ck.storageAccount(key+".storageAccount", l.StorageAccount, "whose Drive holds the library")
 	const want = "expected exactly one of rootFolderId (a folder tree) and sharedDriveId (a shared drive)"
 	switch {
 	case l.RootFolderID != "" && l.SharedDriveID != "":
@@ -296,6 +320,17 @@ func (ck *checker) domainName(key, v string) bool {
 	}
 	ck.add(key, "%q is not a domain name; expected one such as example.com", v)
 	return false
+}
+
+// storageAccount adds a problem unless email, a storage account, is an
+// e-mail address; whose says which user it is, for the message.
+func (ck *checker) storageAccount(key, email, whose string) {
+	switch {
+	case email == "":
+		ck.add(key, "is missing; expected the e-mail of the user %s", whose)
+	case !validEmail(email):
+		ck.add(key, "%q is not an e-mail address; expected one such as storage@example.com", email)
+	}
 }
 
 // member adds a problem unless email is an e-mail address in domain.

@@ -87,8 +87,9 @@ func TestValidation(t *testing.T) {
 		{"empty default flag name", "flagDefaults: {'': x}\n", "flagDefaults", []string{"empty name"}},
 
 		{"missing key file setting", "libraries: [" + lib + "]\ndomains: [{name: example.com}]\n", "storage.credentialsFile",
-			[]string{"is missing", "required when libraries or a domain adminEmail are configured"}},
+			[]string{"is missing", "required when libraries, a domain adminEmail or a domain sharedDrives are configured"}},
 		{"key file needed by adminEmail", "domains: [{name: example.com, adminEmail: admin@example.com}]\n", "storage.credentialsFile", []string{"is missing"}},
+		{"key file needed by sharedDrives", "domains: [{name: example.com, sharedDrives: {storageAccount: s@example.com}}]\n", "storage.credentialsFile", []string{"is missing"}},
 
 		{"bad domain name", withDomains("{name: Not_A_Domain}"), "domains[0].name", []string{`"not_a_domain" is not a domain name`}},
 		{"single-label domain", withDomains("{name: localhost}"), "domains[0].name", []string{"is not a domain name; expected one such as example.com"}},
@@ -124,6 +125,20 @@ func TestValidation(t *testing.T) {
 		{"missing actAs", withDomains("{name: example.com, securityCodes: [{sha256: " + code + "}]}"),
 			"domains[0].securityCodes[0].actAs", []string{"is missing"}},
 		{"empty domain flag name", withDomains("{name: example.com, flags: {'': x}}"), "domains[0].flags", []string{"empty name"}},
+
+		{"bad include pattern", withDomains("{name: example.com, sharedDrives: {storageAccount: s@example.com, include: ['Team *', '[']}}"),
+			"domains[0].sharedDrives.include[1]", []string{`bad pattern "[": syntax error in pattern; expected a drive-name pattern of Go's path.Match`, `such as "Team *"`}},
+		{"bad exclude pattern", withDomains("{name: example.com}", `{name: example.org, sharedDrives: {storageAccount: s@example.org, exclude: ['Archive\']}}`),
+			"domains[1].sharedDrives.exclude[0]", []string{`bad pattern "Archive\\": syntax error in pattern`}},
+		{"empty exclude pattern", withDomains("{name: example.com, sharedDrives: {storageAccount: s@example.com, exclude: [Old*, '']}}"),
+			"domains[0].sharedDrives.exclude[1]", []string{"is empty, which matches no drive; expected a drive-name pattern"}},
+		{"empty include", withDomains("{name: example.com, sharedDrives: {storageAccount: s@example.com, include: []}}"),
+			"domains[0].sharedDrives.include", []string{`is empty, which includes no drive; expected drive-name patterns, or no include for every drive (["*"])`}},
+		{"missing sharedDrives storageAccount", withDomains("{name: example.com, sharedDrives: {include: ['*']}}"),
+			"domains[0].sharedDrives.storageAccount", []string{"is missing; expected the e-mail of the user whose shared drives are the domain's libraries"}},
+		{"empty sharedDrives", withDomains("{name: example.com, sharedDrives: {}}"), "domains[0].sharedDrives.storageAccount", []string{"is missing"}},
+		{"sharedDrives storageAccount not an e-mail", withDomains("{name: example.com, sharedDrives: {storageAccount: storage}}"),
+			"domains[0].sharedDrives.storageAccount", []string{`"storage" is not an e-mail address; expected one such as storage@example.com`}},
 
 		{"both rootFolderId and sharedDriveId", withLibraries("{id: a, domain: example.com, storageAccount: s@example.com, rootFolderId: r, sharedDriveId: d}"),
 			"libraries[0].rootFolderId", []string{"is set and so is sharedDriveId; expected exactly one of rootFolderId"}},
@@ -165,6 +180,9 @@ func TestValidConfigurations(t *testing.T) {
 		{"push over http, shortest channels", "push: {address: 'http://127.0.0.1:8080/folders-push', channelTtl: 10s}\n" + oneDomain},
 		{"push under a prefix like the API's", "push: {address: 'https://fm.example.com/folderx/push'}\n" + oneDomain},
 		{"domains without libraries serve flags", "domains: [{name: example.com, flags: {theme: dark}}]\n"},
+		{"shared drives discovered, no library", withDomains("{name: example.com, sharedDrives: {storageAccount: s@example.com}}")},
+		{"shared drives of another domain's account", withDomains("{name: example.com, sharedDrives: {storageAccount: s@other.org, include: ['[A-M]*', 'Team \\*'], exclude: []}}")},
+		{"sharedDrives null: no discovery", withDomains("{name: example.com, sharedDrives: ~}")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { mustParse(t, tt.src) })
@@ -172,6 +190,7 @@ func TestValidConfigurations(t *testing.T) {
 }
 
 func TestValidationCollectsEveryProblem(t *testing.T) {
+	const patternHelp = `(* any run of characters but /, ? one, [a-z] one of a class, \ escaping the next), such as "Team *"`
 	_, err := parse(t, `
 listen: nope
 storage:
@@ -183,6 +202,9 @@ domains:
     securityCodes: [{sha256: `+code+`, actAs: admin}]
   - name: example.org
     securityCodes: [{sha256: `+code+`, actAs: root}]
+    sharedDrives:
+      include: ['Team *', '[']
+      exclude: ['']
 libraries:
   - {id: a, domain: example.com, storageAccount: s@example.com, rootFolderId: r, sharedDriveId: d}
   - {id: a, domain: example.net, storageAccount: s@example.com}
@@ -197,10 +219,13 @@ libraries:
 		`schedule.full: "never" is not a cron spec (expected exactly 5 fields, found 1: [never]); expected 5 fields such as "0 3 * * *" or a descriptor such as "@every 1m" or "@daily" (line 6)`,
 		`domains[1].securityCodes[0].sha256: duplicates domains[0].securityCodes[0].sha256; expected each security code to be unique (line 11)`,
 		`domains[1].securityCodes[0].actAs: "root" is not an identity; expected "admin" or "user:EMAIL" with EMAIL in example.org (line 11)`,
-		`libraries[0].rootFolderId: is set and so is sharedDriveId; expected exactly one of rootFolderId (a folder tree) and sharedDriveId (a shared drive) (line 13)`,
-		`libraries[1].id: duplicates libraries[0].id; expected each library id to be unique (line 14)`,
-		`libraries[1].domain: unknown domain "example.net"; expected the name of a configured domain (example.com, example.org) (line 14)`,
-		`libraries[1].rootFolderId: is missing and so is sharedDriveId; expected exactly one of rootFolderId (a folder tree) and sharedDriveId (a shared drive) (line 14)`,
+		`domains[1].sharedDrives.storageAccount: is missing; expected the e-mail of the user whose shared drives are the domain's libraries (line 12)`,
+		`domains[1].sharedDrives.include[1]: bad pattern "[": syntax error in pattern; expected a drive-name pattern of Go's path.Match ` + patternHelp + ` (line 13)`,
+		`domains[1].sharedDrives.exclude[0]: is empty, which matches no drive; expected a drive-name pattern of Go's path.Match ` + patternHelp + ` (line 14)`,
+		`libraries[0].rootFolderId: is set and so is sharedDriveId; expected exactly one of rootFolderId (a folder tree) and sharedDriveId (a shared drive) (line 16)`,
+		`libraries[1].id: duplicates libraries[0].id; expected each library id to be unique (line 17)`,
+		`libraries[1].domain: unknown domain "example.net"; expected the name of a configured domain (example.com, example.org) (line 17)`,
+		`libraries[1].rootFolderId: is missing and so is sharedDriveId; expected exactly one of rootFolderId (a folder tree) and sharedDriveId (a shared drive) (line 17)`,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("problems =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

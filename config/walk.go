@@ -54,7 +54,9 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) {
 	case n.Kind == yaml.AliasNode:
 		w.alias(n, t, path)
 	case isNull(n):
-		// An absent value: the default stands.
+		// An absent value: the default stands (a pointer stays nil).
+	case t.Kind() == reflect.Pointer:
+		w.walk(n, t.Elem(), path)
 	case t.Kind() == reflect.Map || (t.Kind() == reflect.Struct && t != timeType):
 		w.mapping(n, t, path)
 	case t.Kind() == reflect.Slice:

@@ -17,11 +17,17 @@ import (
 	"github.com/foldermirror/foldermirror/internal/fmtest"
 )
 
-func TestConfigCheck(t *testing.T) {
-	dir := t.TempDir()
+// writeKeyFile writes dir/key.json, a Google key that config accepts.
+func writeKeyFile(t *testing.T, dir string) {
+	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, "key.json"), []byte(`{"type":"authorized_user","client_id":"c","client_secret":"s","refresh_token":"r"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestConfigCheck(t *testing.T) {
+	dir := t.TempDir()
+	writeKeyFile(t, dir)
 	const good = `
 storage: {credentialsFile: key.json}
 domains: [{name: example.com}]
@@ -35,6 +41,12 @@ libraries: [{id: eng, domain: example.com, storageAccount: s@example.com, rootFo
 		{"valid", good, 0, []string{"valid (1 domain, 1 library)"}},
 		{"empty", "", 1, []string{"domains: is empty; expected at least one domain"}},
 		{"flags only", "domains: [{name: example.com, flags: {theme: dark}}]\n", 0, []string{"valid (1 domain, 0 libraries)", "configuration flags only"}},
+		{"discovery", strings.Replace(good, "domains: [{name: example.com}]", "domains: [{name: example.com, sharedDrives: {storageAccount: s@example.com}}, {name: example.org}]", 1), 0,
+			[]string{"valid (2 domains, 1 library, shared drives discovered in 1 domain)\n"}},
+		{"bad pattern", strings.Replace(good, "domains: [{name: example.com}]", "domains: [{name: example.com, sharedDrives: {storageAccount: s@example.com, include: ['Team *', '[']}}]", 1), 1,
+			[]string{`domains[0].sharedDrives.include[1]: bad pattern "[": syntax error in pattern`}},
+		{"missing storage account", strings.Replace(good, "domains: [{name: example.com}]", "domains: [{name: example.com, sharedDrives: {exclude: [Old*]}}]", 1), 1,
+			[]string{"domains[0].sharedDrives.storageAccount: is missing"}},
 		{"both roots", strings.Replace(good, `rootFolderId: "1abc"`, `rootFolderId: "1abc", sharedDriveId: "0d"`, 1), 1, []string{"libraries[0]", "rootFolderId", "sharedDriveId"}},
 		{"neither root", strings.Replace(good, `, rootFolderId: "1abc"`, ``, 1), 1, []string{"libraries[0].rootFolderId"}},
 		{"unknown domain", strings.Replace(good, "domain: example.com", "domain: example.org", 1), 1, []string{"libraries[0].domain", "example.org"}},
@@ -60,6 +72,24 @@ libraries: [{id: eng, domain: example.com, storageAccount: s@example.com, rootFo
 				}
 			}
 		})
+	}
+}
+
+// A domain that discovers shared drives serves libraries without any
+// configured: config check counts it, and says no more.
+func TestConfigCheckDiscoveryWithoutLibraries(t *testing.T) {
+	dir := t.TempDir()
+	writeKeyFile(t, dir)
+	path := filepath.Join(dir, "config.yaml")
+	const yaml = "storage: {credentialsFile: key.json}\ndomains: [{name: example.com, sharedDrives: {storageAccount: s@example.com}}]\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	status := run(context.Background(), []string{"config", "check", "--config", path}, &out, &errOut)
+	want := path + ": valid (1 domain, 0 libraries, shared drives discovered in 1 domain)\n"
+	if status != 0 || out.String() != want || errOut.Len() > 0 {
+		t.Errorf("status %d, stdout %q, stderr %q; want 0, %q and nothing", status, out.String(), errOut.String(), want)
 	}
 }
 
@@ -147,9 +177,7 @@ func TestServeTakenPort(t *testing.T) {
 	}
 	defer taken.Close()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "key.json"), []byte(`{"type":"authorized_user","client_id":"c","client_secret":"s","refresh_token":"r"}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeKeyFile(t, dir)
 	for _, key := range []string{"listen", "adminListen"} {
 		t.Run(key, func(t *testing.T) {
 			addrs := map[string]string{"listen": "127.0.0.1:0", "adminListen": "127.0.0.1:0"}

@@ -66,7 +66,7 @@ func (c *serveCommand) Run(context.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(cfg.Libraries) == 0 {
+	if servesNoLibrary(cfg) {
 		c.logger.Warn(noLibraries)
 	}
 	c.daemon, err = startDaemon(cfg, c.logger, ls)
