@@ -3,6 +3,8 @@ package foldermirror
 import (
 	"context"
 	"path"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -27,20 +29,19 @@ type SharedDriveDiscovery struct {
 // Include pattern (or there is none) and by no Exclude one. A malformed
 // pattern matches nothing (config check refuses it).
 func (d *SharedDriveDiscovery) Includes(name string) bool {
-	for _, p := range d.Exclude {
-		if ok, _ := path.Match(p, name); ok {
-			return false
-		}
+	if slices.ContainsFunc(d.Exclude, func(p string) bool { return nameMatch(p, name) }) {
+		return false
 	}
-	if len(d.Include) == 0 {
-		return true
-	}
-	for _, p := range d.Include {
-		if ok, _ := path.Match(p, name); ok {
-			return true
-		}
-	}
-	return false
+	return len(d.Include) == 0 || slices.ContainsFunc(d.Include, func(p string) bool { return nameMatch(p, name) })
+}
+
+// nameMatch matches a drive name against a path.Match pattern, for which a
+// drive name is one element: '/' is a character like any other, which '*'
+// and '?' match ("*" matches "EMEA/Sales").
+func nameMatch(pattern, name string) bool {
+	const slash = "\x00" // never in a drive name nor in a pattern
+	ok, _ := path.Match(strings.ReplaceAll(pattern, "/", slash), strings.ReplaceAll(name, "/", slash))
+	return ok
 }
 
 // Library returns the library a drive found is: its ID and name are the

@@ -72,6 +72,10 @@ func TestSharedDriveDiscoveryIncludes(t *testing.T) {
 		{nil, []string{"Private"}, "Private", false},
 		{nil, []string{"Private"}, "Public", true},
 		{[]string{"Team *"}, []string{"Team B"}, "Team B", false},
+		{[]string{"*"}, nil, "EMEA/Sales", true},
+		{[]string{"EMEA/*"}, nil, "EMEA/Sales", true},
+		{[]string{"EMEA?Sales"}, nil, "EMEA/Sales", true},
+		{nil, []string{"*/Archive"}, "2019/Archive", false},
 	}
 	for _, tt := range tests {
 		d := fm.SharedDriveDiscovery{Include: tt.include, Exclude: tt.exclude}

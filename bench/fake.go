@@ -29,7 +29,7 @@ const syncListFields = "nextPageToken,files(id,name,mimeType,parents,trashed,res
 // read to the end). It returns a description with the build time.
 func (h *hosted) fakeFigures(ctx context.Context, built time.Duration) (string, error) {
 	creds, err := google.CredentialsFromJSONWithTypeAndParams(ctx, h.fake.ServiceAccountKey(serviceAccount), google.ServiceAccount,
-		google.CredentialsParams{Scopes: []string{drive.DriveMetadataReadonlyScope}, Subject: storageAccount})
+		google.CredentialsParams{Scopes: []string{drive.DriveReadonlyScope}, Subject: storageAccount})
 	if err != nil {
 		return "", err
 	}

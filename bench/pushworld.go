@@ -465,7 +465,7 @@ type driveReader struct {
 // newDriveReader reads as account, through the world's service account.
 func newDriveReader(ctx context.Context, fake *googlefake.Server, account string) (*driveReader, error) {
 	creds, err := google.CredentialsFromJSONWithTypeAndParams(ctx, fake.ServiceAccountKey(serviceAccount), google.ServiceAccount,
-		google.CredentialsParams{Scopes: []string{drive.DriveMetadataReadonlyScope}, Subject: account})
+		google.CredentialsParams{Scopes: []string{drive.DriveReadonlyScope}, Subject: account})
 	if err != nil {
 		return nil, err
 	}

@@ -206,7 +206,7 @@ func validateSharedDrives(s *SharedDrives, key string, ck *checker) {
 
 // validatePatterns checks the drive-name patterns of the list at key.
 func validatePatterns(patterns []string, key string, ck *checker) {
-	const want = `expected a drive-name pattern of Go's path.Match (* any run of characters but /, ? one, [a-z] one of a class, \ escaping the next), such as "Team *"`
+	const want = `expected a drive-name pattern of Go's path.Match (* any run of characters, / included, ? one, [a-z] one of a class, \ escaping the next), such as "Team *"`
 	for i, p := range patterns {
 		if p == "" {
 			ck.add(index(key, i), "is empty, which matches no drive; "+want)

@@ -190,7 +190,7 @@ func TestValidConfigurations(t *testing.T) {
 }
 
 func TestValidationCollectsEveryProblem(t *testing.T) {
-	const patternHelp = `(* any run of characters but /, ? one, [a-z] one of a class, \ escaping the next), such as "Team *"`
+	const patternHelp = `(* any run of characters, / included, ? one, [a-z] one of a class, \ escaping the next), such as "Team *"`
 	_, err := parse(t, `
 listen: nope
 storage:

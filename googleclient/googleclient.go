@@ -139,15 +139,16 @@ func (c *Clients) httpClient(user string, scopes ...string) (*http.Client, error
 	}}, nil
 }
 
-// Drive returns the Drive client acting as user, with read access to the
-// metadata of its files.
+// Drive returns the Drive client acting as user, with read access to its
+// files (drive.readonly: the metadata scope does not cover drives.list nor
+// drives.get, which shared drives need).
 func (c *Clients) Drive(user string) (*drive.Service, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if svc, ok := c.drives[user]; ok {
 		return svc, nil
 	}
-	hc, err := c.httpClient(user, drive.DriveMetadataReadonlyScope)
+	hc, err := c.httpClient(user, drive.DriveReadonlyScope)
 	if err != nil {
 		return nil, err
 	}

@@ -258,7 +258,7 @@ func Do(t testing.TB, req *http.Request) (*http.Response, []byte) {
 func DriveAs(t testing.TB, fake *googlefake.Server, subject string) *drive.Service {
 	t.Helper()
 	creds, err := google.CredentialsFromJSONWithTypeAndParams(context.Background(), fake.ServiceAccountKey(ServiceAccount),
-		google.ServiceAccount, google.CredentialsParams{Scopes: []string{drive.DriveMetadataReadonlyScope}, Subject: subject})
+		google.ServiceAccount, google.CredentialsParams{Scopes: []string{drive.DriveReadonlyScope}, Subject: subject})
 	if err != nil {
 		t.Fatal(err)
 	}
