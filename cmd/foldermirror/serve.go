@@ -13,6 +13,7 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/discovery"
 	"github.com/foldermirror/foldermirror/httpapi"
 	"github.com/foldermirror/foldermirror/httpapi/admin"
 	"github.com/foldermirror/foldermirror/httpapi/auth"
@@ -96,6 +97,7 @@ type daemonParts struct {
 	cancel    context.CancelFunc
 	db        fm.Index
 	scheduler *schedule.Scheduler
+	discovery *discovery.Discoverer
 	// push, when push.address is set, keeps Drive's push channels while
 	// pushCtx lasts, which ends once the API stopped.
 	push     *push.Service
@@ -208,15 +210,20 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 	}
 	reg := newRegistry(d.db)
 	libs := wire.Libraries(cfg)
-	if d.scheduler, d.push, err = newSyncing(cfg, libs, d.db, logger, reg); err != nil {
+	parts, err := newSyncing(cfg, libs, d.db, logger, reg)
+	if err != nil {
 		return d, err
 	}
+	d.scheduler, d.discovery, d.push = parts.scheduler, parts.discovery, parts.push
 	d.auth = auth.New(wire.AuthOptions(cfg, auth.Options{Directory: d.db, Logger: logger}))
 	apiOpts := httpapi.Options{Logger: logger, Metrics: httpapi.NewMetrics(reg)}
 	adminOpts := admin.Options{Libraries: libs, Scheduler: d.scheduler, Index: d.db, Gatherer: reg, Logger: logger}
 	if d.push != nil {
 		apiOpts.Push, apiOpts.PushPath = d.push, d.push.Path()
 		adminOpts.PushStatus = d.push.Status
+	}
+	if d.discovery.Enabled() {
+		adminOpts.Discovery = d.discovery.Status
 	}
 	api = httpapi.New(d.db, d.auth, wire.APIOptions(cfg, apiOpts))
 	d.scheduler.OnSynced(warm)
@@ -238,8 +245,12 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 		if !d.following(reached) {
 			return
 		}
+		if err := d.discovery.Load(d.ctx); err != nil {
+			logger.Warn("could not read the shared drives discovered before; discovering them again", "err", err)
+		}
 		d.background.Go(func() { warmAll(libs.List(), warm) })
 		d.scheduler.Start()
+		d.background.Go(func() { d.discovery.Run(d.ctx) })
 		if d.push != nil {
 			d.background.Go(func() { d.push.Run(d.pushCtx) })
 		}
@@ -247,7 +258,8 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 	if d.push != nil {
 		logger.Info("push notifications on: Drive is asked to post its changes to push.address", "address", cfg.Push.Address, "path", d.push.Path())
 	}
-	logger.Info("serving", "listen", d.api.addr.String(), "adminListen", d.admin.addr.String(), "libraries", len(cfg.Libraries))
+	logger.Info("serving", "listen", d.api.addr.String(), "adminListen", d.admin.addr.String(), "libraries", len(cfg.Libraries),
+		"domainsDiscoveringSharedDrives", len(cfg.SharedDriveDiscoveries()))
 	return d, nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/discovery"
 	"github.com/foldermirror/foldermirror/httpapi/admin"
 	"github.com/foldermirror/foldermirror/internal/wire"
 	"github.com/foldermirror/foldermirror/schedule"
@@ -47,10 +48,14 @@ func (c *syncCommand) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.library != "" && cfg.Library(c.library) == nil {
+	discovering := len(cfg.SharedDriveDiscoveries()) > 0
+	if c.library != "" && cfg.Library(c.library) == nil && !discovering {
 		return fmt.Errorf("--library %s: no such library in %s", c.library, c.configPath)
 	}
 	c.jobs = len(wire.Plan(cfg, wire.Libraries(cfg)).Jobs(c.library))
+	if c.library != "" {
+		c.jobs = 1 // maybe a shared drive discovered, which the configuration does not name
+	}
 	token, err := cfg.AdminToken()
 	if err != nil {
 		return err
@@ -128,7 +133,15 @@ func (c *syncCommand) locally(ctx context.Context, cfg *config.Config) error {
 	if err := connect(ctx, c.db); err != nil {
 		return err
 	}
-	s, _, err := wire.NewSyncer(cfg, wire.Libraries(cfg), c.db, logger, prometheus.NewRegistry())
+	libs, err := discoveredLibraries(ctx, cfg, c.db)
+	if err != nil {
+		return err
+	}
+	plan := wire.Plan(cfg, libs)
+	if c.library != "" && plan.Jobs(c.library) == nil {
+		return fmt.Errorf("--library %s: no such library in %s, nor a shared drive discovered (domains[].sharedDrives)", c.library, c.configPath)
+	}
+	s, _, err := wire.NewSyncer(cfg, libs, c.db, logger, prometheus.NewRegistry())
 	if err != nil {
 		return err
 	}
@@ -138,7 +151,7 @@ func (c *syncCommand) locally(ctx context.Context, cfg *config.Config) error {
 		mode = fm.SyncFull
 	}
 	var failed []error
-	for _, job := range wire.Plan(cfg, wire.Libraries(cfg)).Jobs(c.library) {
+	for _, job := range plan.Jobs(c.library) {
 		ev, err := runner.Run(ctx, job, mode, func(p fm.Progress) { c.progress.update(job, p) }, schedule.RunOptions{LeaseWait: c.wait})
 		if err != nil {
 			ev.Error = err.Error()
@@ -148,6 +161,17 @@ func (c *syncCommand) locally(ctx context.Context, cfg *config.Config) error {
 		}
 	}
 	return c.joinFailures(failed)
+}
+
+// discoveredLibraries returns the set of cfg's libraries and of the shared
+// drives discovered, as db holds them.
+func discoveredLibraries(ctx context.Context, cfg *config.Config, db fm.Index) (*fm.LibrarySet, error) {
+	libs := wire.Libraries(cfg)
+	d := discovery.New(discovery.Options{Rules: cfg.SharedDriveDiscoveries(), Libraries: libs, Store: db, Leases: db.Leases()})
+	if err := d.Load(ctx); err != nil {
+		return nil, fmt.Errorf("read the shared drives discovered: %w", err)
+	}
+	return libs, nil
 }
 
 // show shows an event: progress, or a job's outcome (an error if it failed).

@@ -5,24 +5,37 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
+	"github.com/foldermirror/foldermirror/discovery"
 	"github.com/foldermirror/foldermirror/internal/wire"
 	"github.com/foldermirror/foldermirror/push"
 	"github.com/foldermirror/foldermirror/schedule"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// syncing are the daemon's parts that read Google, with the same clients:
+// the scheduler of the syncs, the discovery of shared drives and, when
+// push.address is set, the push service.
+type syncing struct {
+	scheduler *schedule.Scheduler
+	discovery *discovery.Discoverer
+	push      *push.Service // nil: push off
+}
+
 // newSyncing returns the scheduler of cfg's directories and of the
-// libraries libs on cfg's schedules,
-// running its syncs under db's leases and, when push.address is set, the
-// push service that has it sync what Drive notifies (and tries refused
-// watches again at each incremental tick). Both read Google with the same
-// clients; their metrics, and the clients', are registered with reg.
-func newSyncing(cfg *config.Config, libs *fm.LibrarySet, db fm.Index, logger *slog.Logger, reg prometheus.Registerer) (*schedule.Scheduler, *push.Service, error) {
+// libraries libs on cfg's schedules, running its syncs under db's leases;
+// the discoverer that keeps the discovered libraries of libs; and, when
+// push.address is set, the push service that has them sync what Drive
+// notifies. At each incremental tick, the drives are discovered again and
+// refused watches tried again. Their metrics, and the clients', are
+// registered with reg.
+func newSyncing(cfg *config.Config, libs *fm.LibrarySet, db fm.Index, logger *slog.Logger, reg prometheus.Registerer) (*syncing, error) {
 	s, clients, err := wire.NewSyncer(cfg, libs, db, logger, reg)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	scheduler, err := schedule.New(wire.SchedulerOptions(cfg, schedule.Options{
+	out := &syncing{discovery: discovery.New(discovery.Options{Rules: cfg.SharedDriveDiscoveries(), Libraries: libs,
+		Store: db, Leases: db.Leases(), Drive: s, Logger: logger, Metrics: discovery.NewMetrics(reg)})}
+	out.scheduler, err = schedule.New(wire.SchedulerOptions(cfg, schedule.Options{
 		Plan:    schedule.Plan{Libraries: libs},
 		Syncer:  s,
 		Leases:  db.Leases(),
@@ -30,20 +43,32 @@ func newSyncing(cfg *config.Config, libs *fm.LibrarySet, db fm.Index, logger *sl
 		Logger:  logger,
 		Metrics: schedule.NewMetrics(reg),
 	}))
-	if err != nil || !cfg.Push.Enabled() {
-		return scheduler, nil, err
-	}
-	svc, err := push.New(wire.PushOptions(cfg, push.Options{
-		Watcher:  push.NewDriveWatcher(clients.Drive),
-		Channels: db,
-		Leases:   db.Leases(),
-		Notifier: scheduler,
-		Logger:   logger,
-		Metrics:  push.NewMetrics(reg),
-	}))
 	if err != nil {
-		return scheduler, nil, err // stopped with the daemon's other parts
+		return nil, err
 	}
-	scheduler.OnIncrementalTick(svc.Retry)
-	return scheduler, svc, nil
+	if cfg.Push.Enabled() {
+		out.push, err = push.New(wire.PushOptions(cfg, push.Options{
+			Watcher:  push.NewDriveWatcher(clients.Drive),
+			Channels: db,
+			Leases:   db.Leases(),
+			Notifier: out.scheduler,
+			Logger:   logger,
+			Metrics:  push.NewMetrics(reg),
+		}))
+		if err != nil {
+			out.scheduler.Stop()
+			return nil, err
+		}
+	}
+	out.scheduler.OnIncrementalTick(out.incrementalTick)
+	return out, nil
+}
+
+// incrementalTick is what the daemon does at each incremental tick but
+// sync: discover the drives again, and try refused watches again.
+func (s *syncing) incrementalTick() {
+	s.discovery.Trigger()
+	if s.push != nil {
+		s.push.Retry()
+	}
 }

@@ -21,6 +21,9 @@ func (w *World) Config(listen, adminListen, dataDir, keyFile string) *config.Con
 		AdminEmail:         Admin,
 		AllowlistedDomains: []string{"partner.org"},
 		Flags:              map[string]string{"showRecent": "true"},
+		// Every shared drive of the storage account's is a library: the
+		// team drives, and Sales, served once, as configured below.
+		SharedDrives: &config.SharedDrives{StorageAccount: StorageAccount, FolderDefinitionID: "standard"},
 	}}
 	for _, l := range w.Libraries {
 		lib := config.Library{ID: l.ID, Name: l.Name, Domain: Domain, StorageAccount: StorageAccount, FolderDefinitionID: "standard"}
