@@ -34,12 +34,13 @@ func newSyncing(cfg *config.Config, libs *fm.LibrarySet, db fm.Index, logger *sl
 		return scheduler, nil, err
 	}
 	svc, err := push.New(wire.PushOptions(cfg, push.Options{
-		Watcher:  push.NewDriveWatcher(clients.Drive),
-		Channels: db,
-		Leases:   db.Leases(),
-		Notifier: scheduler,
-		Logger:   logger,
-		Metrics:  push.NewMetrics(reg),
+		Libraries: libs,
+		Watcher:   push.NewDriveWatcher(clients.Drive),
+		Channels:  db,
+		Leases:    db.Leases(),
+		Notifier:  scheduler,
+		Logger:    logger,
+		Metrics:   push.NewMetrics(reg),
 	}))
 	if err != nil {
 		return scheduler, nil, err // stopped with the daemon's other parts
