@@ -3,6 +3,7 @@ package push
 import (
 	"time"
 
+	fm "github.com/foldermirror/foldermirror"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -60,3 +61,10 @@ func (m *Metrics) Notifications() *prometheus.CounterVec { return m.notification
 
 // Channels is foldermirror_push_channels.
 func (m *Metrics) Channels() prometheus.Gauge { return m.channels }
+
+// RenewAt is when s renews ch.
+func RenewAt(s *Service, ch fm.PushChannel) time.Time { return s.renewAt(ch) }
+
+// StoreRetryEvery is how soon the keeper tries again to stop a channel
+// Drive did not stop.
+const StoreRetryEvery = storeRetryEvery

@@ -62,3 +62,52 @@ func feedOfKey(key, user string) Feed {
 	}
 	return Feed{Key: key, User: strings.TrimPrefix(key, "user:")}
 }
+
+// feedSet is the feeds of the library set at one time, indexed. It is
+// never changed: a change of the set replaces it whole.
+type feedSet struct {
+	list  []Feed // sorted by Key
+	byKey map[string]*Feed
+	// byLibrary is the key of each library's feed, by library ID;
+	// domains the domains of each feed's libraries, by feed key.
+	byLibrary map[string]string
+	domains   map[string][]string
+}
+
+// newFeedSet returns the feeds of libs, indexed.
+func newFeedSet(libs []fm.Library) *feedSet {
+	fs := &feedSet{list: Feeds(libs), byKey: map[string]*Feed{}, byLibrary: map[string]string{}, domains: map[string][]string{}}
+	domainOf := make(map[string]string, len(libs))
+	for _, l := range libs {
+		domainOf[l.ID] = l.Domain
+	}
+	for i := range fs.list {
+		f := &fs.list[i]
+		fs.byKey[f.Key] = f
+		for _, lib := range f.Libraries {
+			fs.byLibrary[lib] = f.Key
+			if d := domainOf[lib]; !slices.Contains(fs.domains[f.Key], d) {
+				fs.domains[f.Key] = append(fs.domains[f.Key], d)
+			}
+		}
+		slices.Sort(fs.domains[f.Key])
+	}
+	return fs
+}
+
+// removedFrom returns the keys of the feeds of fs that next has not.
+func (fs *feedSet) removedFrom(next *feedSet) []string {
+	var keys []string
+	for _, f := range fs.list {
+		if next.byKey[f.Key] == nil {
+			keys = append(keys, f.Key)
+		}
+	}
+	return keys
+}
+
+// sameKeys tells whether fs and other have the same feeds, by key (their
+// libraries may differ).
+func (fs *feedSet) sameKeys(other *feedSet) bool {
+	return len(fs.list) == len(other.list) && len(fs.removedFrom(other)) == 0
+}

@@ -22,8 +22,9 @@ import (
 )
 
 const (
-	alice = "alice@example.com"
-	bob   = "bob@example.com"
+	domain = "example.com"
+	alice  = "alice@example.com"
+	bob    = "bob@example.com"
 	// hookPath is the path of push.address in the tests.
 	hookPath = "/push/drive"
 	// ttl is the channels' lifetime in the tests; the renewal margin is a
@@ -80,7 +81,11 @@ func (s *store) write(fence fm.Fence, op string, fn func()) error {
 	}
 	s.mu.Lock()
 	fn()
-	after, list := s.after, s.list()
+	after := s.after
+	var list []fm.PushChannel
+	if after != nil {
+		list = s.list()
+	}
 	s.mu.Unlock()
 	if after != nil {
 		after(op, list)
@@ -233,12 +238,14 @@ func (n *notifier) take() []string {
 
 // env is a Service on a Google fake with alice's My Drive libraries lib-a
 // and lib-b (feed user:alice@example.com) and the shared drive library
-// lib-team (feed drive:TEAM), its receiver served on 127.0.0.1.
+// lib-team (feed drive:TEAM), all of the domain example.com, its receiver
+// served on 127.0.0.1.
 type env struct {
 	fake     *googlefake.Server
 	team     string // the shared drive's ID
 	folderA  string // lib-a's root
 	libs     []fm.Library
+	set      *fm.LibrarySet // the libraries of the Service started last
 	address  string
 	clock    *clock
 	leases   *fmtest.Leases // this process's: replica-a's
@@ -264,9 +271,9 @@ func newEnv(t *testing.T) *env {
 	e.folderA = e.fake.CreateFolder(alice, "", "A")
 	folderB := e.fake.CreateFolder(alice, "", "B")
 	e.libs = []fm.Library{
-		{ID: "lib-team", StorageAccount: alice, SharedDriveID: e.team},
-		{ID: "lib-b", StorageAccount: alice, RootFolderID: folderB},
-		{ID: "lib-a", StorageAccount: alice, RootFolderID: e.folderA},
+		{ID: "lib-team", Domain: domain, StorageAccount: alice, SharedDriveID: e.team},
+		{ID: "lib-b", Domain: domain, StorageAccount: alice, RootFolderID: folderB},
+		{ID: "lib-a", Domain: domain, StorageAccount: alice, RootFolderID: e.folderA},
 	}
 	services := map[string]*drive.Service{alice: fmtest.DriveAs(t, e.fake, alice), bob: fmtest.DriveAs(t, e.fake, bob)}
 	e.watcher = push.NewDriveWatcher(func(user string) (*drive.Service, error) {
@@ -303,8 +310,8 @@ func (e *env) takeElsewhere(seen bool) {
 // free has the other process give the push lease back.
 func (e *env) free() { e.giveBack() }
 
-// start makes the Service of the libraries and serves its receiver; the
-// Service of an earlier start, if running, stops first.
+// start makes the Service of a set of the libraries and serves its
+// receiver; the Service of an earlier start, if running, stops first.
 func (e *env) start(t *testing.T, libs []fm.Library) *push.Service {
 	t.Helper()
 	e.stop()
@@ -313,8 +320,9 @@ func (e *env) start(t *testing.T, libs []fm.Library) *push.Service {
 	if e.channels != nil {
 		channels = e.channels
 	}
+	e.set = fm.NewLibrarySet(libs)
 	svc, err := push.New(push.Options{
-		Address: e.address, ChannelTTL: ttl, Feeds: push.Feeds(libs), Watcher: e.watcher, Channels: channels,
+		Address: e.address, ChannelTTL: ttl, Libraries: e.set, Watcher: e.watcher, Channels: channels,
 		Leases: e.leases, Notifier: e.notifier, Logger: slog.New(slog.DiscardHandler), Metrics: e.metrics, Now: e.clock.Now,
 	})
 	if err != nil {
@@ -330,29 +338,46 @@ func (e *env) start(t *testing.T, libs []fm.Library) *push.Service {
 func (e *env) run(t *testing.T, libs []fm.Library) *push.Service {
 	t.Helper()
 	svc := e.start(t, libs)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		svc.Run(ctx)
-	}()
-	e.stop = func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(patience):
-			t.Errorf("the service's Run has not returned %s after its context ended", patience)
-		}
-		e.stop = func() {}
-	}
+	e.stop = run(t, svc)
 	return svc
 }
 
 // step has the keeper look now, and waits until it has.
 func (e *env) step(t *testing.T) {
 	t.Helper()
+	step(t, e.svc)
+}
+
+// run runs svc until stop is called (a second call does nothing) or the
+// test ends.
+func run(t *testing.T, svc *push.Service) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		svc.Run(ctx)
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case <-done:
+			case <-time.After(patience):
+				t.Errorf("the service's Run has not returned %s after its context ended", patience)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// step has svc's keeper look now, and waits until it has.
+func step(t *testing.T, svc *push.Service) {
+	t.Helper()
 	select {
-	case <-push.Step(e.svc):
+	case <-push.Step(svc):
 	case <-time.After(patience):
 		t.Fatal("the keeper did not look")
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sync"
 	"time"
 
@@ -20,12 +21,16 @@ const (
 	// cacheRefreshEvery is how often every process reads the stored
 	// channels, for its receiver.
 	cacheRefreshEvery = 3 * time.Second
-	// storeRetryEvery is how soon the keeper looks again after it could
-	// not read the stored channels.
+	// storeRetryEvery is how soon the keeper tries again after it could
+	// not read the stored channels, or not stop or delete one.
 	storeRetryEvery = 30 * time.Second
-	// minWait bounds how often the keeper looks, whatever Drive answers.
-	minWait = time.Second
+	// minWait bounds how often the keeper looks, whatever its plan says.
+	minWait = 10 * time.Millisecond
 )
+
+// errThrottled says the keeper's calls of Drive are at their rate: what is
+// left waits for the next.
+var errThrottled = errors.New("push: the calls of Drive are at their rate")
 
 // Run keeps the channels while ctx lasts, and reads the stored ones every
 // few seconds for the receiver. It tries to take fm.PushLease every few
@@ -58,6 +63,8 @@ func (s *Service) refresh(ctx context.Context) {
 }
 
 // keep takes the lease whenever it can and keeps the channels meanwhile.
+// While it does not hold the lease, the changes of the library set are
+// not its business: it looks at them all once it takes it.
 func (s *Service) keep(ctx context.Context) {
 	var step chan struct{} // a test's, answered once the keeper has looked
 	defer func() { answer(step) }()
@@ -72,7 +79,7 @@ func (s *Service) keep(ctx context.Context) {
 		}
 		s.notKeeping(err)
 		answer(step)
-		step, _ = s.wait(ctx, nil, leaseRetryEvery)
+		step, _ = s.wait(ctx, nil, nil, leaseRetryEvery)
 	}
 }
 
@@ -82,10 +89,9 @@ func (s *Service) keep(ctx context.Context) {
 func (s *Service) hold(ctx context.Context, lease fm.Lease, step chan struct{}) chan struct{} {
 	defer lease.Release()
 	s.keeping()
-	fresh := true
+	k := s.newKeeper(lease.Fence())
 	for {
-		next, err := s.pass(ctx, lease.Fence(), fresh)
-		fresh = false
+		next, err := k.look(ctx)
 		switch {
 		case ctx.Err() != nil:
 			return step
@@ -97,7 +103,7 @@ func (s *Service) hold(ctx context.Context, lease fm.Lease, step chan struct{}) 
 		}
 		answer(step)
 		var ok bool
-		if step, ok = s.wait(ctx, lease.Lost(), s.until(next)); !ok {
+		if step, ok = s.wait(ctx, lease.Lost(), s.changed, s.until(next)); !ok {
 			if ctx.Err() == nil {
 				s.lost(fmt.Errorf("%s: %w", fm.PushLease, fm.ErrLeaseLost))
 			}
@@ -106,9 +112,9 @@ func (s *Service) hold(ctx context.Context, lease fm.Lease, step chan struct{}) 
 	}
 }
 
-// wait waits for d (none if negative), a Retry or a test's step: ok. It
-// returns !ok at once if ctx ends or lost is closed.
-func (s *Service) wait(ctx context.Context, lost <-chan struct{}, d time.Duration) (step chan struct{}, ok bool) {
+// wait waits for d (none if negative), a Retry, a change of the feeds or a
+// test's step: ok. It returns !ok at once if ctx ends or lost is closed.
+func (s *Service) wait(ctx context.Context, lost, changed <-chan struct{}, d time.Duration) (step chan struct{}, ok bool) {
 	var timer <-chan time.Time
 	if d >= 0 {
 		t := time.NewTimer(max(d, minWait))
@@ -122,6 +128,7 @@ func (s *Service) wait(ctx context.Context, lost <-chan struct{}, d time.Duratio
 		return nil, false
 	case <-timer:
 	case <-s.wake:
+	case <-changed:
 	case step = <-s.steps:
 	}
 	return step, true
@@ -142,74 +149,250 @@ func answer(step chan struct{}) {
 	}
 }
 
-// pass looks at every feed: it registers a channel for those that have
-// none live beyond the margin (for all of them on a fresh holding of the
-// lease), unless their last try failed and Retry was not called since; then
-// it retires every other stored channel. It returns when the next renewal
-// is due (zero if none).
-func (s *Service) pass(ctx context.Context, fence fm.Fence, fresh bool) (time.Time, error) {
-	stored, err := s.read(ctx)
+// keeper keeps the channels during one holding of the lease. It lives in
+// the keeping goroutine alone.
+type keeper struct {
+	s     *Service
+	fence fm.Fence
+	// loaded: the stored channels were read, and their feeds planned.
+	loaded bool
+	// feeds are the feeds as the keeper last followed them; plan says
+	// when to look next at each of them, and at the feeds no longer in
+	// the set that still have stored channels.
+	feeds *feedSet
+	plan  plan
+	// mine are the IDs of the channels this holding registered; blocked
+	// the feeds whose last watch failed, left alone until a Retry; gone
+	// the feeds removed from the set since the keeper followed it, whose
+	// channels are still to retire.
+	mine    map[string]bool
+	blocked map[string]bool
+	gone    map[string]Feed
+}
+
+func (s *Service) newKeeper(fence fm.Fence) *keeper {
+	return &keeper{s: s, fence: fence, feeds: s.feeds.Load(), plan: newPlan(),
+		mine: map[string]bool{}, blocked: map[string]bool{}, gone: map[string]Feed{}}
+}
+
+// look reads the stored channels if the keeper has not yet, follows the
+// changes of the library set, plans the feeds whose watch failed again if
+// Retry was called, and tends the feeds due. It returns when to look next
+// (zero if nothing is planned).
+func (k *keeper) look(ctx context.Context) (time.Time, error) {
+	if !k.loaded {
+		if err := k.load(ctx); err != nil {
+			return k.s.opts.Now().Add(storeRetryEvery), fmt.Errorf("read the push channels: %w", err)
+		}
+	}
+	now := k.s.opts.Now()
+	k.follow(k.s.feeds.Load(), now)
+	if k.s.retry.Swap(false) {
+		for key := range k.blocked {
+			k.plan.add(key, now)
+		}
+		clear(k.blocked)
+	}
+	return k.tendDue(ctx)
+}
+
+// load reads the stored channels into the cache (the lease held, no other
+// process writes them: what it read is the store) and plans every feed,
+// now: each gets a new channel. The feeds of stored channels that are not
+// in the set go first: their channels are retired.
+func (k *keeper) load(ctx context.Context) error {
+	stored, err := k.s.opts.Channels.Channels(ctx)
 	if err != nil {
-		return s.opts.Now().Add(storeRetryEvery), fmt.Errorf("read the push channels: %w", err)
+		return err
 	}
-	byID := make(map[string]fm.PushChannel, len(stored))
+	k.s.install(stored)
+	now := k.s.opts.Now()
+	for _, f := range k.feeds.list {
+		k.plan.add(f.Key, now)
+	}
 	for _, ch := range stored {
-		byID[ch.ID] = ch
-	}
-	retry := s.retry.Swap(false) || fresh
-	kept := map[string]bool{}
-	var next time.Time
-	for _, f := range s.feeds {
-		now := s.opts.Now()
-		cur, ok := latest(byID, f.Key, now)
-		if (fresh || !ok || cur.Expiration.Sub(now) <= s.margin) && (retry || s.failure(f.Key) == "") {
-			ch, err := s.register(ctx, f, fence)
-			if isLost(err) {
-				return time.Time{}, err
-			}
-			if err == nil {
-				cur, ok = ch, true
-			}
+		if k.feeds.byKey[ch.Feed] == nil {
+			k.plan.add(ch.Feed, time.Time{})
 		}
+	}
+	k.loaded = true
+	return nil
+}
+
+// follow plans the feeds added to the set since the keeper last followed
+// it, now, and those removed, before every other: their channels are
+// stopped at once. A feed whose libraries alone changed is left as it is.
+func (k *keeper) follow(feeds *feedSet, now time.Time) {
+	if feeds == k.feeds {
+		return
+	}
+	for _, f := range feeds.list {
+		if k.feeds.byKey[f.Key] == nil {
+			delete(k.gone, f.Key)
+			k.plan.add(f.Key, now)
+		}
+	}
+	for _, key := range k.feeds.removedFrom(feeds) {
+		k.gone[key] = *k.feeds.byKey[key]
+		delete(k.blocked, key)
+		k.plan.add(key, time.Time{})
+	}
+	k.feeds = feeds
+}
+
+// tendDue tends the feeds due, in the order the plan has them, until none
+// is due or the calls of Drive are at their rate. It returns when to look
+// next: when the next feed is due, or the next call may be made.
+func (k *keeper) tendDue(ctx context.Context) (time.Time, error) {
+	for ctx.Err() == nil {
+		now := k.s.opts.Now()
+		key, at, ok := k.plan.first()
 		if !ok {
-			continue
+			return time.Time{}, nil
 		}
-		kept[cur.ID] = true
-		if at := cur.Expiration.Add(-s.margin); at.After(now) && (next.IsZero() || at.Before(next)) {
-			next = at
+		if at.After(now) {
+			return at, nil
+		}
+		k.plan.remove(key)
+		next, err := k.tend(ctx, key, now)
+		if errors.Is(err, errThrottled) {
+			k.plan.add(key, at)
+			return k.s.nextCall(now), nil
+		}
+		if err != nil {
+			return time.Time{}, err
+		}
+		if !next.IsZero() {
+			k.plan.add(key, next)
 		}
 	}
-	return next, s.retire(ctx, stored, kept, fence)
+	return time.Time{}, ctx.Err()
+}
+
+// tend does what the feed keyed key needs now, and returns when to look at
+// it next (zero: not until something changes). A feed of the set gets a
+// channel if none of this holding covers it or its renewal is due (unless
+// its last watch failed), then the feed's other channels are retired; a
+// feed no longer in the set has its channels retired. Stopped for want of
+// calls (errThrottled), it can be tended again: it does what is left.
+func (k *keeper) tend(ctx context.Context, key string, now time.Time) (time.Time, error) {
+	f := k.feeds.byKey[key]
+	if f == nil {
+		return k.retireGone(ctx, key, now)
+	}
+	cur, covered := k.s.latest(key, now)
+	if (!covered || !k.mine[cur.ID] || !now.Before(k.s.renewAt(cur))) && !k.blocked[key] {
+		ch, err := k.register(ctx, *f, now)
+		switch {
+		case err == nil:
+			cur, covered = ch, true
+		case errors.Is(err, errThrottled) || isLost(err) || ctx.Err() != nil:
+			return time.Time{}, err
+		default:
+			k.blocked[key] = true
+		}
+	}
+	keep := ""
+	if covered {
+		keep = cur.ID
+	}
+	retryAt, err := k.retire(ctx, *f, f.Libraries, keep, now)
+	if err != nil {
+		return time.Time{}, err
+	}
+	var next time.Time
+	switch {
+	case covered && k.mine[cur.ID] && !k.blocked[key]:
+		next = k.s.renewAt(cur)
+	case covered:
+		next = cur.Expiration // its renewal failed: the channel is deleted once expired
+	}
+	return earliest(next, retryAt), nil
+}
+
+// retireGone retires the channels of the feed keyed key, no longer in the
+// set, acting as its storage account if the keeper knew the feed.
+func (k *keeper) retireGone(ctx context.Context, key string, now time.Time) (time.Time, error) {
+	f, ok := k.gone[key]
+	if !ok {
+		user := ""
+		if len(k.feeds.list) > 0 {
+			user = k.feeds.list[0].User
+		}
+		f = feedOfKey(key, user)
+	}
+	retryAt, err := k.retire(ctx, f, nil, "", now)
+	if err == nil && retryAt.IsZero() {
+		delete(k.gone, key)
+	}
+	return retryAt, err
+}
+
+// earliest returns the earlier of a and b, the zero time meaning none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
+}
+
+// renewAt is when the keeper renews ch: from a margin to half a margin
+// before it expires, at a point its ID draws, so that the channels
+// registered together are not renewed together.
+func (s *Service) renewAt(ch fm.PushChannel) time.Time {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(ch.ID)) // never fails
+	share := float64(h.Sum64()>>11) / (1 << 53)
+	return ch.Expiration.Add(-s.margin + time.Duration(share*float64(s.margin/2)))
+}
+
+// takeCall takes a call of Drive from the rate, errThrottled if there is
+// none left now.
+func (s *Service) takeCall(now time.Time) error {
+	if !s.calls.AllowN(now, 1) {
+		return errThrottled
+	}
+	return nil
+}
+
+// nextCall returns when the rate allows a call of Drive again.
+func (s *Service) nextCall(now time.Time) time.Time {
+	missing := max(1-s.calls.TokensAt(now), 0)
+	return now.Add(time.Duration(missing / float64(s.calls.Limit()) * float64(time.Second)))
 }
 
 // register registers a new channel for f: stored first, then watched,
 // then stored with what Drive said of it. A failure is recorded as the
 // feed's.
-func (s *Service) register(ctx context.Context, f Feed, fence fm.Fence) (fm.PushChannel, error) {
+func (k *keeper) register(ctx context.Context, f Feed, now time.Time) (fm.PushChannel, error) {
+	if err := k.s.takeCall(now); err != nil {
+		return fm.PushChannel{}, err
+	}
 	id, token := randomHex(16), randomHex(32)
 	ch := fm.PushChannel{ID: id, TokenSHA256: sha256.Sum256([]byte(token)), Feed: f.Key,
-		Expiration: s.opts.Now().Add(s.opts.ChannelTTL)}
-	if err := s.put(ctx, ch, fence); err != nil {
-		return ch, s.failed(ctx, f, fmt.Errorf("store the channel: %w", err))
+		Expiration: now.Add(k.s.opts.ChannelTTL)}
+	if err := k.s.put(ctx, ch, k.fence); err != nil {
+		return ch, k.s.failed(ctx, f, fmt.Errorf("store the channel: %w", err))
 	}
-	resourceID, expires, err := s.opts.Watcher.Watch(ctx, f, id, token, s.opts.Address, ch.Expiration)
+	resourceID, expires, err := k.s.opts.Watcher.Watch(ctx, f, id, token, k.s.opts.Address, ch.Expiration)
 	if err != nil {
-		if derr := s.delete(ctx, id, fence); derr != nil && !isLost(derr) {
-			s.opts.Logger.Warn("could not delete a channel Drive did not register; deleted later", "feed", f.Key, "channel", id, "err", derr)
+		if derr := k.s.delete(ctx, id, k.fence); derr != nil && !isLost(derr) {
+			k.s.opts.Logger.Warn("could not delete a channel Drive did not register; deleted later", "feed", f.Key, "channel", id, "err", derr)
 		}
-		return ch, s.failed(ctx, f, err)
+		return ch, k.s.failed(ctx, f, err)
 	}
 	ch.ResourceID, ch.Expiration = resourceID, expires
-	if err := s.put(ctx, ch, fence); err != nil {
-		if serr := s.opts.Watcher.Stop(context.WithoutCancel(ctx), f, id, resourceID); serr != nil {
-			s.opts.Logger.Warn("could not stop a channel whose storing failed; it expires by itself", "feed", f.Key, "channel", id, "err", serr)
+	if err := k.s.put(ctx, ch, k.fence); err != nil {
+		if serr := k.s.opts.Watcher.Stop(context.WithoutCancel(ctx), f, id, resourceID); serr != nil {
+			k.s.opts.Logger.Warn("could not stop a channel whose storing failed; it expires by itself", "feed", f.Key, "channel", id, "err", serr)
 		}
-		return ch, s.failed(ctx, f, fmt.Errorf("store the channel: %w", err))
+		return ch, k.s.failed(ctx, f, fmt.Errorf("store the channel: %w", err))
 	}
-	s.mu.Lock()
-	delete(s.failures, f.Key)
-	s.mu.Unlock()
-	s.opts.Logger.Info("push channel registered", "feed", f.Key, "channel", id, "expires", expires)
+	k.mine[id] = true
+	k.s.mu.Lock()
+	delete(k.s.failures, f.Key)
+	k.s.mu.Unlock()
+	k.s.opts.Logger.Info("push channel registered", "feed", f.Key, "channel", id, "expires", expires)
 	return ch, nil
 }
 
@@ -226,66 +409,67 @@ func (s *Service) failed(ctx context.Context, f Feed, err error) error {
 	return err
 }
 
-// failure returns why f's last registration failed, "" if it did not.
-func (s *Service) failure(key string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.failures[key]
-}
-
-// retire stops and deletes the stored channels not kept; the expired ones,
-// and those not registered (no resourceId), it deletes only. One it cannot
-// stop stays stored, stopped at the next pass.
-func (s *Service) retire(ctx context.Context, stored []fm.PushChannel, kept map[string]bool, fence fm.Fence) error {
-	var errs []error
-	for _, ch := range stored {
-		if kept[ch.ID] {
+// retire stops (if live) and deletes the stored channels of f's feed but
+// the one of ID keep; the expired ones, and those not registered (no
+// resourceId), it deletes only. Stopping a live channel has the libraries
+// notify synced. It returns when to try again what failed (zero if
+// nothing did): a channel that could not be stopped stays stored.
+func (k *keeper) retire(ctx context.Context, f Feed, notify []string, keep string, now time.Time) (time.Time, error) {
+	var retryAt time.Time
+	for _, ch := range k.s.channelsOf(f.Key) {
+		if ch.ID == keep {
 			continue
 		}
-		err := s.retireOne(ctx, ch, fence)
-		if isLost(err) {
-			return err
-		}
-		if err != nil {
-			errs = append(errs, err)
+		err := k.retireOne(ctx, f, notify, ch, now)
+		switch {
+		case err == nil:
+		case errors.Is(err, errThrottled) || isLost(err) || ctx.Err() != nil:
+			return time.Time{}, err
+		default:
+			k.s.opts.Logger.Warn("could not retire a push channel; tried again later", "feed", f.Key, "channel", ch.ID, "err", err)
+			retryAt = now.Add(storeRetryEvery)
 		}
 	}
-	return errors.Join(errs...)
+	return retryAt, nil
 }
 
 // retireOne stops (if live) and deletes one channel. A stopped channel
 // posts nothing more, not even the message it may still owe for the
-// changes just before (Drive batches them): its feed's libraries, if the
-// feed is still configured, are synced once, which reads those changes
-// (its successor tells of those after its registration).
-func (s *Service) retireOne(ctx context.Context, ch fm.PushChannel, fence fm.Fence) error {
-	if f := s.feedFor(ch.Feed); ch.ResourceID != "" && f.User != "" && s.opts.Now().Before(ch.Expiration) {
-		if err := s.opts.Watcher.Stop(ctx, f, ch.ID, ch.ResourceID); err != nil {
+// changes just before (Drive batches them): the libraries notify are
+// synced once, which reads those changes (its successor tells of those
+// after its registration).
+func (k *keeper) retireOne(ctx context.Context, f Feed, notify []string, ch fm.PushChannel, now time.Time) error {
+	if ch.ResourceID != "" && f.User != "" && now.Before(ch.Expiration) {
+		if err := k.s.takeCall(now); err != nil {
+			return err
+		}
+		if err := k.s.opts.Watcher.Stop(ctx, f, ch.ID, ch.ResourceID); err != nil {
 			return fmt.Errorf("stop channel %s of %s: %w", ch.ID, ch.Feed, err)
 		}
-		for _, lib := range f.Libraries {
-			s.opts.Notifier.Notify(lib)
+		for _, lib := range notify {
+			k.s.opts.Notifier.Notify(lib)
 		}
 	}
-	if err := s.delete(ctx, ch.ID, fence); err != nil {
+	if err := k.s.delete(ctx, ch.ID, k.fence); err != nil {
 		return fmt.Errorf("delete channel %s of %s: %w", ch.ID, ch.Feed, err)
 	}
-	s.opts.Logger.Info("push channel retired", "feed", ch.Feed, "channel", ch.ID)
+	delete(k.mine, ch.ID)
+	k.s.opts.Logger.Info("push channel retired", "feed", ch.Feed, "channel", ch.ID)
 	return nil
 }
 
-// feedFor returns the feed keyed key; for one no longer configured, what
-// the key tells of it, with any configured feed's user for a shared
-// drive's (channels.stop needs a user to act as; "" if there is none).
-func (s *Service) feedFor(key string) Feed {
-	if f := s.byKey[key]; f != nil {
-		return *f
-	}
-	user := ""
-	if len(s.feeds) > 0 {
-		user = s.feeds[0].User
-	}
-	return feedOfKey(key, user)
+// latest returns the channel that covers the feed keyed key, as cached.
+func (s *Service) latest(key string, now time.Time) (fm.PushChannel, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cache.latest(key, now)
+}
+
+// channelsOf returns the cached channels of the feed keyed key.
+func (s *Service) channelsOf(key string) []fm.PushChannel {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cache.ofFeed(key)
 }
 
 // read reads the stored channels, and installs them in the cache unless
@@ -301,14 +485,23 @@ func (s *Service) read(ctx context.Context) ([]fm.PushChannel, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.gen == gen {
-		s.gen++
-		s.cache = make(map[string]fm.PushChannel, len(list))
-		for _, ch := range list {
-			s.cache[ch.ID] = ch
-		}
-		s.countChannels()
+		s.installLocked(list)
 	}
 	return list, nil
+}
+
+// install installs list in the cache, whatever it held.
+func (s *Service) install(list []fm.PushChannel) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.installLocked(list)
+}
+
+// installLocked is install, with s.mu held.
+func (s *Service) installLocked(list []fm.PushChannel) {
+	s.gen++
+	s.cache.install(list, s.opts.Now())
+	s.countChannels()
 }
 
 // put stores ch under fence, and caches it.
@@ -319,7 +512,7 @@ func (s *Service) put(ctx context.Context, ch fm.PushChannel, fence fm.Fence) er
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gen++
-	s.cache[ch.ID] = ch
+	s.cache.put(ch, s.opts.Now())
 	s.countChannels()
 	return nil
 }
@@ -332,22 +525,16 @@ func (s *Service) delete(ctx context.Context, id string, fence fm.Fence) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gen++
-	delete(s.cache, id)
+	s.cache.remove(id, s.opts.Now())
 	s.countChannels()
 	return nil
 }
 
-// countChannels sets foldermirror_push_channels from the cache; call it
-// with s.mu held.
+// countChannels sets foldermirror_push_channels from the cache (the
+// channels that expired since the last read of the store counted until
+// the next); call it with s.mu held.
 func (s *Service) countChannels() {
-	now := s.opts.Now()
-	n := 0
-	for _, ch := range s.cache {
-		if now.Before(ch.Expiration) {
-			n++
-		}
-	}
-	s.opts.Metrics.channels.Set(float64(n))
+	s.opts.Metrics.channels.Set(float64(s.cache.live))
 }
 
 // keeping records that this process keeps the channels.

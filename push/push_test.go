@@ -28,7 +28,8 @@ const (
 
 func TestNewRefuses(t *testing.T) {
 	e := newEnv(t)
-	good := push.Options{Address: e.address, ChannelTTL: ttl, Watcher: e.watcher, Channels: e.store, Leases: e.leases, Notifier: e.notifier}
+	good := push.Options{Address: e.address, ChannelTTL: ttl, Libraries: fm.NewLibrarySet(e.libs), Watcher: e.watcher,
+		Channels: e.store, Leases: e.leases, Notifier: e.notifier}
 	tests := []struct {
 		name string
 		edit func(o *push.Options)
@@ -40,7 +41,8 @@ func TestNewRefuses(t *testing.T) {
 		{name: "short ttl", edit: func(o *push.Options) { o.ChannelTTL = 9 * time.Second }, want: "push.channelTtl"},
 		{name: "long ttl", edit: func(o *push.Options) { o.ChannelTTL = 169 * time.Hour }, want: "push.channelTtl"},
 		{name: "no watcher", edit: func(o *push.Options) { o.Watcher = nil }, want: "required"},
-		{name: "a feed twice", edit: func(o *push.Options) { o.Feeds = []push.Feed{{Key: "user:a"}, {Key: "user:a"}} }, want: "twice"},
+		{name: "no libraries", edit: func(o *push.Options) { o.Libraries = nil }, want: "required"},
+		{name: "negative rate", edit: func(o *push.Options) { o.CallsPerSecond = -1 }, want: "not a rate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -236,9 +238,9 @@ func TestRefusedRequests(t *testing.T) {
 	}
 }
 
-// TestRenewal: a channel is renewed a margin before it expires, the new
-// one registered before the old is stopped and deleted, so that at every
-// step a live channel covers each feed.
+// TestRenewal: a channel is renewed from a margin to half a margin before
+// it expires, the new one registered before the old is stopped and
+// deleted, so that at every step a live channel covers each feed.
 func TestRenewal(t *testing.T) {
 	e := newEnv(t)
 	var mu sync.Mutex
@@ -278,7 +280,7 @@ func TestRenewal(t *testing.T) {
 	if got := e.liveIDs(); !slices.Equal(got, first) {
 		t.Fatalf("before the margin, live channels %v, want %v", got, first)
 	}
-	e.clock.advance(push.RenewalMargin(ttl) + time.Second)
+	e.clock.advance(push.RenewalMargin(ttl)*3/2 + time.Second) // past half a margin before they expire
 	e.step(t)
 	second := e.liveIDs()
 	if len(second) != 2 || slices.ContainsFunc(second, func(id string) bool { return slices.Contains(first, id) }) {
@@ -342,11 +344,17 @@ func (c *stopChecker) Stop(ctx context.Context, f push.Feed, id, resourceID stri
 func TestRenewalTimed(t *testing.T) {
 	t.Parallel() // waits for the keeper's timer
 	e := newEnv(t)
-	e.run(t, e.libs)
+	svc := e.run(t, e.libs)
 	e.step(t)
 	first := e.liveIDs()
-	// The renewals are due half a second from now; a look sets the timer.
-	e.clock.advance(ttl - push.RenewalMargin(ttl) - 500*time.Millisecond)
+	var last time.Time
+	for _, ch := range e.store.snapshot() {
+		if at := push.RenewAt(svc, ch); at.After(last) {
+			last = at
+		}
+	}
+	// The last renewal is due half a second from now; a look sets the timer.
+	e.clock.advance(last.Sub(e.clock.Now()) - 500*time.Millisecond)
 	e.step(t)
 	waitFor(t, "the renewal", func() bool {
 		ids := e.liveIDs()
@@ -621,7 +629,7 @@ func TestLeftovers(t *testing.T) {
 }
 
 // TestStopFailure: a channel Drive does not stop stays stored, and is
-// stopped at a later look.
+// stopped again StoreRetryEvery later.
 func TestStopFailure(t *testing.T) {
 	e := newEnv(t)
 	failing := &failingStop{Watcher: e.watcher}
@@ -637,6 +645,11 @@ func TestStopFailure(t *testing.T) {
 		t.Fatalf("stored %v, want the old channel %s and its successor", stored, first[0])
 	}
 	failing.fail.Store(false)
+	e.step(t)
+	if got := e.storedIDs(); !slices.Equal(got, stored) {
+		t.Fatalf("stored %v before the stop is tried again, want %v", got, stored)
+	}
+	e.clock.advance(push.StoreRetryEvery)
 	e.step(t)
 	if got, want := e.storedIDs(), e.liveIDs(); len(got) != 1 || !slices.Equal(got, want) || got[0] == first[0] {
 		t.Errorf("stored %v, live %v, want the successor of %s alone", got, want, first[0])

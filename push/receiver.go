@@ -66,34 +66,44 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // accept counts an accepted notification of the feed keyed key, and
-// returns the feed's libraries (none for a feed no longer configured).
+// returns the feed's libraries as the library set has them now (none for a
+// feed no longer in it).
 func (s *Service) accept(key, result string) []string {
 	s.opts.Metrics.notifications.WithLabelValues(result).Inc()
-	f := s.byKey[key]
+	f := s.feeds.Load().byKey[key]
 	if f == nil {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := s.stats[key]
+	st := s.statsOf(key)
 	st.accepted++
 	st.last = s.opts.Now()
 	return f.Libraries
 }
 
 // refuse answers a request that starts nothing, counting it, for the feed
-// keyed key if known. channel is the channel ID to log, if any.
+// keyed key if the set has it. channel is the channel ID to log, if any.
 func (s *Service) refuse(w http.ResponseWriter, code int, result, key, channel string) {
 	s.opts.Metrics.notifications.WithLabelValues(result).Inc()
-	if key != "" {
+	if key != "" && s.feeds.Load().byKey[key] != nil {
 		s.mu.Lock()
-		if st := s.stats[key]; st != nil {
-			st.refused++
-		}
+		s.statsOf(key).refused++
 		s.mu.Unlock()
 	}
 	s.opts.Logger.Debug("push notification refused", "result", result, "channel", channel)
 	http.Error(w, http.StatusText(code), code)
+}
+
+// statsOf returns the counts of the feed keyed key, made if it has none
+// yet. Call it with s.mu held.
+func (s *Service) statsOf(key string) *feedStats {
+	st := s.stats[key]
+	if st == nil {
+		st = &feedStats{}
+		s.stats[key] = st
+	}
+	return st
 }
 
 // lookup returns the stored channel of that ID: from the cache, else, for
@@ -102,7 +112,7 @@ func (s *Service) refuse(w http.ResponseWriter, code int, result, key, channel s
 // at once.
 func (s *Service) lookup(ctx context.Context, id string) (fm.PushChannel, bool, error) {
 	s.mu.Lock()
-	ch, ok := s.cache[id]
+	ch, ok := s.cache.byID[id]
 	s.mu.Unlock()
 	if ok || !ourID(id) {
 		return ch, ok, nil

@@ -259,7 +259,7 @@ func startChain(t *testing.T, e *env) *pushChain {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.push, err = push.New(push.Options{Address: srv.URL + "/push/drive", ChannelTTL: channelTTL, Feeds: push.Feeds(c.libs),
+	c.push, err = push.New(push.Options{Address: srv.URL + "/push/drive", ChannelTTL: channelTTL, Libraries: fm.NewLibrarySet(c.libs),
 		Watcher: push.NewDriveWatcher(clients.Drive), Channels: e.db, Leases: e.db.Leases(), Notifier: c.notes, Logger: quiet, Now: c.clock.Now})
 	if err != nil {
 		t.Fatal(err)

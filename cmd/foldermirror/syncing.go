@@ -48,12 +48,13 @@ func newSyncing(cfg *config.Config, libs *fm.LibrarySet, db fm.Index, logger *sl
 	}
 	if cfg.Push.Enabled() {
 		out.push, err = push.New(wire.PushOptions(cfg, push.Options{
-			Watcher:  push.NewDriveWatcher(clients.Drive),
-			Channels: db,
-			Leases:   db.Leases(),
-			Notifier: out.scheduler,
-			Logger:   logger,
-			Metrics:  push.NewMetrics(reg),
+			Libraries: libs,
+			Watcher:   push.NewDriveWatcher(clients.Drive),
+			Channels:  db,
+			Leases:    db.Leases(),
+			Notifier:  out.scheduler,
+			Logger:    logger,
+			Metrics:   push.NewMetrics(reg),
 		}))
 		if err != nil {
 			out.scheduler.Stop()

@@ -143,11 +143,13 @@ func SchedulerOptions(cfg *config.Config, opts schedule.Options) schedule.Option
 // to the syncs that notifications and requests start.
 const pollShare = 0.5
 
-// PushOptions returns opts with cfg's push.address and push.channelTtl and
-// the feeds of its libraries.
+// PushOptions returns opts with cfg's push.address and push.channelTtl,
+// and a set of cfg's libraries unless opts has one.
 func PushOptions(cfg *config.Config, opts push.Options) push.Options {
 	opts.Address, opts.ChannelTTL = cfg.Push.Address, cfg.Push.ChannelTTL
-	opts.Feeds = push.Feeds(cfg.CoreLibraries())
+	if opts.Libraries == nil {
+		opts.Libraries = fm.NewLibrarySet(cfg.CoreLibraries())
+	}
 	return opts
 }
 

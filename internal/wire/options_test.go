@@ -106,8 +106,9 @@ func TestAdminOptions(t *testing.T) {
 	}
 }
 
-// Push's options: the configured address and lifetime, and a feed for
-// each storage account's My Drive libraries and for each shared drive.
+// Push's options: the configured address and lifetime, and a set of the
+// configured libraries unless given one: a feed for each storage
+// account's My Drive libraries and for each shared drive.
 func TestPushOptions(t *testing.T) {
 	c := optionsConfig()
 	c.Push = config.Push{Address: "https://fm.example.com/drive/push", ChannelTTL: 36 * time.Hour}
@@ -116,13 +117,21 @@ func TestPushOptions(t *testing.T) {
 	want := push.Options{
 		Address:    "https://fm.example.com/drive/push",
 		ChannelTTL: 36 * time.Hour,
-		Feeds: []push.Feed{
-			{Key: "drive:drive", User: "s@example.com", DriveID: "drive", Libraries: []string{"team"}},
-			{Key: "user:s@example.com", User: "s@example.com", Libraries: []string{"eng"}},
-		},
-		Metrics: metrics,
+		Libraries:  fm.NewLibrarySet(c.CoreLibraries()),
+		Metrics:    metrics,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("pushOptions:\n%+v\nwant\n%+v", got, want)
+	}
+	wantFeeds := []push.Feed{
+		{Key: "drive:drive", User: "s@example.com", DriveID: "drive", Libraries: []string{"team"}},
+		{Key: "user:s@example.com", User: "s@example.com", Libraries: []string{"eng"}},
+	}
+	if feeds := push.Feeds(got.Libraries.List()); !reflect.DeepEqual(feeds, wantFeeds) {
+		t.Errorf("feeds %+v, want %+v", feeds, wantFeeds)
+	}
+	libs := fm.NewLibrarySet(nil)
+	if got := wire.PushOptions(c, push.Options{Libraries: libs}); got.Libraries != libs {
+		t.Error("PushOptions replaced the library set given")
 	}
 }
