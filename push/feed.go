@@ -22,6 +22,9 @@ type Feed struct {
 	// Libraries are the IDs of the libraries whose syncs read the feed,
 	// sorted.
 	Libraries []string
+	// Discovery: the feed is the user log of a storage account whose
+	// shared drives are discovered (it tells of drives added and removed).
+	Discovery bool
 }
 
 // Feeds returns the feeds of libs, sorted by Key: a storage account's My
@@ -74,9 +77,11 @@ type feedSet struct {
 	domains   map[string][]string
 }
 
-// newFeedSet returns the feeds of libs, indexed.
-func newFeedSet(libs []fm.Library) *feedSet {
-	fs := &feedSet{list: Feeds(libs), byKey: map[string]*Feed{}, byLibrary: map[string]string{}, domains: map[string][]string{}}
+// newFeedSet returns the feeds of libs, and the user feeds of the storage
+// accounts whose drives are discovered, indexed.
+func newFeedSet(libs []fm.Library, discoveryAccounts []string) *feedSet {
+	fs := &feedSet{list: withDiscovery(Feeds(libs), discoveryAccounts), byKey: map[string]*Feed{}, byLibrary: map[string]string{},
+		domains: map[string][]string{}}
 	domainOf := make(map[string]string, len(libs))
 	for _, l := range libs {
 		domainOf[l.ID] = l.Domain
@@ -93,6 +98,20 @@ func newFeedSet(libs []fm.Library) *feedSet {
 		slices.Sort(fs.domains[f.Key])
 	}
 	return fs
+}
+
+// withDiscovery returns feeds with the user feed of each account in
+// accounts marked Discovery, added if it has no library, sorted by Key.
+func withDiscovery(feeds []Feed, accounts []string) []Feed {
+	for _, a := range accounts {
+		key := "user:" + strings.ToLower(a)
+		i, found := slices.BinarySearchFunc(feeds, key, func(f Feed, k string) int { return cmp.Compare(f.Key, k) })
+		if !found {
+			feeds = slices.Insert(feeds, i, Feed{Key: key, User: strings.ToLower(a)})
+		}
+		feeds[i].Discovery = true
+	}
+	return feeds
 }
 
 // removedFrom returns the keys of the feeds of fs that next has not.

@@ -252,7 +252,11 @@ type env struct {
 	store    *store
 	channels fm.PushChannels // what the Service reads and writes: store unless a test wraps it
 	notifier *notifier
-	watcher  push.Watcher
+	// discoveryAccounts and discovery, when set before start, are the
+	// Service's DiscoveryAccounts and Discovery.
+	discoveryAccounts []string
+	discovery         *notifier
+	watcher           push.Watcher
 	metrics  *push.Metrics
 	svc      *push.Service
 	handler  atomic.Pointer[push.Service]
@@ -324,6 +328,7 @@ func (e *env) start(t *testing.T, libs []fm.Library) *push.Service {
 	svc, err := push.New(push.Options{
 		Address: e.address, ChannelTTL: ttl, Libraries: e.set, Watcher: e.watcher, Channels: channels,
 		Leases: e.leases, Notifier: e.notifier, Logger: slog.New(slog.DiscardHandler), Metrics: e.metrics, Now: e.clock.Now,
+		DiscoveryAccounts: e.discoveryAccounts, Discovery: e.discovery,
 	})
 	if err != nil {
 		t.Fatal(err)

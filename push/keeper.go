@@ -296,7 +296,7 @@ func (k *keeper) tend(ctx context.Context, key string, now time.Time) (time.Time
 	if covered {
 		keep = cur.ID
 	}
-	retryAt, err := k.retire(ctx, *f, f.Libraries, keep, now)
+	retryAt, err := k.retire(ctx, *f, true, keep, now)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -321,7 +321,7 @@ func (k *keeper) retireGone(ctx context.Context, key string, now time.Time) (tim
 		}
 		f = feedOfKey(key, user)
 	}
-	retryAt, err := k.retire(ctx, f, nil, "", now)
+	retryAt, err := k.retire(ctx, f, false, "", now)
 	if err == nil && retryAt.IsZero() {
 		delete(k.gone, key)
 	}
@@ -411,10 +411,10 @@ func (s *Service) failed(ctx context.Context, f Feed, err error) error {
 
 // retire stops (if live) and deletes the stored channels of f's feed but
 // the one of ID keep; the expired ones, and those not registered (no
-// resourceId), it deletes only. Stopping a live channel has the libraries
-// notify synced. It returns when to try again what failed (zero if
+// resourceId), it deletes only. Stopping a live channel, with notify, has
+// what the feed's notifications start started once (see notify). It returns when to try again what failed (zero if
 // nothing did): a channel that could not be stopped stays stored.
-func (k *keeper) retire(ctx context.Context, f Feed, notify []string, keep string, now time.Time) (time.Time, error) {
+func (k *keeper) retire(ctx context.Context, f Feed, notify bool, keep string, now time.Time) (time.Time, error) {
 	var retryAt time.Time
 	for _, ch := range k.s.channelsOf(f.Key) {
 		if ch.ID == keep {
@@ -435,10 +435,10 @@ func (k *keeper) retire(ctx context.Context, f Feed, notify []string, keep strin
 
 // retireOne stops (if live) and deletes one channel. A stopped channel
 // posts nothing more, not even the message it may still owe for the
-// changes just before (Drive batches them): the libraries notify are
-// synced once, which reads those changes (its successor tells of those
+// changes just before (Drive batches them): with notify, what the feed's
+// notifications start is started once, which reads those changes (its successor tells of those
 // after its registration).
-func (k *keeper) retireOne(ctx context.Context, f Feed, notify []string, ch fm.PushChannel, now time.Time) error {
+func (k *keeper) retireOne(ctx context.Context, f Feed, notify bool, ch fm.PushChannel, now time.Time) error {
 	if ch.ResourceID != "" && f.User != "" && now.Before(ch.Expiration) {
 		if err := k.s.takeCall(now); err != nil {
 			return err
@@ -446,8 +446,8 @@ func (k *keeper) retireOne(ctx context.Context, f Feed, notify []string, ch fm.P
 		if err := k.s.opts.Watcher.Stop(ctx, f, ch.ID, ch.ResourceID); err != nil {
 			return fmt.Errorf("stop channel %s of %s: %w", ch.ID, ch.Feed, err)
 		}
-		for _, lib := range notify {
-			k.s.opts.Notifier.Notify(lib)
+		if notify {
+			k.s.notify(&f)
 		}
 	}
 	if err := k.s.delete(ctx, ch.ID, k.fence); err != nil {

@@ -254,3 +254,35 @@ func (w *refusing) Watch(ctx context.Context, f push.Feed, id, token, address st
 	}
 	return w.Watcher.Watch(ctx, f, id, token, address, expiration)
 }
+
+// TestDiscoveryAccountsFeeds: the user log of a storage account whose
+// drives are discovered is watched though no library reads it, and its
+// notifications are told to discovery (with the account), as well as
+// syncing the libraries that read it, if any.
+func TestDiscoveryAccountsFeeds(t *testing.T) {
+	e := newEnv(t)
+	e.discoveryAccounts, e.discovery = []string{bob, alice}, &notifier{}
+	e.run(t, e.libs)
+	e.step(t)
+	waitFor(t, "bob's user log watched", func() bool { _, ok := e.liveOf("user:" + bob); return ok })
+	e.fake.FlushNotifications()
+	e.notifier.take()
+	e.discovery.take()
+
+	e.fake.CreateFolder(bob, "", "in bob's My Drive")
+	e.fake.FlushNotifications()
+	if got := e.discovery.take(); !slices.Equal(got, []string{bob}) {
+		t.Errorf("a change in bob's log told discovery of %v, want bob", got)
+	}
+	if got := e.notifier.take(); len(got) != 0 {
+		t.Errorf("a change in bob's log, which no library reads, synced %v", got)
+	}
+	e.fake.CreateFolder(alice, e.folderA, "in lib-a")
+	e.fake.FlushNotifications()
+	if got := e.discovery.take(); !slices.Equal(got, []string{alice}) {
+		t.Errorf("a change in alice's log told discovery of %v, want alice", got)
+	}
+	if got := e.notifier.take(); !slices.Equal(got, []string{"lib-a", "lib-b"}) {
+		t.Errorf("a change in alice's log synced %v, want her My Drive libraries", got)
+	}
+}

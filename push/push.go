@@ -132,6 +132,11 @@ type Options struct {
 	Leases   fm.Leases
 	// Notifier has the libraries of a feed Drive notifies synced.
 	Notifier Notifier
+	// DiscoveryAccounts are the storage accounts whose shared drives are
+	// discovered: each one's user log is watched, libraries or not, and
+	// Discovery told of its notifications (it looks for drive changes).
+	DiscoveryAccounts []string
+	Discovery         Notifier
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Metrics defaults to unregistered ones.
@@ -269,7 +274,7 @@ func New(opts Options) (*Service, error) {
 		cache:   newChannelCache(), stats: map[string]*feedStats{}, failures: map[string]string{},
 	}
 	// Subscribed first, then built: a change made meanwhile is not missed.
-	s.feeds.Store(newFeedSet(nil))
+	s.feeds.Store(newFeedSet(nil, nil))
 	opts.Libraries.Subscribe(s.librariesChanged)
 	s.librariesChanged(fm.LibrarySetChange{})
 	return s, nil
@@ -281,7 +286,7 @@ func New(opts Options) (*Service, error) {
 // not block.
 func (s *Service) librariesChanged(fm.LibrarySetChange) {
 	s.feedsMu.Lock()
-	feeds := newFeedSet(s.opts.Libraries.List())
+	feeds := newFeedSet(s.opts.Libraries.List(), s.opts.DiscoveryAccounts)
 	old := s.feeds.Swap(feeds)
 	s.feedsMu.Unlock()
 	if old.sameKeys(feeds) {

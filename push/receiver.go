@@ -55,20 +55,18 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if state == "sync" {
 		result = resultSync
 	}
-	libs := s.accept(ch.Feed, result)
+	f := s.accept(ch.Feed, result)
 	s.opts.Logger.Debug("push notification accepted", "feed", ch.Feed, "channel", ch.ID, "result", result)
-	if result == resultChange {
-		for _, lib := range libs {
-			s.opts.Notifier.Notify(lib)
-		}
+	if result == resultChange && f != nil {
+		s.notify(f)
 	}
 	w.WriteHeader(http.StatusOK)
 }
 
 // accept counts an accepted notification of the feed keyed key, and
-// returns the feed's libraries as the library set has them now (none for a
-// feed no longer in it).
-func (s *Service) accept(key, result string) []string {
+// returns the feed as the library set has it now (nil for a feed no longer
+// in it).
+func (s *Service) accept(key, result string) *Feed {
 	s.opts.Metrics.notifications.WithLabelValues(result).Inc()
 	f := s.feeds.Load().byKey[key]
 	if f == nil {
@@ -79,7 +77,19 @@ func (s *Service) accept(key, result string) []string {
 	st := s.statsOf(key)
 	st.accepted++
 	st.last = s.opts.Now()
-	return f.Libraries
+	return f
+}
+
+// notify starts what a change of feed f starts: a sync of each of its
+// libraries, and, for a storage account's log whose drives are discovered,
+// a look at the log for drive changes.
+func (s *Service) notify(f *Feed) {
+	for _, lib := range f.Libraries {
+		s.opts.Notifier.Notify(lib)
+	}
+	if f.Discovery && s.opts.Discovery != nil {
+		s.opts.Discovery.Notify(f.User)
+	}
 }
 
 // refuse answers a request that starts nothing, counting it, for the feed

@@ -59,7 +59,7 @@ type Server struct {
 	scheduler Scheduler
 	index     Index
 	api       API
-	push      func() []push.FeedStatus
+	push      Push
 	token     string
 	http      *http.Server
 }
@@ -90,10 +90,17 @@ type Options struct {
 	// Gatherer is what /metrics serves.
 	Gatherer prometheus.Gatherer
 	Logger   *slog.Logger
-	// PushStatus, when not nil (push.address set), gives /status its
-	// "push" member: the status of each feed Drive pushes, as
-	// push.Service's Status says it.
-	PushStatus func() []push.FeedStatus
+	// Push, when not nil (push.address set), gives /status its "push"
+	// members: the status of each feed Drive pushes (while there are at
+	// most 100), and their counts.
+	Push Push
+}
+
+// Push is what /status reads of the push service (push.Service).
+type Push interface {
+	Status() []push.FeedStatus
+	Summary() push.FeedSummary
+	LibraryFeedStatus(libraryID string) (push.FeedStatus, bool)
 }
 
 // New returns the admin listener of a daemon.
@@ -103,7 +110,7 @@ func New(opts Options) *Server {
 		libraries = fm.NewLibrarySet(nil)
 	}
 	s := &Server{libraries: libraries, discovery: opts.Discovery, scheduler: opts.Scheduler, index: opts.Index, api: opts.API,
-		push: opts.PushStatus, token: opts.Token}
+		push: opts.Push, token: opts.Token}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /sync", s.sync)
 	mux.HandleFunc("GET /status", s.status)
@@ -246,7 +253,11 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		out.Discovery = s.discovery()
 	}
 	if s.push != nil {
-		out.Push = s.push()
+		summary := s.push.Summary()
+		out.PushSummary = &summary
+		if summary.Feeds <= statusListMax {
+			out.Push = s.push.Status()
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -259,7 +270,7 @@ func (s *Server) libraryStatusAnswer(w http.ResponseWriter, r *http.Request, id 
 		writeError(w, http.StatusNotFound, fmt.Sprintf("No library is named %s.", id))
 		return
 	}
-	writeJSON(w, http.StatusOK, s.libraryStatus(r.Context(), l, st, leases))
+	writeJSON(w, http.StatusOK, s.withFeed(s.libraryStatus(r.Context(), l, st, leases)))
 }
 
 // libraryStatus is a library's line in Status.
@@ -269,6 +280,18 @@ func (s *Server) libraryStatus(ctx context.Context, l fm.Library, st schedule.Jo
 	if state, err := s.index.Library(ctx, st.Name); err == nil {
 		ls.Synced, ls.Folders, ls.Permissions, ls.Revision = true, state.Folders, state.Permissions, state.Revision
 		ls.LastFullSync, ls.LastIncremental = state.LastFullSync, state.LastIncrementalSync
+	}
+	return ls
+}
+
+// withFeed returns ls with the status of its library's push feed, if push
+// is on.
+func (s *Server) withFeed(ls LibraryStatus) LibraryStatus {
+	if s.push == nil {
+		return ls
+	}
+	if f, ok := s.push.LibraryFeedStatus(ls.Name); ok {
+		ls.Push = &f
 	}
 	return ls
 }

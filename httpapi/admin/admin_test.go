@@ -182,7 +182,7 @@ func TestStatusOfPush(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			sc, idx := &scheduler{libraries: fm.NewLibrarySet([]fm.Library{{ID: "eng"}})}, &index{synced: map[string]bool{}}
 			h := admin.New(admin.Options{Listen: "127.0.0.1:8081", Libraries: sc.libraries, Scheduler: sc, Index: idx, API: idx,
-				Gatherer: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler), PushStatus: tt.status}).Handler()
+				Gatherer: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler), Push: pushOf(tt.status)}).Handler()
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8081/status", nil))
 			var st map[string]json.RawMessage
@@ -575,4 +575,30 @@ func TestStatusOfDiscoveredLibraries(t *testing.T) {
 	if code, body := serve("/readyz"); code != 200 {
 		t.Errorf("readyz with discovered libraries never synced: %d %s", code, body)
 	}
+}
+
+// feeds plays the push service whose feeds status gives.
+type feeds func() []push.FeedStatus
+
+func (f feeds) Status() []push.FeedStatus { return f() }
+
+func (f feeds) Summary() push.FeedSummary {
+	return push.FeedSummary{FeedCounts: push.FeedCounts{Feeds: len(f())}}
+}
+
+func (f feeds) LibraryFeedStatus(libraryID string) (push.FeedStatus, bool) {
+	for _, st := range f() {
+		if slices.Contains(st.Libraries, libraryID) {
+			return st, true
+		}
+	}
+	return push.FeedStatus{}, false
+}
+
+// pushOf returns the push service of status, nil (push off) for nil.
+func pushOf(status func() []push.FeedStatus) admin.Push {
+	if status == nil {
+		return nil
+	}
+	return feeds(status)
 }

@@ -65,8 +65,10 @@ type Status struct {
 	// discovers its drives.
 	Discovery []discovery.DomainStatus `json:"discovery,omitempty"`
 	// Push is the status of each feed Drive pushes, when push.address is
-	// set (an empty list when it has no feed).
-	Push []push.FeedStatus `json:"push,omitzero"`
+	// set (an empty list when it has no feed), unless there are more than
+	// 100: PushSummary counts them, in all and by domain.
+	Push        []push.FeedStatus `json:"push,omitzero"`
+	PushSummary *push.FeedSummary `json:"pushSummary,omitempty"`
 }
 
 // LibraryStatus is a library's line in Status.
@@ -88,6 +90,9 @@ type LibraryStatus struct {
 	// LeaseHolder names the process syncing the library now, with an index
 	// shared by replicas (this one or another).
 	LeaseHolder string `json:"leaseHolder,omitempty"`
+	// Push is the status of the library's push feed, in the answer to
+	// /status?library=ID when push is on.
+	Push *push.FeedStatus `json:"push,omitempty"`
 }
 
 // DirectoryStatus is a directory's line in Status.

@@ -143,15 +143,25 @@ func SchedulerOptions(cfg *config.Config, opts schedule.Options) schedule.Option
 // to the syncs that notifications and requests start.
 const pollShare = 0.5
 
-// PushOptions returns opts with cfg's push.address and push.channelTtl,
-// and a set of cfg's libraries unless opts has one.
+// PushOptions returns opts with cfg's push.address and push.channelTtl, a
+// set of cfg's libraries unless opts has one, the storage accounts whose
+// shared drives are discovered, and the share of storage.requestsPerSecond
+// the channels' calls may take.
 func PushOptions(cfg *config.Config, opts push.Options) push.Options {
 	opts.Address, opts.ChannelTTL = cfg.Push.Address, cfg.Push.ChannelTTL
 	if opts.Libraries == nil {
 		opts.Libraries = fm.NewLibrarySet(cfg.CoreLibraries())
 	}
+	for _, d := range cfg.SharedDriveDiscoveries() {
+		opts.DiscoveryAccounts = append(opts.DiscoveryAccounts, d.StorageAccount)
+	}
+	opts.CallsPerSecond = cfg.Storage.RequestsPerSecond * pushShare
 	return opts
 }
+
+// pushShare is the share of storage.requestsPerSecond that registering,
+// renewing and stopping push channels may take (a watch is two calls).
+const pushShare = 0.25
 
 // NewSyncer returns the syncer of the libraries libs and of cfg's domains,
 // writing into idx, and the Google clients it reads with (cfg's storage),
