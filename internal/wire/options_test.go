@@ -112,13 +112,17 @@ func TestAdminOptions(t *testing.T) {
 func TestPushOptions(t *testing.T) {
 	c := optionsConfig()
 	c.Push = config.Push{Address: "https://fm.example.com/drive/push", ChannelTTL: 36 * time.Hour}
+	c.Storage.RequestsPerSecond = 40
+	c.Domains[0].SharedDrives = &config.SharedDrives{StorageAccount: "drives@example.com"}
 	metrics := push.NewMetrics(prometheus.NewRegistry())
 	got := wire.PushOptions(c, push.Options{Metrics: metrics})
 	want := push.Options{
-		Address:    "https://fm.example.com/drive/push",
-		ChannelTTL: 36 * time.Hour,
-		Libraries:  fm.NewLibrarySet(c.CoreLibraries()),
-		Metrics:    metrics,
+		Address:           "https://fm.example.com/drive/push",
+		ChannelTTL:        36 * time.Hour,
+		Libraries:         fm.NewLibrarySet(c.CoreLibraries()),
+		CallsPerSecond:    10, // a quarter of storage.requestsPerSecond
+		DiscoveryAccounts: []string{"drives@example.com"},
+		Metrics:           metrics,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("pushOptions:\n%+v\nwant\n%+v", got, want)
