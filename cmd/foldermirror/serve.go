@@ -220,7 +220,7 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 	adminOpts := admin.Options{Libraries: libs, Scheduler: d.scheduler, Index: d.db, Gatherer: reg, Logger: logger}
 	if d.push != nil {
 		apiOpts.Push, apiOpts.PushPath = d.push, d.push.Path()
-		adminOpts.PushStatus = d.push.Status
+		adminOpts.Push = d.push
 	}
 	if d.discovery.Enabled() {
 		adminOpts.Discovery = d.discovery.Status

@@ -53,6 +53,7 @@ func newSyncing(cfg *config.Config, libs *fm.LibrarySet, db fm.Index, logger *sl
 			Channels:  db,
 			Leases:    db.Leases(),
 			Notifier:  out.scheduler,
+			Discovery: out.discovery,
 			Logger:    logger,
 			Metrics:   push.NewMetrics(reg),
 		}))
