@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"maps"
 
+	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/googleclient"
 	"github.com/foldermirror/foldermirror/httpapi"
@@ -117,9 +118,7 @@ func Plan(cfg *config.Config) schedule.Plan {
 			p.Directories = append(p.Directories, d.Name)
 		}
 	}
-	for _, l := range cfg.Libraries {
-		p.Libraries = append(p.Libraries, l.ID)
-	}
+	p.Libraries = fm.NewLibrarySet(cfg.CoreLibraries())
 	return p
 }
 
