@@ -47,7 +47,7 @@ func (s *scheduler) Status() []schedule.JobStatus {
 }
 
 func (s *scheduler) Jobs(library string) []string {
-	return schedule.Plan{Directories: []string{"example.com"}, Libraries: []string{"eng"}}.Jobs(library)
+	return schedule.Plan{Directories: []string{"example.com"}, Libraries: fm.NewLibrarySet([]fm.Library{{ID: "eng"}})}.Jobs(library)
 }
 
 // index plays an index where only synced libraries exist; problem, when
