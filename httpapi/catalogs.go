@@ -18,7 +18,7 @@ type catalogs struct {
 func newCatalogs(idx fm.IndexReader, libs []fm.Library) *catalogs {
 	cs := &catalogs{index: idx, byLib: map[string]*catalog.Catalog{}}
 	for _, l := range libs {
-		cs.byLib[l.ID] = catalog.New(idx, l.ID)
+		cs.byLib[l.ID] = catalog.New(idx, l.ID, nil)
 	}
 	return cs
 }
