@@ -51,7 +51,7 @@ func benchServer(b testing.TB, n int) (http.Handler, string) {
 	authn := auth.New(authOpts)
 	b.Cleanup(authn.Close)
 	api := httpapi.New(db, authn, httpapi.Options{
-		Libraries:               []fm.Library{{ID: "big", Name: "Big", Domain: "example.com", StorageAccount: "s@example.com", RootFolderID: "root"}},
+		Libraries:               fm.NewLibrarySet([]fm.Library{{ID: "big", Name: "Big", Domain: "example.com", StorageAccount: "s@example.com", RootFolderID: "root"}}),
 		Domains:                 []httpapi.Domain{{Name: "example.com"}},
 		CallerRequestsPerSecond: defaultRate,
 		CallerBurst:             defaultBurst,

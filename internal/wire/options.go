@@ -64,7 +64,7 @@ func securityCodes(codes []config.SecurityCode) []auth.SecurityCode {
 // serves, each domain's flags resolved (flagDefaults, under its own), the
 // trusted proxies and the callers' budget.
 func APIOptions(cfg *config.Config, opts httpapi.Options) httpapi.Options {
-	opts.Libraries = cfg.CoreLibraries()
+	opts.Libraries = fm.NewLibrarySet(cfg.CoreLibraries())
 	opts.Domains = make([]httpapi.Domain, len(cfg.Domains))
 	for i, d := range cfg.Domains {
 		flags := map[string]string{}
