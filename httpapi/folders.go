@@ -22,17 +22,24 @@ func setDeprecated(c *gin.Context) {
 	c.Header("Deprecation", "@"+strconv.FormatInt(deprecatedSince.Unix(), 10))
 }
 
-// synced returns lib, a library of the set, at the index's latest
-// revision, seen by cl (nil: nobody); ENOTFOUND if never synced.
-func (s *Server) synced(ctx context.Context, lib fm.Library, st *libState, cl *caller) (*libraryView, error) {
-	state, err := s.index.Library(ctx, lib.ID)
+// current returns a library of the set at the index's latest revision;
+// ENOTFOUND if never synced.
+func (s *Server) current(ctx context.Context, libraryID string, st *libState) (*catalog.Library, error) {
+	state, err := s.index.Library(ctx, libraryID)
 	var l *catalog.Library
 	if err == nil {
 		l, err = st.library(ctx, state)
 	}
 	if err == nil || fm.ErrorCode(err) == fm.ENOTFOUND {
-		s.libs.read(lib.ID)
+		s.libs.read(libraryID)
 	}
+	return l, err
+}
+
+// synced returns lib, a library of the set, at the index's latest
+// revision, seen by cl (nil: nobody); ENOTFOUND if never synced.
+func (s *Server) synced(ctx context.Context, lib fm.Library, st *libState, cl *caller) (*libraryView, error) {
+	l, err := s.current(ctx, lib.ID, st)
 	if err != nil {
 		return nil, err
 	}
@@ -53,12 +60,11 @@ func (s *Server) synced(ctx context.Context, lib fm.Library, st *libState, cl *c
 // before its first sync, or a folder new in a catalog not brought up to
 // date, is found once Warm (or a request naming the library) reads it.
 func (s *Server) Warm(ctx context.Context, libraryID string) error {
-	lib, st, ok := s.libs.get(libraryID)
-	if !ok {
-		return fm.Errorf(fm.ENOTFOUND, "Library %s is not served.", libraryID)
+	if _, st, ok := s.libs.get(libraryID); ok {
+		_, err := s.current(ctx, libraryID, st)
+		return err
 	}
-	_, err := s.synced(ctx, lib, st, nil)
-	return err
+	return fm.Errorf(fm.ENOTFOUND, "Library %s is not served.", libraryID)
 }
 
 // Warmed tells whether a catalog of a library was made: requests find it
@@ -128,12 +134,10 @@ func (s *Server) locateFolder(ctx context.Context, cl *caller, folderID string, 
 // finds their folders.
 func (s *Server) readUnread(ctx context.Context) error {
 	for _, id := range s.libs.unreadIDs() {
-		lib, st, ok := s.libs.get(id)
-		if !ok {
-			continue
-		}
-		if _, err := s.synced(ctx, lib, st, nil); err != nil && fm.ErrorCode(err) != fm.ENOTFOUND {
-			return err
+		if _, st, ok := s.libs.get(id); ok {
+			if _, err := s.current(ctx, id, st); err != nil && fm.ErrorCode(err) != fm.ENOTFOUND {
+				return err
+			}
 		}
 	}
 	return nil

@@ -16,12 +16,11 @@ import (
 // library a request or Warm needed, its state (libState), made then and
 // dropped when the set drops the library. So that a request finds the
 // library of a folder ID without looking in every library, it knows the
-// library each root folder is the root of, and which library may hold each
-// folder; both are what the catalogs made hold.
+// library each root folder is the root of, and which libraries may hold
+// each folder; both are what the catalogs made hold.
 type libraries struct {
 	set   *fm.LibrarySet
 	index fm.IndexReader
-	seed  maphash.Seed
 
 	mu   sync.RWMutex
 	byID map[string]*libState
@@ -37,11 +36,10 @@ type libraries struct {
 	// roots maps the root folder of each catalog made to its library's
 	// number, or to several.
 	roots map[string]uint32
-	// holders maps the fingerprint of each folder ID of the catalogs of the
-	// libraries that are not large to the number of the library holding
-	// it, or to several: the library holding a folder is the one its
-	// fingerprint names, if any, or a large one.
-	holders map[uint32]uint32
+	// holders has the folders of the catalogs of the libraries that are
+	// not large: a folder is held by a library holders names for it, or
+	// by a large one.
+	holders *holders
 	// large are the libraries holders leaves out, by number: there are few
 	// of them, and each would cost it much memory.
 	large map[uint32]*libState
@@ -52,7 +50,7 @@ type libraries struct {
 // large.)
 var largeLibrary = 10_000
 
-// several is the number in holders or roots of more than one library.
+// several is the number in roots of more than one library.
 const several = ^uint32(0)
 
 // libState is what the server keeps of one library of its set.
@@ -82,8 +80,8 @@ type libraryShown struct {
 }
 
 func newLibraries(set *fm.LibrarySet, idx fm.IndexReader) *libraries {
-	ls := &libraries{set: set, index: idx, seed: maphash.MakeSeed(), byID: map[string]*libState{},
-		unread: map[string]struct{}{}, roots: map[string]uint32{}, holders: map[uint32]uint32{}, large: map[uint32]*libState{}}
+	ls := &libraries{set: set, index: idx, byID: map[string]*libState{}, unread: map[string]struct{}{},
+		roots: map[string]uint32{}, holders: newHolders(maphash.MakeSeed(), 0), large: map[uint32]*libState{}}
 	set.Subscribe(ls.follow)
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
@@ -170,11 +168,11 @@ func (ls *libraries) observe(st *libState, l *catalog.Library) {
 	}
 	ls.setRoot(st, l.State.RootID)
 	switch n := l.Len(); {
-	case !st.large && n >= largeLibrary:
+	case !st.large && (n >= largeLibrary || st.num > maxHeldNumber):
 		ls.reindex(st, nil)
 		st.large = true
 		ls.large[st.num] = st
-	case st.large && n < largeLibrary/2:
+	case st.large && n < largeLibrary/2 && st.num <= maxHeldNumber:
 		st.large = false
 		delete(ls.large, st.num)
 	}
@@ -184,20 +182,24 @@ func (ls *libraries) observe(st *libState, l *catalog.Library) {
 }
 
 // reindex makes holders hold the folders of l (nil: none) for a library,
-// in place of those of the Library it held. Call with ls.mu held.
+// in place of those of the Library it held: the folders that differ, or,
+// when holders cannot fit them, every folder of every library, in a larger
+// holders. Call with ls.mu held.
 func (ls *libraries) reindex(st *libState, l *catalog.Library) {
-	catalog.Diff(st.indexed, l, func(id string) {
-		fp := ls.fingerprint(id)
-		if _, taken := ls.holders[fp]; taken {
-			ls.holders[fp] = several // another folder has that fingerprint
-		} else {
-			ls.holders[fp] = st.num
+	if l != nil && !ls.holders.fits(l.Len()) {
+		n := l.Len()
+		for _, other := range ls.byID {
+			if other.indexed != nil {
+				n += other.indexed.Len()
+			}
 		}
-	}, func(id string) {
-		if fp := ls.fingerprint(id); ls.holders[fp] == st.num {
-			delete(ls.holders, fp)
+		h := newHolders(ls.holders.seed, n)
+		for _, other := range ls.byID {
+			catalog.Diff(nil, other.indexed, func(id string) { h.add(id, other.num) }, nil)
 		}
-	})
+		ls.holders = h
+	}
+	catalog.Diff(st.indexed, l, func(id string) { ls.holders.add(id, st.num) }, func(id string) { ls.holders.remove(id, st.num) })
 	st.indexed = l
 }
 
@@ -220,26 +222,17 @@ func (ls *libraries) setRoot(st *libState, rootID string) {
 	}
 }
 
-func (ls *libraries) fingerprint(id string) uint32 { return uint32(maphash.String(ls.seed, id)) }
-
 // mayHold returns, sorted, the IDs of the libraries whose catalogs may hold
-// a folder: the one holders names, or each library it holds folders of if
-// several may; and the large ones.
+// a folder: those holders names, and the large ones.
 func (ls *libraries) mayHold(folderID string) []string {
 	ls.mu.RLock()
 	defer ls.mu.RUnlock()
 	var ids []string
-	switch num, ok := ls.holders[ls.fingerprint(folderID)]; {
-	case !ok:
-	case num == several:
-		for _, st := range ls.byID {
-			if st.indexed != nil {
-				ids = append(ids, st.id)
-			}
+	ls.holders.lookup(folderID, func(num uint32) {
+		if id := ls.byNum[num].id; !slices.Contains(ids, id) {
+			ids = append(ids, id)
 		}
-	default:
-		ids = append(ids, ls.byNum[num].id)
-	}
+	})
 	for _, st := range ls.large {
 		ids = append(ids, st.id)
 	}

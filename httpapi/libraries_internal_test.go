@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -42,23 +43,28 @@ func worldRoot(lib string) string {
 func worldFolder(i int) string { return fmt.Sprintf("f%02d", i) }
 
 func newLibraryWorld(t *testing.T, seed uint64) *libraryWorld {
+	t.Helper()
 	w := &libraryWorld{t: t, rng: rand.New(rand.NewPCG(seed, 7)), db: fmtest.OpenBolt(t, t.TempDir()),
 		set: fm.NewLibrarySet(nil), trees: map[string]map[string]string{}}
 	w.s = New(w.db, aliceAuth{}, Options{Libraries: w.set, Metrics: NewMetrics(prometheus.NewRegistry())})
 	return w
 }
 
-// step makes one change at random.
+// step makes one change at random: of the set, or of a library's tree,
+// which the server is told of (Warm) one time in two, as the daemon is
+// after each sync.
 func (w *libraryWorld) step() {
 	lib := worldLibrary(w.rng.IntN(worldLibraries))
 	switch op := w.rng.IntN(10); {
 	case op < 2:
 		w.discover()
-	case op < 5:
+		return
+	case op < 6:
 		w.fullSync(lib)
-	case op < 7:
-		w.update(lib)
 	default:
+		w.update(lib)
+	}
+	if w.rng.IntN(2) == 0 {
 		if err := w.s.Warm(context.Background(), lib); err != nil && fm.ErrorCode(err) != fm.ENOTFOUND {
 			w.t.Fatal(err)
 		}
@@ -160,15 +166,14 @@ func (w *libraryWorld) check(when string) {
 }
 
 // checkLibraries checks what libraries keeps: each state's number, root
-// and indexed Library are its catalog's; holders names, for each
-// fingerprint of a folder of an indexed library, that library or several,
-// and nothing for other fingerprints but several; roots, each root's
-// library or several.
+// and indexed Library are its catalog's; holders has an entry for each
+// folder of each indexed Library, and no other; roots names each root's
+// library, or several.
 func checkLibraries(t *testing.T, when string, ls *libraries) {
 	t.Helper()
 	ls.mu.RLock()
 	defer ls.mu.RUnlock()
-	held := map[uint32]map[uint32]bool{} // by fingerprint, the libraries holding one
+	want := map[uint32]int{} // the entries holders should have, counted
 	for id, st := range ls.byID {
 		cur := st.catalog.Current()
 		switch {
@@ -183,23 +188,22 @@ func checkLibraries(t *testing.T, when string, ls *libraries) {
 		case st.large != (ls.large[st.num] == st) || st.large != (st.indexed == nil) || (!st.large && st.indexed != cur):
 			t.Fatalf("%s: %s large %v, indexed %p, its catalog's %p", when, id, st.large, st.indexed, cur)
 		}
-		catalog.Diff(st.indexed, nil, nil, func(folderID string) {
-			fp := ls.fingerprint(folderID)
-			if held[fp] == nil {
-				held[fp] = map[uint32]bool{}
-			}
-			held[fp][st.num] = true
-		})
+		catalog.Diff(nil, st.indexed, func(folderID string) {
+			want[entry(maphash.String(ls.holders.seed, folderID), st.num)]++
+		}, nil)
 	}
-	for fp, nums := range held {
-		if v, ok := ls.holders[fp]; !ok || (v != several && (len(nums) > 1 || !nums[v])) {
-			t.Fatalf("%s: a fingerprint of libraries %v held by %d (%v)", when, nums, v, ok)
+	got, dead := map[uint32]int{}, 0
+	for _, s := range ls.holders.slots {
+		switch s {
+		case deadSlot:
+			dead++
+		case emptySlot:
+		default:
+			got[s]++
 		}
 	}
-	for fp, v := range ls.holders {
-		if v != several && !held[fp][v] {
-			t.Fatalf("%s: holders keeps a fingerprint of a folder %d does not hold", when, v)
-		}
+	if !maps.Equal(got, want) || dead != ls.holders.dead || ls.holders.live != len(ls.holders.slots)-dead-ls.holders.empty() {
+		t.Fatalf("%s: holders has entries %v (%d dead, counted %d live, %d dead), want %v", when, got, dead, ls.holders.live, ls.holders.dead, want)
 	}
 	for root, v := range ls.roots {
 		if v != several && (ls.byNum[v] == nil || ls.byNum[v].rootID != root) {
@@ -216,13 +220,14 @@ func checkLibraries(t *testing.T, when string, ls *libraries) {
 // In random worlds, libraries added, renamed and dropped, their trees
 // synced and changed, a lookup of a folder or of a root always looks in
 // every library whose catalog holds it, and what the server keeps to find
-// them holds nothing else but several's marks.
+// them holds nothing stale.
 func TestLibrariesFollowTheirCatalogs(t *testing.T) {
-	defer func(n int) { largeLibrary = n }(largeLibrary)
-	largeLibrary = 6 // libraries of 6 folders and more are large
+	defer func(n, slots int) { largeLibrary, minHolderSlots = n, slots }(largeLibrary, minHolderSlots)
+	largeLibrary = 9   // libraries of 9 folders and more are large
+	minHolderSlots = 8 // holders is made again often
 	for seed := range uint64(4) {
 		w := newLibraryWorld(t, seed)
-		for step := range 300 {
+		for step := range 200 {
 			w.step()
 			w.check(fmt.Sprintf("seed %d step %d", seed, step))
 		}
@@ -248,10 +253,81 @@ func TestUpdateAfterTheDropLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	ls := w.s.libs
-	if len(ls.holders) != 0 || len(ls.roots) != 0 || len(ls.byID) != 0 || w.s.Warmed(context.Background(), "lib1") {
+	if ls.holders.live != 0 || len(ls.roots) != 0 || len(ls.byID) != 0 || w.s.Warmed(context.Background(), "lib1") {
 		t.Errorf("after the drop: holders %v, roots %v, states %v", ls.holders, ls.roots, ls.byID)
 	}
 	if got := ls.mayHold(worldRoot("lib1")); len(got) != 0 {
 		t.Errorf("the root of the dropped library is looked up in %v", got)
 	}
+}
+
+// empty counts the empty slots.
+func (h *holders) empty() int {
+	n := 0
+	for _, s := range h.slots {
+		if s == emptySlot {
+			n++
+		}
+	}
+	return n
+}
+
+// holders names every library given an ID, each as many times as it was
+// given it, and no other but those given another ID of its fingerprint; a
+// removed entry is no longer named, and the others are still found past
+// it. The table is filled to 70 %, so that searches go through long runs.
+func TestHolders(t *testing.T) {
+	h := newHolders(maphash.MakeSeed(), 0)
+	const n = 270
+	held := map[string]map[uint32]int{}
+	give := func(id string, num uint32, count int) {
+		if held[id] == nil {
+			held[id] = map[uint32]int{}
+		}
+		held[id][num] += count
+	}
+	for i := range n {
+		id := fmt.Sprint("id", i)
+		h.add(id, uint32(i%7))
+		give(id, uint32(i%7), 1)
+		if i%3 == 0 {
+			h.add(id, maxHeldNumber) // the largest number
+			give(id, maxHeldNumber, 1)
+		}
+	}
+	if !h.fits(0) || h.fits(len(h.slots)/10) {
+		t.Fatalf("%d entries in %d slots: not about 70 %% full", h.live, len(h.slots))
+	}
+	for i := 0; i < n; i += 2 {
+		id := fmt.Sprint("id", i)
+		h.remove(id, uint32(i%7))
+		give(id, uint32(i%7), -1)
+		h.remove(id, 99) // never given: nothing to remove
+	}
+	fingerprint := func(id string) uint32 { return entry(maphash.String(h.seed, id), 0) &^ numberMask }
+	for id, want := range held {
+		got := map[uint32]int{}
+		h.lookup(id, func(num uint32) { got[num]++ })
+		for num, count := range want {
+			if got[num] != count && !sharedFingerprint(held, fingerprint, id, num) {
+				t.Errorf("%s: library %d named %d times, want %d", id, num, got[num], count)
+			}
+		}
+		for num := range got {
+			if want[num] == 0 && !sharedFingerprint(held, fingerprint, id, num) {
+				t.Errorf("%s: library %d named, which no ID of its fingerprint is given", id, num)
+			}
+		}
+	}
+}
+
+// sharedFingerprint tells whether an ID other than id, of its fingerprint,
+// is held by num.
+func sharedFingerprint(held map[string]map[uint32]int, fingerprint func(string) uint32, id string, num uint32) bool {
+	for other, nums := range held {
+		if other != id && nums[num] > 0 && fingerprint(other) == fingerprint(id) {
+			return true
+		}
+	}
+	return false
 }
