@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -51,7 +52,7 @@ func benchServer(b testing.TB, n int) (http.Handler, string) {
 	authn := auth.New(authOpts)
 	b.Cleanup(authn.Close)
 	api := httpapi.New(db, authn, httpapi.Options{
-		Libraries:               []fm.Library{{ID: "big", Name: "Big", Domain: "example.com", StorageAccount: "s@example.com", RootFolderID: "root"}},
+		Libraries:               fm.NewLibrarySet([]fm.Library{{ID: "big", Name: "Big", Domain: "example.com", StorageAccount: "s@example.com", RootFolderID: "root"}}),
 		Domains:                 []httpapi.Domain{{Name: "example.com"}},
 		CallerRequestsPerSecond: defaultRate,
 		CallerBurst:             defaultBurst,
@@ -90,5 +91,69 @@ func BenchmarkAPI(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// manyLibrariesServer is an API over n small libraries of example.com,
+// each a root ("r00042") and four folders under it ("f00042-0"...), shared
+// with reader@example.com; every catalog is made before it returns.
+func manyLibrariesServer(b testing.TB, n int) (http.Handler, string) {
+	b.Helper()
+	fake := fmtest.StartGoogle(b)
+	db := fmtest.OpenBolt(b, b.TempDir())
+	perms := []fm.Permission{
+		{ID: "1", Type: "user", Role: "owner", EmailAddress: "s@example.com"},
+		{ID: "2", Type: "user", Role: "reader", EmailAddress: "reader@example.com"},
+	}
+	libs := make([]fm.Library, n)
+	for i := range n {
+		id, root := fmt.Sprintf("lib%05d", i), fmt.Sprintf("r%05d", i)
+		libs[i] = fm.Library{ID: id, Name: id, Domain: "example.com", StorageAccount: "s@example.com", RootFolderID: root}
+		batch := []fm.SyncedFolder{{Folder: fm.Folder{ID: root, Name: "Root"}, Permissions: perms}}
+		for j := range 4 {
+			batch = append(batch, fm.SyncedFolder{Folder: fm.Folder{ID: fmt.Sprintf("f%05d-%d", i, j), ParentID: root, Name: fmt.Sprintf("Folder %d", j)}, Permissions: perms})
+		}
+		indextest.FullSync(b, db, id, fm.LibraryState{RootID: root}, 5000, batch...)
+	}
+	authOpts := fmtest.AuthOptions(fake)
+	authOpts.Domains = []auth.Domain{{Name: "example.com", Users: []string{"reader@example.com"}}}
+	authn := auth.New(authOpts)
+	b.Cleanup(authn.Close)
+	api := httpapi.New(db, authn, httpapi.Options{
+		Libraries:               fm.NewLibrarySet(libs),
+		Domains:                 []httpapi.Domain{{Name: "example.com"}},
+		CallerRequestsPerSecond: 1e9, // the requests measured, not the budget
+		CallerBurst:             1e9,
+		Logger:                  slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	for _, l := range libs {
+		if err := api.Warm(context.Background(), l.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return api.Handler(), fake.GoogleIDToken(clientID, "reader@example.com")
+}
+
+// BenchmarkManyLibraries measures requests naming a folder by its ID among
+// 10,000 libraries: finding its library must not cost a look at each.
+func BenchmarkManyLibraries(b *testing.B) {
+	h, token := manyLibrariesServer(b, 10_000)
+	for _, tc := range []struct{ name, path string }{
+		{"folder", "/folder/v1/files/f05000-2"},
+		{"children", "/folder/v1/files/f05000-2/children"},
+		{"rootChildren", "/folder/v1/files/r05000/children"},
+	} {
+		req := httptest.NewRequest(http.MethodGet, tc.path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Fatalf("%s: %d %s", tc.path, rec.Code, rec.Body)
+				}
+			}
+		})
 	}
 }

@@ -1,10 +1,6 @@
 package httpapi
 
-import (
-	"strings"
-
-	fm "github.com/foldermirror/foldermirror"
-)
+import "strings"
 
 // Domain is what the API shows of a configured Workspace domain.
 type Domain struct {
@@ -24,16 +20,6 @@ func (s *Server) domain(name string) *Domain {
 	for i := range s.domains {
 		if strings.EqualFold(s.domains[i].Name, name) {
 			return &s.domains[i]
-		}
-	}
-	return nil
-}
-
-// library returns the library with the given ID, or nil if there is none.
-func (s *Server) library(id string) *fm.Library {
-	for i := range s.libraries {
-		if s.libraries[i].ID == id {
-			return &s.libraries[i]
 		}
 	}
 	return nil

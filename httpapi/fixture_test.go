@@ -46,10 +46,14 @@ const (
 // fixture is an API server over a hand-built index, with a Google fake
 // issuing the callers' ID tokens.
 type fixture struct {
-	t       testing.TB
-	fake    *googlefake.Server
-	db      indextest.Index
+	t    testing.TB
+	fake *googlefake.Server
+	db   indextest.Index
+	// set is the set of libraries served: fixtureLibraries and those of
+	// fixtureOptions.
+	set     *fm.LibrarySet
 	metrics *httpapi.Metrics
+	api     *httpapi.Server
 	handler http.Handler
 	// url is the API served by httpapi's own http.Server, limits and all.
 	url    string
@@ -67,6 +71,8 @@ type fixtureOptions struct {
 	dir string
 	// allowlisted replaces example.com's allowlistedDomains.
 	allowlisted string
+	// libraries are configured besides fixtureLibraries.
+	libraries []fm.Library
 	// backend keeps the index: fmtest.Bolt (by default) or
 	// fmtest.Postgres.
 	backend string
@@ -93,18 +99,22 @@ func fixtureAuth(fake *googlefake.Server) auth.Options {
 	return o
 }
 
-// fixtureAPI is what the API of a fixture serves: three libraries of
-// example.com, one of them never synced, and the two domains' flags: the
-// defaults theme light and beta false, under each domain's own (beta true
-// for example.com, theme dark for other.org).
-func fixtureAPI() httpapi.Options {
+// fixtureLibraries are the libraries a fixture configures: three of
+// example.com, one of them never synced.
+func fixtureLibraries() []fm.Library {
 	const storage = "storage@example.com"
+	return []fm.Library{
+		{ID: "lib-eng", Name: "Engineering", Domain: "example.com", StorageAccount: storage, RootFolderID: "root", FolderDefinitionID: "standard"},
+		{ID: "lib-drive", Name: "Team", Domain: "example.com", StorageAccount: storage, SharedDriveID: "drive1"},
+		{ID: "lib-never", Name: "Never synced", Domain: "example.com", StorageAccount: storage, RootFolderID: "nope"},
+	}
+}
+
+// fixtureAPI is what the API of a fixture serves, but for its libraries:
+// the two domains' flags: the defaults theme light and beta false, under
+// each domain's own (beta true for example.com, theme dark for other.org).
+func fixtureAPI() httpapi.Options {
 	return httpapi.Options{
-		Libraries: []fm.Library{
-			{ID: "lib-eng", Name: "Engineering", Domain: "example.com", StorageAccount: storage, RootFolderID: "root", FolderDefinitionID: "standard"},
-			{ID: "lib-drive", Name: "Team", Domain: "example.com", StorageAccount: storage, SharedDriveID: "drive1"},
-			{ID: "lib-never", Name: "Never synced", Domain: "example.com", StorageAccount: storage, RootFolderID: "nope"},
-		},
 		Domains: []httpapi.Domain{
 			{Name: "example.com", AllowlistedDomains: []string{"partner.org"}, Flags: map[string]string{"theme": "light", "beta": "true"}},
 			{Name: "other.org", Flags: map[string]string{"theme": "dark", "beta": "false"}},
@@ -121,6 +131,7 @@ func newFixtureWith(t testing.TB, opts fixtureOptions) *fixture {
 	fake := fmtest.StartGoogle(t)
 	dir := cmp.Or(opts.dir, t.TempDir())
 	authOpts, apiOpts := fixtureAuth(fake), fixtureAPI()
+	apiOpts.Libraries = fm.NewLibrarySet(append(fixtureLibraries(), opts.libraries...))
 	if opts.allowlisted != "" {
 		apiOpts.Domains[0].AllowlistedDomains = []string{opts.allowlisted}
 	}
@@ -155,7 +166,7 @@ func newFixtureWith(t testing.TB, opts fixtureOptions) *fixture {
 	t.Cleanup(func() { api.Shutdown(context.Background()) })
 	client := &http.Client{Transport: &http.Transport{}}
 	t.Cleanup(client.CloseIdleConnections)
-	return &fixture{t: t, fake: fake, db: db, metrics: apiOpts.Metrics, handler: api.Handler(), url: "http://" + ln.Addr().String(), client: client}
+	return &fixture{t: t, fake: fake, db: db, set: apiOpts.Libraries, metrics: apiOpts.Metrics, api: api, handler: api.Handler(), url: "http://" + ln.Addr().String(), client: client}
 }
 
 func writeTree(t testing.TB, db fm.IndexWriter, lib string, state fm.LibraryState, folders []fm.SyncedFolder) {

@@ -22,18 +22,30 @@ func setDeprecated(c *gin.Context) {
 	c.Header("Deprecation", "@"+strconv.FormatInt(deprecatedSince.Unix(), 10))
 }
 
-// synced returns a library at the index's latest revision, seen by cl
-// (nil: nobody); ENOTFOUND if never synced.
-func (s *Server) synced(ctx context.Context, lib *fm.Library, cl *caller) (*libraryView, error) {
-	state, err := s.index.Library(ctx, lib.ID)
+// current returns a library of the set at the index's latest revision;
+// ENOTFOUND if never synced.
+func (s *Server) current(ctx context.Context, libraryID string, st *libState) (*catalog.Library, error) {
+	state, err := s.index.Library(ctx, libraryID)
+	var l *catalog.Library
+	if err == nil {
+		l, err = st.library(ctx, state)
+	}
+	if err == nil || fm.ErrorCode(err) == fm.ENOTFOUND {
+		s.libs.read(libraryID)
+	}
+	return l, err
+}
+
+// synced returns lib, a library of the set, at the index's latest
+// revision, seen by cl (nil: nobody); ENOTFOUND if never synced.
+func (s *Server) synced(ctx context.Context, lib fm.Library, st *libState, cl *caller) (*libraryView, error) {
+	l, err := s.current(ctx, lib.ID, st)
 	if err != nil {
 		return nil, err
 	}
-	l, err := s.catalogs.get(ctx, lib.ID, state)
-	if err != nil {
-		return nil, err
-	}
-	lv := &libraryView{def: lib, json: s.libJSON[lib.ID], lib: l, ops: &opsTables[b2i(l.State.SharingRequiresOrganizer)]}
+	shown := st.show(lib, s.domain)
+	lv := &libraryView{def: &shown.def, json: shown.json, configTag: shown.configTag, lib: l,
+		ops: &opsTables[b2i(l.State.SharingRequiresOrganizer)]}
 	if cl != nil {
 		lv.viewer = viewerOf(l, lib.Domain, cl)
 	}
@@ -41,32 +53,36 @@ func (s *Server) synced(ctx context.Context, lib *fm.Library, cl *caller) (*libr
 }
 
 // Warm brings a library's catalog to the index's latest revision, so that
-// the next request finds it ready.
+// the next request finds it ready. The daemon calls it after each change of
+// a library in the index, for a lookup of a folder by its ID does not read
+// every library: it reads those never read, and looks in the catalogs made
+// (bringing up to date only those that hold the folder). A library read
+// before its first sync, or a folder new in a catalog not brought up to
+// date, is found once Warm (or a request naming the library) reads it.
 func (s *Server) Warm(ctx context.Context, libraryID string) error {
-	lib := s.library(libraryID)
-	if lib == nil {
-		return fm.Errorf(fm.ENOTFOUND, "Library %s is not configured.", libraryID)
+	if _, st, ok := s.libs.get(libraryID); ok {
+		_, err := s.current(ctx, libraryID, st)
+		return err
 	}
-	_, err := s.synced(ctx, lib, nil)
-	return err
+	return fm.Errorf(fm.ENOTFOUND, "Library %s is not served.", libraryID)
 }
 
 // Warmed tells whether a catalog of a library was made: requests find it
 // (a sync since then makes the next request wait for it to catch up, which
 // takes the time of reading the sync's changes).
 func (s *Server) Warmed(_ context.Context, libraryID string) bool {
-	return s.catalogs.built(libraryID)
+	return s.libs.built(libraryID)
 }
 
-// visibleLibrary returns a configured, synced library the caller may see.
+// visibleLibrary returns a synced library of the set the caller may see.
 func (s *Server) visibleLibrary(ctx context.Context, cl *caller, libraryID string) (*libraryView, error) {
 	notFound := fm.Errorf(fm.ENOTFOUND, "Library %s not found.", libraryID)
-	lib := s.library(libraryID)
-	if lib == nil {
+	lib, st, ok := s.libs.get(libraryID)
+	if !ok {
 		return nil, notFound
 	}
 	inDomain := cl.Domain == lib.Domain
-	lv, err := s.synced(ctx, lib, cl)
+	lv, err := s.synced(ctx, lib, st, cl)
 	switch {
 	case fm.ErrorCode(err) == fm.ENOTFOUND && inDomain:
 		return nil, unavailable("Library %s has not been synced yet.", libraryID)
@@ -83,11 +99,19 @@ func (s *Server) visibleLibrary(ctx context.Context, cl *caller, libraryID strin
 
 // locateFolder finds a folder by ID in the synced libraries, among those the
 // caller may read directly (see readsDirectly), with the resource keys the
-// request carries.
+// request carries. It looks in the libraries whose catalogs may hold the
+// folder (see libraries.mayHold), each brought to the index's latest
+// revision, in the order of their IDs.
 func (s *Server) locateFolder(ctx context.Context, cl *caller, folderID string, keys resourceKeys) (*libraryView, catalog.Ref, access, error) {
-	for i := range s.libraries {
-		lib := &s.libraries[i]
-		lv, err := s.synced(ctx, lib, nil)
+	if err := s.readUnread(ctx); err != nil {
+		return nil, catalog.Ref{}, access{}, err
+	}
+	for _, id := range s.libs.mayHold(folderID) {
+		lib, st, ok := s.libs.get(id)
+		if !ok {
+			continue // the set dropped it since
+		}
+		lv, err := s.synced(ctx, lib, st, nil)
 		if fm.ErrorCode(err) == fm.ENOTFOUND {
 			continue
 		} else if err != nil {
@@ -103,6 +127,20 @@ func (s *Server) locateFolder(ctx context.Context, cl *caller, folderID string, 
 		}
 	}
 	return nil, catalog.Ref{}, access{}, folderNotFound(folderID)
+}
+
+// readUnread reads the libraries of the set whose state in the index was
+// never read, making the catalogs of those synced, so that a folder lookup
+// finds their folders.
+func (s *Server) readUnread(ctx context.Context) error {
+	for _, id := range s.libs.unreadIDs() {
+		if _, st, ok := s.libs.get(id); ok {
+			if _, err := s.current(ctx, id, st); err != nil && fm.ErrorCode(err) != fm.ENOTFOUND {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // folderNotFound is the one answer to a folder ID the caller may not read,
@@ -194,33 +232,41 @@ func (s *Server) listChildren(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	if lib := s.libraryRootedAt(c.Request.Context(), c.Param("folderId")); lib != nil {
-		lv, err := s.visibleLibrary(c.Request.Context(), callerOf(c), lib.ID)
-		if fm.ErrorCode(err) == fm.ENOTFOUND {
-			err = folderNotFound(c.Param("folderId")) // not "Library L not found": that would name it
-		}
-		if err != nil {
-			s.writeError(c, err)
-		} else if !s.validate(c, lv) {
+	lv, isRoot, err := s.libraryRootedAt(c.Request.Context(), callerOf(c), c.Param("folderId"))
+	switch {
+	case err != nil:
+		s.writeError(c, err)
+	case isRoot:
+		if !s.validate(c, lv) {
 			s.streamChildren(c, lv, lv.lib.Root(), q)
 		}
-		return
-	}
-	if lv, r, _, ok := s.folderParam(c, false); ok {
-		s.streamChildren(c, lv, r, q)
+	default:
+		if lv, r, _, ok := s.folderParam(c, false); ok {
+			s.streamChildren(c, lv, r, q)
+		}
 	}
 }
 
-// libraryRootedAt returns the synced library whose root folder is folderID,
-// nil if none.
-func (s *Server) libraryRootedAt(ctx context.Context, folderID string) *fm.Library {
-	for i := range s.libraries {
-		lib := &s.libraries[i]
-		if st, err := s.index.Library(ctx, lib.ID); err == nil && st.RootID == folderID {
-			return lib
-		}
+// libraryRootedAt returns the synced library whose root folder is
+// folderID, if the caller may see it; false if none is rooted there. Among
+// the libraries whose catalogs are rooted there, it is the first whose
+// root in the index still is. One the caller may not see is a 404 that
+// does not name it.
+func (s *Server) libraryRootedAt(ctx context.Context, cl *caller, folderID string) (*libraryView, bool, error) {
+	if err := s.readUnread(ctx); err != nil {
+		return nil, false, err
 	}
-	return nil
+	for _, id := range s.libs.rootedAt(folderID) {
+		if st, err := s.index.Library(ctx, id); err != nil || st.RootID != folderID {
+			continue
+		}
+		lv, err := s.visibleLibrary(ctx, cl, id)
+		if fm.ErrorCode(err) == fm.ENOTFOUND {
+			err = folderNotFound(folderID) // not "Library L not found": that would name it
+		}
+		return lv, true, err
+	}
+	return nil, false, nil
 }
 
 // streamChildren writes the children of parent the caller may list, sorted,

@@ -19,7 +19,7 @@ import (
 // library, the configuration its answers show changed, or the caller's
 // principals did (its groups, say).
 func (s *Server) validate(c *gin.Context, lv *libraryView) bool {
-	tag := etag(lv, s.configTags[lv.def.ID], callerOf(c))
+	tag := etag(lv, callerOf(c))
 	h := c.Writer.Header()
 	h.Set("ETag", tag)
 	h.Set("Cache-Control", "private, no-cache")
@@ -34,12 +34,12 @@ func (s *Server) validate(c *gin.Context, lv *libraryView) bool {
 	return false
 }
 
-func etag(lv *libraryView, configTag []byte, cl *caller) string {
+func etag(lv *libraryView, cl *caller) string {
 	h := sha256.New()
 	var rev [8]byte
 	binary.BigEndian.PutUint64(rev[:], lv.state().Revision)
 	h.Write(rev[:])
-	h.Write(configTag)
+	h.Write(lv.configTag)
 	h.Write([]byte(lv.state().RootID))
 	h.Write([]byte{0})
 	principals := slices.Clone(cl.principals)
@@ -57,7 +57,8 @@ func etag(lv *libraryView, configTag []byte, cl *caller) string {
 // configTag sums up what of the configuration a library's answers show: its
 // own keys, and its domain's, dom (belongsToDomain and allowlisted depend
 // on the domain's name and allowlistedDomains). A change of any of them,
-// read at the next start, changes the ETags of the library's answers.
+// read at the next start or made by the library set (a discovered drive
+// renamed), changes the ETags of the library's answers.
 func configTag(lib *fm.Library, dom *Domain) []byte {
 	h := sha256.New()
 	parts := []string{lib.ID, lib.Name, lib.FolderDefinitionID, lib.Domain}

@@ -73,7 +73,7 @@ func newTestServer(t *testing.T, idx fm.IndexReader, logs *bytes.Buffer) *Server
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	return New(idx, aliceAuth{}, Options{
-		Libraries:               []fm.Library{{ID: "lib", Name: "Lib", Domain: "example.com", RootFolderID: "root"}},
+		Libraries:               fm.NewLibrarySet([]fm.Library{{ID: "lib", Name: "Lib", Domain: "example.com", RootFolderID: "root"}}),
 		CallerRequestsPerSecond: 1000, CallerBurst: 1000,
 		Logger: logger, Metrics: NewMetrics(prometheus.NewRegistry()),
 	})

@@ -8,11 +8,13 @@ import (
 // libraryView is a synced library as the API shows it to a caller: its
 // definition, its catalog at one revision, and how it sees the caller.
 type libraryView struct {
-	def    *fm.Library
-	json   *libraryJSON
-	lib    *catalog.Library
-	ops    *opsTable
-	viewer viewer
+	def  *fm.Library
+	json *libraryJSON
+	// configTag is the library's configTag.
+	configTag []byte
+	lib       *catalog.Library
+	ops       *opsTable
+	viewer    viewer
 }
 
 // state is the library's state at the revision shown.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
-	"github.com/foldermirror/foldermirror/httpapi"
 )
 
 // partnersTree is a library of example.com shared with its allowlisted
@@ -31,10 +30,8 @@ func partnersTree() []fm.SyncedFolder {
 
 // newPartnersFixture is the fixture with the Partners library too.
 func newPartnersFixture(t *testing.T) *fixture {
-	f := newFixtureWith(t, fixtureOptions{configure: func(o *httpapi.Options) {
-		o.Libraries = append(o.Libraries, fm.Library{ID: "lib-partners", Name: "Partners", Domain: "example.com",
-			StorageAccount: "storage@example.com", RootFolderID: "pp-root", FolderDefinitionID: "standard"})
-	}})
+	f := newFixtureWith(t, fixtureOptions{libraries: []fm.Library{{ID: "lib-partners", Name: "Partners", Domain: "example.com",
+		StorageAccount: "storage@example.com", RootFolderID: "pp-root", FolderDefinitionID: "standard"}}})
 	writeTree(t, f.db, "lib-partners", fm.LibraryState{RootID: "pp-root", LastFullSync: syncedAt}, partnersTree())
 	return f
 }

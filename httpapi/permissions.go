@@ -14,15 +14,15 @@ import (
 
 // getPermissions is operation 4: a folder's Drive permissions, in Drive's
 // order. The answer depends on the folder's permission set, its download
-// restriction and its library's domain alone: it is encoded once and kept
-// (see answerCache).
+// restriction and its library's domain alone (not on the library's name):
+// it is encoded once and kept (see answerCache).
 func (s *Server) getPermissions(c *gin.Context) {
 	lv, r, _, ok := s.folderParam(c, true)
 	if !ok {
 		return
 	}
 	v := lv.lib.View(r)
-	key := answerKey{library: lv.def.ID, set: lv.lib.SetKey(v.Set), restricted: v.Restricted}
+	key := answerKey{library: lv.def.ID, domain: lv.def.Domain, set: lv.lib.SetKey(v.Set), restricted: v.Restricted}
 	body, ok := s.answers.get(key)
 	if !ok {
 		var err error
@@ -40,7 +40,7 @@ func (s *Server) permissionsBody(ctx context.Context, lv *libraryView, key answe
 	if err != nil {
 		return nil, err
 	}
-	dom := s.domain(lv.def.Domain)
+	dom := s.domain(key.domain)
 	out := folderPermissionsJSON{
 		StoragePermissions: make([]storagePermissionJSON, len(perms)),
 		Kind:               kindFolderPermissions,
@@ -52,11 +52,14 @@ func (s *Server) permissionsBody(ctx context.Context, lv *libraryView, key answe
 	return json.Marshal(out)
 }
 
-// answerKey is what an answer of operation 4 depends on.
+// answerKey is what an answer of operation 4 depends on: the set's
+// permissions (read from its library's tree), the download restriction,
+// and the domain they are shown for, the library's, which the library set
+// may change while the server runs.
 type answerKey struct {
-	library    string
-	set        fm.PermissionSetKey
-	restricted bool
+	library, domain string
+	set             fm.PermissionSetKey
+	restricted      bool
 }
 
 // answerCache keeps encoded answers of operation 4, up to about maxBytes:

@@ -29,21 +29,16 @@ type Authenticator interface {
 
 // Server is the API server.
 type Server struct {
-	libraries []fm.Library
-	domains   []Domain
-	index     fm.IndexReader
-	auth      Authenticator
-	logger    *slog.Logger
-	metrics   *Metrics
-	catalogs  *catalogs
-	budgets   *budgets
-	slots     *answerSlots
-	streams   *streamLimits
-	answers   *answerCache
-	// libJSON and configTags are each library's shared JSON and the
-	// configuration its answers show, by library ID.
-	libJSON    map[string]*libraryJSON
-	configTags map[string][]byte
+	libs    *libraries
+	domains []Domain
+	index   fm.IndexReader
+	auth    Authenticator
+	logger  *slog.Logger
+	metrics *Metrics
+	budgets *budgets
+	slots   *answerSlots
+	streams *streamLimits
+	answers *answerCache
 	// trustedProxies are the peers whose X-Forwarded-For names the client.
 	trustedProxies []netip.Prefix
 	// push receives Drive's notifications on pushPath, if not nil.
@@ -55,8 +50,9 @@ type Server struct {
 
 // Options say what a Server serves, and tune it.
 type Options struct {
-	// Libraries are the libraries served, each of one of Domains.
-	Libraries []fm.Library
+	// Libraries are the libraries served, each of one of Domains; the
+	// server follows the set's changes. Nil: none.
+	Libraries *fm.LibrarySet
 	// Domains are the Workspace domains served.
 	Domains []Domain
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For header
@@ -126,21 +122,19 @@ func New(idx fm.IndexReader, authn Authenticator, opts Options) *Server {
 	opts.AnswersInFlight = cmp.Or(opts.AnswersInFlight, answersInFlight)
 	opts.StreamChunkTimeout = cmp.Or(opts.StreamChunkTimeout, streamChunkTimeout)
 	opts.StreamDeadline = cmp.Or(opts.StreamDeadline, streamDeadline)
-	s := &Server{libraries: slices.Clone(opts.Libraries), domains: slices.Clone(opts.Domains), index: idx, auth: authn, logger: opts.Logger, metrics: opts.Metrics,
-		catalogs: newCatalogs(idx, opts.Libraries), budgets: newBudgets(opts.CallerRequestsPerSecond, opts.CallerBurst),
+	if opts.Libraries == nil {
+		opts.Libraries = fm.NewLibrarySet(nil)
+	}
+	s := &Server{libs: newLibraries(opts.Libraries, idx), domains: slices.Clone(opts.Domains), index: idx, auth: authn, logger: opts.Logger, metrics: opts.Metrics,
+		budgets: newBudgets(opts.CallerRequestsPerSecond, opts.CallerBurst),
 		slots: &answerSlots{perCaller: opts.CallerConcurrent, total: opts.AnswersInFlight, drainTimeout: opts.StreamChunkTimeout,
 			inFlight: opts.Metrics.answersInFlight},
 		streams: &streamLimits{chunkTimeout: opts.StreamChunkTimeout, deadline: opts.StreamDeadline,
 			active: opts.Metrics.streams, cut: opts.Metrics.streamsCut},
-		answers: newAnswerCache(answerCacheBytes),
-		libJSON: map[string]*libraryJSON{}, configTags: map[string][]byte{}, trustedProxies: opts.TrustedProxies,
+		answers: newAnswerCache(answerCacheBytes), trustedProxies: opts.TrustedProxies,
 		push: opts.Push, pushPath: opts.PushPath}
 	if s.push != nil && (!strings.HasPrefix(s.pushPath, "/") || strings.ContainsAny(s.pushPath, ":*")) {
 		panic(fmt.Sprintf("httpapi: push path %q is not a literal absolute path", s.pushPath))
-	}
-	for i := range s.libraries {
-		lib := &s.libraries[i]
-		s.libJSON[lib.ID], s.configTags[lib.ID] = newLibraryJSON(lib), configTag(lib, s.domain(lib.Domain))
 	}
 	s.engine = s.routes()
 	s.http = &http.Server{

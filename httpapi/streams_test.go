@@ -44,7 +44,7 @@ func bigServer(t *testing.T, n int, opts Options) (addr string, s *Server) {
 			Name: fmt.Sprintf("A folder with a name of some length %d", i)}, Permissions: domain})
 	}
 	indextest.FullSync(t, db, "big", fm.LibraryState{RootID: "root"}, 5000, folders...)
-	opts.Libraries = []fm.Library{{ID: "big", Name: "Big", Domain: "example.com", RootFolderID: "root"}}
+	opts.Libraries = fm.NewLibrarySet([]fm.Library{{ID: "big", Name: "Big", Domain: "example.com", RootFolderID: "root"}})
 	opts.Domains = []Domain{{Name: "example.com"}}
 	opts.CallerRequestsPerSecond, opts.CallerBurst = 1e6, 1e6
 	opts.Logger = slog.New(slog.DiscardHandler)

@@ -37,6 +37,7 @@ type synced struct {
 	fake    *googlefake.Server
 	db      indextest.Index
 	syncer  *syncer.Syncer
+	api     *httpapi.Server
 	handler http.Handler
 }
 
@@ -66,16 +67,17 @@ func newSynced(t *testing.T, backend string, fake *googlefake.Server, libs ...fm
 	authn := auth.New(authOpts)
 	t.Cleanup(authn.Close)
 	api := httpapi.New(db, authn, httpapi.Options{
-		Libraries:               cfg.CoreLibraries(),
+		Libraries:               fm.NewLibrarySet(cfg.CoreLibraries()),
 		Domains:                 []httpapi.Domain{{Name: "example.com"}, {Name: "other.org"}},
 		CallerRequestsPerSecond: defaultRate,
 		CallerBurst:             defaultBurst,
 		Logger:                  logger,
 	})
-	return &synced{t: t, fake: fake, db: db, syncer: s, handler: api.Handler()}
+	return &synced{t: t, fake: fake, db: db, syncer: s, api: api, handler: api.Handler()}
 }
 
-// sync syncs a library in mode and fails the test unless it ran so.
+// sync syncs a library in mode, and fails the test unless it ran so; then
+// it warms the library's catalog, as the daemon does after each sync.
 func (s *synced) sync(lib string, mode fm.SyncMode) {
 	s.t.Helper()
 	res, err := s.syncer.Sync(context.Background(), fm.SyncRequest{Library: lib, Mode: mode}, nil)
@@ -84,6 +86,9 @@ func (s *synced) sync(lib string, mode fm.SyncMode) {
 	}
 	if res.Full != (mode == fm.SyncFull) {
 		s.t.Fatalf("sync %s: full %v, asked %v", lib, res.Full, mode)
+	}
+	if err := s.api.Warm(context.Background(), lib); err != nil {
+		s.t.Fatalf("warm %s: %v", lib, err)
 	}
 }
 

@@ -216,7 +216,7 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 	}
 	d.scheduler, d.discovery, d.push = parts.scheduler, parts.discovery, parts.push
 	d.auth = auth.New(wire.AuthOptions(cfg, auth.Options{Directory: d.db, Logger: logger}))
-	apiOpts := httpapi.Options{Logger: logger, Metrics: httpapi.NewMetrics(reg)}
+	apiOpts := httpapi.Options{Libraries: libs, Logger: logger, Metrics: httpapi.NewMetrics(reg)}
 	adminOpts := admin.Options{Libraries: libs, Scheduler: d.scheduler, Index: d.db, Gatherer: reg, Logger: logger}
 	if d.push != nil {
 		apiOpts.Push, apiOpts.PushPath = d.push, d.push.Path()

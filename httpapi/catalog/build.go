@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -129,10 +130,12 @@ type loader struct {
 	arena  []byte
 }
 
-// newLoader returns a loader with room for about n folders, so that a
-// library of the size it had last fills it without growing it.
+// newLoader returns a loader with room for about n folders (1,024 if n is
+// 0, not known), so that a library of the size it had last fills it
+// without growing it, and a small one, of which there may be thousands,
+// takes no more room than it needs.
 func newLoader(grants *grantTable, n int) *loader {
-	n = max(n, 1024)
+	n = cmp.Or(n, 1024)
 	ld := &loader{grants: grants, ids: intern.New(n),
 		parent: make([]uint32, 0, n), set: make([]uint32, 0, n), flags: make([]uint8, 0, n),
 		record: make([]uint32, 0, n), read: make([]bool, 0, n), arena: make([]byte, 0, n*bytesPerName)}

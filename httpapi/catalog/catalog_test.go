@@ -248,7 +248,23 @@ func runWorld(t *testing.T, seed uint64) {
 		all = append(all, w.m[id])
 	}
 	indextest.FullSync(t, db, "lib", fm.LibraryState{RootID: "root"}, 50, all...)
-	c := New(db, "lib")
+	// held is what the Diffs of the Libraries observed say the catalog
+	// holds.
+	held, observed := map[string]bool{}, (*Library)(nil)
+	c := New(db, "lib", func(next *Library) {
+		Diff(observed, next, func(id string) {
+			if held[id] {
+				t.Fatalf("seed %d: %s added, held already", seed, id)
+			}
+			held[id] = true
+		}, func(id string) {
+			if !held[id] {
+				t.Fatalf("seed %d: %s removed, not held", seed, id)
+			}
+			delete(held, id)
+		})
+		observed = next
+	})
 	for step := range 150 {
 		st, err := db.Library(context.Background(), "lib")
 		if err != nil {
@@ -260,6 +276,12 @@ func runWorld(t *testing.T, seed uint64) {
 			t.Fatal(err)
 		}
 		check(t, fmt.Sprintf("seed %d step %d", seed, step), l, w.m, "root")
+		if observed != l {
+			t.Fatalf("seed %d step %d: the current Library was not observed", seed, step)
+		}
+		if got, want := slices.Sorted(stdmaps.Keys(held)), w.ids(); !slices.Equal(got, want) {
+			t.Fatalf("seed %d step %d: the diffs hold\n%v\nwant\n%v", seed, step, got, want)
+		}
 		if prev != nil && prev.State.Revision == l.State.Revision && prev != l {
 			t.Fatalf("step %d: a new Library for the same revision", step)
 		}
@@ -273,7 +295,7 @@ func TestLibrariesAreImmutable(t *testing.T) {
 	w := &world{t: t, rng: rand.New(rand.NewPCG(9, 9)), db: db, m: model{}}
 	w.m["root"] = w.folder("root", "")
 	indextest.FullSync(t, db, "lib", fm.LibraryState{RootID: "root"}, 50, w.m["root"])
-	c := New(db, "lib")
+	c := New(db, "lib", nil)
 	type kept struct {
 		l *Library
 		m model

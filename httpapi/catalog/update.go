@@ -18,6 +18,7 @@ const releaseFrom = 50_000
 type Catalog struct {
 	libraryID string
 	index     fm.IndexReader
+	observe   func(*Library)
 
 	// updating holds a token while an update runs: one at a time. It
 	// guards grants. A channel rather than a sync.Mutex, so that a request
@@ -29,9 +30,11 @@ type Catalog struct {
 }
 
 // New returns the catalog of a library of idx; it holds nothing until its
-// first Update.
-func New(idx fm.IndexReader, libraryID string) *Catalog {
-	return &Catalog{libraryID: libraryID, index: idx, updating: make(chan struct{}, 1)}
+// first Update. observe, if not nil, is told of each Library the catalog
+// makes current, once it is: one call at a time, in order, before the
+// update that made it returns.
+func New(idx fm.IndexReader, libraryID string, observe func(*Library)) *Catalog {
+	return &Catalog{libraryID: libraryID, index: idx, observe: observe, updating: make(chan struct{}, 1)}
 }
 
 // Current returns the Library made last, nil before the first Update.
@@ -52,7 +55,12 @@ func (c *Catalog) Update(ctx context.Context, state *fm.LibraryState) (*Library,
 	if err != nil {
 		return nil, err
 	}
-	c.current.Store(next)
+	if next != cur {
+		c.current.Store(next)
+		if c.observe != nil {
+			c.observe(next)
+		}
+	}
 	return next, nil
 }
 

@@ -60,11 +60,14 @@ func securityCodes(codes []config.SecurityCode) []auth.SecurityCode {
 	return out
 }
 
-// APIOptions returns opts with the libraries and domains the configuration
-// serves, each domain's flags resolved (flagDefaults, under its own), the
-// trusted proxies and the callers' budget.
+// APIOptions returns opts with a set of the configured libraries unless
+// opts has one, the domains the configuration serves, each domain's flags
+// resolved (flagDefaults, under its own), the trusted proxies and the
+// callers' budget.
 func APIOptions(cfg *config.Config, opts httpapi.Options) httpapi.Options {
-	opts.Libraries = cfg.CoreLibraries()
+	if opts.Libraries == nil {
+		opts.Libraries = fm.NewLibrarySet(cfg.CoreLibraries())
+	}
 	opts.Domains = make([]httpapi.Domain, len(cfg.Domains))
 	for i, d := range cfg.Domains {
 		flags := map[string]string{}

@@ -78,10 +78,10 @@ func TestAPIOptions(t *testing.T) {
 	metrics := httpapi.NewMetrics(prometheus.NewRegistry())
 	got := wire.APIOptions(optionsConfig(), httpapi.Options{Metrics: metrics})
 	want := httpapi.Options{
-		Libraries: []fm.Library{
+		Libraries: fm.NewLibrarySet([]fm.Library{
 			{ID: "eng", Name: "Engineering", Domain: "example.com", StorageAccount: "s@example.com", RootFolderID: "root", FolderDefinitionID: "standard"},
 			{ID: "team", Name: "team", Domain: "example.com", StorageAccount: "s@example.com", SharedDriveID: "drive"},
-		},
+		}),
 		Domains: []httpapi.Domain{
 			{Name: "example.com", AllowlistedDomains: []string{"partner.org"}, Flags: map[string]string{"theme": "light", "beta": "true"}},
 			{Name: "other.org", Flags: map[string]string{"theme": "light", "beta": "false"}},
