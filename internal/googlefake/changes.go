@@ -77,6 +77,7 @@ type changesRequest struct {
 	inScope        func(e *changeEntry) bool
 	includeRemoved bool
 	fileMask       mask
+	driveMask      mask
 }
 
 // changesList is changes.list. It reports, per file, its latest entry in
@@ -153,10 +154,11 @@ func (s *Server) parseChanges(c *call) (*changesRequest, *apiError) {
 			return nil, aerr
 		}
 	}
-	fileMask, _ := c.fields.child("changes")
-	fileMask, _ = fileMask.child("file")
+	changeMask, _ := c.fields.child("changes")
+	fileMask, _ := changeMask.child("file")
+	driveMask, _ := changeMask.child("drive")
 	return &changesRequest{
-		v: c.v, from: from, includeRemoved: includeRemoved, fileMask: fileMask,
+		v: c.v, from: from, includeRemoved: includeRemoved, fileMask: fileMask, driveMask: driveMask,
 		inScope: func(e *changeEntry) bool {
 			switch {
 			case driveID != "":
@@ -188,7 +190,7 @@ func (s *Server) change(req *changesRequest, e *changeEntry) *drive.Change {
 	if e.drive {
 		ch.ChangeType, visible = "drive", req.v.canAccess
 		if d, aerr := s.memberDrive(req.v, e.id); aerr == nil {
-			ch.Drive = driveJSON(d)
+			ch.Drive = d.json(req.v, req.driveMask)
 			return ch
 		}
 	} else {

@@ -28,3 +28,13 @@ func (s *Server) RepeatItemsAcrossPages(on bool) {
 	defer s.mu.Unlock()
 	s.repeatItems = on
 }
+
+// LoopDrivePages makes, when on, drives.list's last page carry a
+// nextPageToken that leads back to the first page, as a server that keeps
+// no bounds may: a client that follows page tokens without a bound lists
+// forever.
+func (s *Server) LoopDrivePages(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loopDrivePages = on
+}
