@@ -358,6 +358,20 @@ func TestHideDrive(t *testing.T) {
 	}
 }
 
+// With RepeatItemsAcrossPages, a page begins with the last drive of the
+// page before.
+func TestDrivesListRepeatingItems(t *testing.T) {
+	s := newFake(t)
+	for _, name := range []string{"a", "b", "c", "d", "e"} {
+		s.CreateSharedDrive(name, alice)
+	}
+	s.RepeatItemsAcrossPages(true)
+	got, _ := listDrivesOf(t, driveAs(t, s, alice).Drives.List().PageSize(2))
+	if want := []string{"a", "b", "b", "c", "c", "d", "d", "e"}; !slices.Equal(got, want) {
+		t.Errorf("pages gave %v, want %v", got, want)
+	}
+}
+
 // With LoopDrivePages, the last page leads back to the first.
 func TestLoopDrivePages(t *testing.T) {
 	s := newFake(t)

@@ -21,8 +21,9 @@ func (s *Server) ShareWithoutEmail(fileID, role, displayName string) string {
 		DisplayName: displayName, hideEmail: true})
 }
 
-// RepeatItemsAcrossPages makes each files.list page after the first begin
-// with the last item of the page before, as Drive's listings sometimes do.
+// RepeatItemsAcrossPages makes each files.list and drives.list page after
+// the first begin with the last item of the page before, as Drive's
+// listings sometimes do.
 func (s *Server) RepeatItemsAcrossPages(on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

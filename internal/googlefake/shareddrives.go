@@ -170,7 +170,7 @@ func (s *Server) drivesList(c *call) (any, *apiError) {
 		}
 		after = n
 	}
-	page, more := s.driveIndex.page(keys, after, size)
+	page, more := s.driveIndex.page(keys, after, s.repeatItems, size)
 	out := &drive.DriveList{Kind: "drive#driveList", Drives: make([]*drive.Drive, len(page)), ForceSendFields: []string{"Drives"}}
 	driveMask, _ := c.fields.child("drives")
 	for i, root := range page {
@@ -270,14 +270,15 @@ func (x *driveIndex) remove(key string, root *File) {
 }
 
 // page returns the first n drive roots listed under any of keys created
-// after the one of creation place after, in creation order, and whether
-// more follow. It reads at most n+1 roots of each key's list.
-func (x *driveIndex) page(keys []string, after int64, n int) ([]*File, bool) {
+// after the one of creation place after (or from it, if inclusive), in
+// creation order, and whether more follow. It reads at most n+1 roots of
+// each key's list.
+func (x *driveIndex) page(keys []string, after int64, inclusive bool, n int) ([]*File, bool) {
 	var out []*File
 	for _, k := range keys {
 		list := x.by[k]
 		i, found := slices.BinarySearchFunc(list, after, bySeq)
-		if found {
+		if found && !inclusive {
 			i++
 		}
 		out = append(out, list[i:min(i+n+1, len(list))]...)
