@@ -24,13 +24,14 @@ func TestCallsCountEveryMethod(t *testing.T) {
 	_, _ = svc.Files.Get("missing").Do() // failures count too
 	_, _ = svc.Permissions.List(f).Do()
 	_, _ = svc.Drives.Get(d).Do()
+	_, _ = svc.Drives.List().Do()
 	tok, _ := svc.Changes.GetStartPageToken().Do()
 	_, _ = svc.Changes.List(tok.StartPageToken).Do()
 	fetchJWKS(t, s)
 
 	want := map[string]int{
 		"oauth2.token": 1, "oauth2.certs": 1, "drive.files.list": 1, "drive.files.get": 2,
-		"drive.permissions.list": 1, "drive.drives.get": 1, "drive.changes.getStartPageToken": 1, "drive.changes.list": 1,
+		"drive.permissions.list": 1, "drive.drives.get": 1, "drive.drives.list": 1, "drive.changes.getStartPageToken": 1, "drive.changes.list": 1,
 	}
 	calls := s.Calls()
 	if !maps.Equal(calls, want) {
@@ -91,18 +92,23 @@ func TestMutatorsPanicOnUnknownIDs(t *testing.T) {
 	s := newFake(t)
 	f := s.CreateFolder(alice, "", "f")
 	child := s.CreateFolder(alice, f, "child")
+	d := s.CreateSharedDrive("Team", alice)
 	for name, fn := range map[string]func(){
-		"Rename":        func() { s.Rename("nope", "x") },
-		"Move":          func() { s.Move(f, "nope") },
-		"Move cycle":    func() { s.Move(f, child) },
-		"Share":         func() { s.Share("nope", googlefake.Permission{Type: "anyone", Role: "reader"}) },
-		"Share role":    func() { s.Share(f, googlefake.Permission{Type: "anyone", Role: "boss"}) },
-		"Unshare":       func() { s.Unshare(f, "12345") },
-		"Delete":        func() { s.Delete("nope") },
-		"RootOf":        func() { s.RootOf("nobody@example.com") },
-		"CreateFolder":  func() { s.CreateFolder(alice, "nope", "x") },
-		"ModifyDrive":   func() { s.ModifyDrive("nope", nil) },
-		"Delete a root": func() { s.Delete(s.RootOf(alice)) },
+		"Rename":               func() { s.Rename("nope", "x") },
+		"Move":                 func() { s.Move(f, "nope") },
+		"Move cycle":           func() { s.Move(f, child) },
+		"Share":                func() { s.Share("nope", googlefake.Permission{Type: "anyone", Role: "reader"}) },
+		"Share role":           func() { s.Share(f, googlefake.Permission{Type: "anyone", Role: "boss"}) },
+		"Unshare":              func() { s.Unshare(f, "12345") },
+		"Delete":               func() { s.Delete("nope") },
+		"RootOf":               func() { s.RootOf("nobody@example.com") },
+		"CreateFolder":         func() { s.CreateFolder(alice, "nope", "x") },
+		"ModifyDrive":          func() { s.ModifyDrive("nope", nil) },
+		"Delete a root":        func() { s.Delete(s.RootOf(alice)) },
+		"Delete a drive":       func() { s.Delete(d) },
+		"DeleteSharedDrive":    func() { s.DeleteSharedDrive(f) },
+		"HideDrive":            func() { s.HideDrive("nope", alice, true) },
+		"HideDrive non-member": func() { s.HideDrive(d, bob, true) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			defer func() {

@@ -1,6 +1,7 @@
 package googlefake
 
 import (
+	"iter"
 	"net/http"
 	"sort"
 	"strconv"
@@ -16,6 +17,12 @@ type changeLog struct {
 	next     int64            // sequence number of the next entry
 	minValid int64            // the oldest page token still accepted
 	history  map[string][]int // file or drive ID → indexes of its entries
+	// byDrive and userFeed index the entries of the feeds that cover part
+	// of the log, so that reading one costs its own entries, not the
+	// log's: a shared drive's (its items' and its own, by drive ID), and a
+	// user's without shared drive items (My Drive items and drives' own).
+	byDrive  map[string][]int
+	userFeed []int
 }
 
 // changeEntry says that a file (or, when drive is set, a shared drive) may
@@ -30,14 +37,67 @@ type changeEntry struct {
 }
 
 func newChangeLog() changeLog {
-	return changeLog{next: 1, minValid: 1, history: map[string][]int{}}
+	return changeLog{next: 1, minValid: 1, history: map[string][]int{}, byDrive: map[string][]int{}}
 }
 
 func (l *changeLog) add(e changeEntry) {
 	e.seq, e.time = l.next, time.Now()
 	l.next++
-	l.history[e.id] = append(l.history[e.id], len(l.entries))
+	at := len(l.entries)
+	l.history[e.id] = append(l.history[e.id], at)
+	if e.driveID != "" {
+		l.byDrive[e.driveID] = append(l.byDrive[e.driveID], at)
+	}
+	if (feedScope{}).holds(&e) {
+		l.userFeed = append(l.userFeed, at)
+	}
 	l.entries = append(l.entries, e)
+}
+
+// feedScope is which entries of the log a changes feed covers.
+type feedScope struct {
+	// driveID: a shared drive's log, its items' entries and its own.
+	driveID string
+	// allItems: a user's log with the items of every shared drive;
+	// without it, My Drive items only. A user's log also has the drives'
+	// own entries (change tells the drives it is a member of apart).
+	allItems bool
+}
+
+// holds reports whether the feed covers entry e.
+func (f feedScope) holds(e *changeEntry) bool {
+	switch {
+	case f.driveID != "":
+		return e.driveID == f.driveID
+	case e.drive, f.allItems:
+		return true
+	}
+	return e.driveID == ""
+}
+
+// feed yields the positions of the entries of a feed from sequence number
+// from on, in log order: from the feed's index when it has one.
+func (l *changeLog) feed(f feedScope, from int64) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		if f.driveID == "" && f.allItems {
+			for i := sort.Search(len(l.entries), func(i int) bool { return l.entries[i].seq >= from }); i < len(l.entries); i++ {
+				if !yield(i) {
+					return
+				}
+			}
+			return
+		}
+		index := l.userFeed
+		if f.driveID != "" {
+			index = l.byDrive[f.driveID]
+		}
+		start := sort.Search(len(index), func(k int) bool { return l.entries[index[k]].seq >= from })
+		for _, i := range index[start:] {
+			if !yield(i) {
+				return
+			}
+		}
+	}
 }
 
 // parse returns the position a page token stands for, if still valid.
@@ -57,6 +117,8 @@ func (s *Server) ExpireChangeTokens() {
 	s.log.minValid = s.log.next
 	s.log.entries = nil
 	clear(s.log.history)
+	clear(s.log.byDrive)
+	s.log.userFeed = nil
 	s.kickChannels() // the log moved: channels look again (and find nothing)
 }
 
@@ -74,9 +136,10 @@ func (s *Server) startPageToken(c *call) (any, *apiError) {
 type changesRequest struct {
 	v              *viewer
 	from           int64
-	inScope        func(e *changeEntry) bool
+	scope          feedScope
 	includeRemoved bool
 	fileMask       mask
+	driveMask      mask
 }
 
 // changesList is changes.list. It reports, per file, its latest entry in
@@ -103,10 +166,13 @@ func (s *Server) changesList(c *call) (any, *apiError) {
 		return nil, aerr
 	}
 	out := &drive.ChangeList{Kind: "drive#changeList", Changes: []*drive.Change{}, ForceSendFields: []string{"Changes"}}
-	start := sort.Search(len(s.log.entries), func(i int) bool { return s.log.entries[i].seq >= req.from })
-	for i := start; inDrive && i < len(s.log.entries); i++ {
+	if !inDrive {
+		out.NewStartPageToken = strconv.FormatInt(s.log.next, 10)
+		return out, nil
+	}
+	for i := range s.log.feed(req.scope, req.from) {
 		e := &s.log.entries[i]
-		if !req.inScope(e) || s.log.laterInScope(i, req.inScope) {
+		if s.log.laterInScope(i, req.scope) {
 			continue
 		}
 		ch := s.change(req, e)
@@ -153,27 +219,20 @@ func (s *Server) parseChanges(c *call) (*changesRequest, *apiError) {
 			return nil, aerr
 		}
 	}
-	fileMask, _ := c.fields.child("changes")
-	fileMask, _ = fileMask.child("file")
+	changeMask, _ := c.fields.child("changes")
+	fileMask, _ := changeMask.child("file")
+	driveMask, _ := changeMask.child("drive")
 	return &changesRequest{
-		v: c.v, from: from, includeRemoved: includeRemoved, fileMask: fileMask,
-		inScope: func(e *changeEntry) bool {
-			switch {
-			case driveID != "":
-				return e.driveID == driveID
-			case e.drive:
-				return true // the user's: change tells members apart
-			}
-			return e.driveID == "" || includeAll && !myDriveOnly
-		},
+		v: c.v, from: from, includeRemoved: includeRemoved, fileMask: fileMask, driveMask: driveMask,
+		scope: feedScope{driveID: driveID, allItems: driveID == "" && includeAll && !myDriveOnly},
 	}, nil
 }
 
 // laterInScope reports whether the item of entry i has a later entry in scope.
-func (l *changeLog) laterInScope(i int, inScope func(*changeEntry) bool) bool {
+func (l *changeLog) laterInScope(i int, scope feedScope) bool {
 	h := l.history[l.entries[i].id]
 	for j := len(h) - 1; j >= 0 && h[j] > i; j-- {
-		if inScope(&l.entries[h[j]]) {
+		if scope.holds(&l.entries[h[j]]) {
 			return true
 		}
 	}
@@ -188,12 +247,12 @@ func (s *Server) change(req *changesRequest, e *changeEntry) *drive.Change {
 	if e.drive {
 		ch.ChangeType, visible = "drive", req.v.canAccess
 		if d, aerr := s.memberDrive(req.v, e.id); aerr == nil {
-			ch.Drive = driveJSON(d)
+			ch.Drive = d.json(req.v, req.driveMask)
 			return ch
 		}
 	} else {
 		ch.FileId = e.id
-		if f := s.files[e.id]; f != nil && req.inScope(&changeEntry{driveID: f.DriveID}) && req.v.canList(s.state(f)) {
+		if f := s.files[e.id]; f != nil && req.scope.holds(&changeEntry{driveID: f.DriveID}) && req.v.canList(s.state(f)) {
 			ch.DriveId = f.DriveID
 			ch.File = s.fileJSON(req.v, f, s.state(f), req.fileMask)
 			return ch
@@ -212,7 +271,7 @@ func (l *changeLog) everVisible(id string, req *changesRequest, visible func(*co
 	h := l.history[id]
 	for j := len(h) - 1; j >= 0 && l.entries[h[j]].seq >= req.from; j-- {
 		e := &l.entries[h[j]]
-		if req.inScope(e) && e.before != nil && visible(e.before) {
+		if req.scope.holds(e) && e.before != nil && visible(e.before) {
 			return true
 		}
 	}

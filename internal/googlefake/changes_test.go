@@ -42,15 +42,16 @@ func (r *changeReader) restart() {
 }
 
 // read lists every page since the token, describes each change ("name",
-// "name(trashed)", "-name" when removed, "drive:name" for drives), sorted,
-// and moves the token on.
+// "name(trashed)", "-name" when removed, "drive:name" for drives,
+// "drive:name(hidden)" for those the reader hid), sorted, and moves the
+// token on.
 func (r *changeReader) read() string {
 	r.t.Helper()
 	var out []string
 	token := r.token
 	r.pages = nil
 	for {
-		call := r.svc.Changes.List(token).Fields("nextPageToken,newStartPageToken,changes(changeType,fileId,driveId,removed,file(name,trashed),drive(name))")
+		call := r.svc.Changes.List(token).Fields("nextPageToken,newStartPageToken,changes(changeType,fileId,driveId,removed,file(name,trashed),drive(name,hidden))")
 		if r.driveID != "" {
 			call.DriveId(r.driveID).SupportsAllDrives(true).IncludeItemsFromAllDrives(true)
 		}
@@ -80,6 +81,8 @@ func (r *changeReader) describe(c *drive.Change) string {
 	switch {
 	case c.ChangeType == "drive" && c.Removed:
 		return "-drive:" + r.names[c.DriveId]
+	case c.ChangeType == "drive" && c.Drive.Hidden:
+		return "drive:" + c.Drive.Name + "(hidden)"
 	case c.ChangeType == "drive":
 		return "drive:" + c.Drive.Name
 	case c.Removed:

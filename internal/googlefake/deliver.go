@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"sort"
 	"strconv"
 	"time"
 )
@@ -94,12 +93,10 @@ func (s *Server) changed(ch *channel) (int64, bool) {
 		return ch.cursor, false
 	}
 	s.arena.reset()
-	req := &changesRequest{v: s.viewer(ch.user), from: from, inScope: ch.inScope,
+	req := &changesRequest{v: s.viewer(ch.user), from: from, scope: ch.scope,
 		includeRemoved: ch.includeRemoved, fileMask: kindOnly}
-	entries := s.log.entries
-	for i := sort.Search(len(entries), func(i int) bool { return entries[i].seq >= from }); i < len(entries); i++ {
-		e := &entries[i]
-		if req.inScope(e) && !s.log.laterInScope(i, req.inScope) && s.change(req, e) != nil {
+	for i := range s.log.feed(req.scope, from) {
+		if !s.log.laterInScope(i, req.scope) && s.change(req, &s.log.entries[i]) != nil {
 			return ch.cursor, true
 		}
 	}

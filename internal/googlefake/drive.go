@@ -39,8 +39,10 @@ var (
 		"kind,id,name,mimeType", isDriveScope}
 	permissionsListEndpoint = &endpoint{callPermissionList, (*Server).permissionsList, reflect.TypeFor[drive.PermissionList](), "", isDriveScope}
 	drivesGetEndpoint       = &endpoint{callDrivesGet, (*Server).drivesGet, reflect.TypeFor[drive.Drive](), "", isDriveScope}
-	startPageTokenEndpoint  = &endpoint{callStartPageToken, (*Server).startPageToken, reflect.TypeFor[drive.StartPageToken](), "", isDriveScope}
-	changesListEndpoint     = &endpoint{callChangesList, (*Server).changesList, reflect.TypeFor[drive.ChangeList](),
+	drivesListEndpoint      = &endpoint{callDrivesList, (*Server).drivesList, reflect.TypeFor[drive.DriveList](),
+		"kind,nextPageToken,drives(kind,id,name)", isDriveScope}
+	startPageTokenEndpoint = &endpoint{callStartPageToken, (*Server).startPageToken, reflect.TypeFor[drive.StartPageToken](), "", isDriveScope}
+	changesListEndpoint    = &endpoint{callChangesList, (*Server).changesList, reflect.TypeFor[drive.ChangeList](),
 		"kind,nextPageToken,newStartPageToken,changes(kind,changeType,time,removed,fileId,driveId,drive(kind,id,name),file(kind,id,name,mimeType))",
 		isDriveScope}
 )
@@ -58,6 +60,8 @@ func route(path string) (*endpoint, string) {
 	switch {
 	case rest == "files":
 		return filesListEndpoint, ""
+	case rest == "drives":
+		return drivesListEndpoint, ""
 	case rest == "changes":
 		return changesListEndpoint, ""
 	case rest == "changes/startPageToken":
@@ -241,22 +245,4 @@ func (s *Server) permissionsList(c *call) (any, *apiError) {
 		out.NextPageToken = encodePageToken("permissions", strconv.Itoa(end))
 	}
 	return out, nil
-}
-
-// drivesGet is drives.get; non-members get "Shared drive not found".
-func (s *Server) drivesGet(c *call) (any, *apiError) {
-	d, aerr := s.memberDrive(c.v, c.id)
-	if aerr != nil {
-		return nil, aerr
-	}
-	return driveJSON(d), nil
-}
-
-// memberDrive returns a shared drive the viewer is a member of.
-func (s *Server) memberDrive(v *viewer, id string) (*drive.Drive, *apiError) {
-	d, root := s.drives[id], s.files[id]
-	if d == nil || root == nil || !v.canAccess(s.state(root)) {
-		return nil, driveNotFound(id)
-	}
-	return d, nil
 }

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"google.golang.org/api/drive/v3"
 )
 
 const (
@@ -138,23 +136,6 @@ func (s *Server) CreateFile(owner, parentID, name, mimeType string) string {
 	s.insert(f)
 	s.record(f, snapshot{})
 	return f.ID
-}
-
-// CreateSharedDrive creates a shared drive whose only member is organizer,
-// with role organizer, and returns its ID, which is also the ID of the
-// drive's root folder.
-func (s *Server) CreateSharedDrive(name, organizer string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	id := s.newRootID()
-	root := &File{ID: id, Name: name, MimeType: folderMimeType, DriveID: id, root: true}
-	p := normalize(Permission{Type: "user", Role: "organizer", EmailAddress: organizer})
-	root.perms = []directPerm{{id: permissionID(p), p: p}}
-	s.insert(root)
-	s.drives[id] = &drive.Drive{Id: id, Name: name, Kind: "drive#drive",
-		CreatedTime: formatMillis(root.times[createdTime]), Restrictions: &drive.DriveRestrictions{}}
-	s.record(root, snapshot{})
-	return id
 }
 
 // insert adds a new file to the store, created now.

@@ -3,8 +3,6 @@ package googlefake
 import (
 	"fmt"
 	"slices"
-
-	"google.golang.org/api/drive/v3"
 )
 
 // The mutators below are test helpers: they panic on an unknown ID. Each
@@ -116,7 +114,7 @@ func (s *Server) Rename(fileID, name string) {
 		f.Name = name
 		s.modified(f)
 		if d := s.drives[f.ID]; d != nil {
-			d.Name = name
+			d.res.Name = name
 		}
 	})
 }
@@ -172,15 +170,25 @@ func (s *Server) setTrashed(fileID string, trashed bool) {
 	s.mutate(fileID, wholeSubtree, func(f *File) { f.ExplicitlyTrashed = trashed })
 }
 
-// Delete permanently deletes a file and its descendants (for a shared drive
-// ID: the drive and everything in it). A My Drive root cannot be deleted.
+// Delete permanently deletes a file and its descendants. A My Drive root
+// cannot be deleted, nor a shared drive's root: DeleteSharedDrive deletes
+// a shared drive.
 func (s *Server) Delete(fileID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f := s.mustFile(fileID)
-	if f.root && f.DriveID == "" {
+	switch {
+	case f.root && f.DriveID == "":
 		panic("googlefake: cannot delete a My Drive root")
+	case f.root:
+		panic("googlefake: Delete of shared drive " + fileID + ": use DeleteSharedDrive")
 	}
+	s.deleteTree(f)
+}
+
+// deleteTree deletes f and its descendants, shared drives among them, and
+// logs their removal.
+func (s *Server) deleteTree(f *File) {
 	gone := s.subtree(f)
 	before := s.snapshots(gone)
 	for _, g := range gone {
@@ -188,7 +196,10 @@ func (s *Server) Delete(fileID string) {
 		delete(s.files, g.ID)
 		delete(s.children, g.ID)
 		delete(s.cache, g.ID)
-		delete(s.drives, g.ID)
+		if s.drives[g.ID] != nil {
+			delete(s.drives, g.ID)
+			s.indexDrive(g)
+		}
 	}
 	live := func(x *File) bool { return s.files[x.ID] == x }
 	s.byCreated.keep(live)
@@ -206,22 +217,6 @@ func (s *Server) Modify(fileID string, fn func(f *File)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.mutate(fileID, inheritance, fn)
-}
-
-// ModifyDrive applies fn to a shared drive (name, restrictions, ...) and
-// records a "drive" change. fn must not change the ID.
-func (s *Server) ModifyDrive(driveID string, fn func(d *drive.Drive)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	d := s.drives[driveID]
-	if d == nil {
-		panic(fmt.Sprintf("googlefake: unknown shared drive %q", driveID))
-	}
-	s.mutate(driveID, itemOnly, func(root *File) {
-		fn(d)
-		d.Id = driveID
-		root.Name = d.Name
-	})
 }
 
 // checkParent returns the new parent of a file, panicking when either is
@@ -278,6 +273,9 @@ func (s *Server) mutate(id string, r reach, fn func(f *File)) {
 	s.link(id, oldParents, f.Parents)
 	for _, a := range affected {
 		delete(s.cache, a.ID)
+	}
+	if s.drives[id] != nil {
+		s.indexDrive(f)
 	}
 	alone := r == inheritance && s.itemAlone
 	for i, a := range affected {

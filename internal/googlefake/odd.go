@@ -21,10 +21,21 @@ func (s *Server) ShareWithoutEmail(fileID, role, displayName string) string {
 		DisplayName: displayName, hideEmail: true})
 }
 
-// RepeatItemsAcrossPages makes each files.list page after the first begin
-// with the last item of the page before, as Drive's listings sometimes do.
+// RepeatItemsAcrossPages makes each files.list and drives.list page after
+// the first begin with the last item of the page before, as Drive's
+// listings sometimes do.
 func (s *Server) RepeatItemsAcrossPages(on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.repeatItems = on
+}
+
+// LoopDrivePages makes, when on, drives.list's last page carry a
+// nextPageToken that leads back to the first page, as a server that keeps
+// no bounds may: a client that follows page tokens without a bound lists
+// forever.
+func (s *Server) LoopDrivePages(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loopDrivePages = on
 }

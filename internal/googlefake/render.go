@@ -208,20 +208,34 @@ func (s *Server) permissionJSON(p *drive.Permission, f *File, g grant) {
 	}
 }
 
-// driveJSON renders a shared drive.
-func driveJSON(d *drive.Drive) *drive.Drive {
+// The fields a drive resource is sent with even when false.
+var (
+	forceHidden            = []string{"Hidden"}
+	forceDriveRestrictions = []string{"AdminManagedRestrictions", "CopyRequiresWriterPermission",
+		"DomainUsersOnly", "DriveMembersOnly", "SharingFoldersRequiresOrganizerPermission"}
+)
+
+// driveJSON renders a shared drive as a viewer who hid it or not sees it.
+// want is the field selection for the drive; its restrictions are left
+// out unless it selects them.
+func driveJSON(d *drive.Drive, hidden bool, want mask) *drive.Drive {
 	out := *d
-	out.Kind = "drive#drive"
-	out.ForceSendFields = append(slices.Clone(d.ForceSendFields), "Hidden")
+	out.Kind, out.Hidden, out.Restrictions = "drive#drive", hidden, nil
+	out.ForceSendFields = forceHidden
+	if len(d.ForceSendFields) > 0 {
+		out.ForceSendFields = append(slices.Clone(d.ForceSendFields), "Hidden")
+	}
+	if !want.selects("restrictions") {
+		return &out
+	}
 	r := drive.DriveRestrictions{}
 	if d.Restrictions != nil {
 		r = *d.Restrictions
 	}
-	r.ForceSendFields = []string{"AdminManagedRestrictions", "CopyRequiresWriterPermission",
-		"DomainUsersOnly", "DriveMembersOnly", "SharingFoldersRequiresOrganizerPermission"}
+	r.ForceSendFields = forceDriveRestrictions
 	if r.DownloadRestriction != nil {
 		dr := *r.DownloadRestriction
-		dr.ForceSendFields = []string{"RestrictedForReaders", "RestrictedForWriters"}
+		dr.ForceSendFields = forceRestriction
 		r.DownloadRestriction = &dr
 	}
 	out.Restrictions = &r

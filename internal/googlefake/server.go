@@ -3,11 +3,12 @@
 // domain-wide delegation, and refresh tokens), the tokeninfo endpoint for
 // users' access tokens, Google's ID-token signing keys (JWKS), the read side
 // of the Drive v3 API (files.list, files.get, permissions.list, drives.get,
-// changes.getStartPageToken, changes.list), Drive's push notifications
-// (changes.watch, channels.stop, and the messages posted to a channel's
-// address), and the read side of the Admin SDK Directory API (users.list,
-// groups.list, members.list). It also fakes a second, independent signing
-// authority: Microsoft Entra ID's ID tokens and their keys.
+// drives.list, changes.getStartPageToken, changes.list), Drive's push
+// notifications (changes.watch, channels.stop, and the messages posted to a
+// channel's address), and the read side of the Admin SDK Directory API
+// (users.list, groups.list, members.list). It also fakes a second,
+// independent signing authority: Microsoft Entra ID's ID tokens and their
+// keys.
 //
 // It speaks Google's wire format, so the real client libraries
 // (google.golang.org/api/drive/v3, google.golang.org/api/admin/directory/v1
@@ -53,6 +54,13 @@
 //     allDrives) need includeItemsFromAllDrives=true (else 403
 //     teamDriveIncludeItemsRequired, as Drive answers), and setting that
 //     needs supportsAllDrives=true (else 400 invalid).
+//   - drives.list lists the shared drives the acting user is a member of
+//     (through its user, a group or its domain), hidden ones included
+//     (hiding, HideDrive, is a member's preference), in creation order;
+//     its q is not implemented (501). A user's change log carries a
+//     "drive" change when the user is added to a drive, when a drive of
+//     its renames or changes members, and a removed one when the user
+//     leaves it or it is deleted (DeleteSharedDrive).
 //   - A change page token from before ExpireChangeTokens is refused with
 //     400 reason "invalid", location "pageToken" ("Invalid Value"), the answer
 //     Drive gives to page tokens it does not accept.
@@ -87,8 +95,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"google.golang.org/api/drive/v3"
 )
 
 // Method names counted by Calls.
@@ -99,6 +105,7 @@ const (
 	callFilesGet       = "drive.files.get"
 	callPermissionList = "drive.permissions.list"
 	callDrivesGet      = "drive.drives.get"
+	callDrivesList     = "drive.drives.list"
 	callStartPageToken = "drive.changes.getStartPageToken"
 	callChangesList    = "drive.changes.list"
 	callUsersList      = "directory.users.list"
@@ -151,8 +158,10 @@ type Server struct {
 	files    map[string]*File
 	children map[string]map[string]bool // parent ID → child IDs
 	fileSeq  int64
-	drives   map[string]*drive.Drive
+	drives   map[string]*sharedDrive
 	cache    map[string]*computed // effective state by file ID
+	// driveIndex finds the shared drives a user may list.
+	driveIndex driveIndex
 
 	// byCreated and byModified hold the live files by time (see timeIndex);
 	// clock stamps them (SetClock), nil for the wall clock.
@@ -169,7 +178,9 @@ type Server struct {
 	omitMyDriveDetails, noPermissions bool
 	// ignoreBounds: IgnoreCreatedTimeBounds.
 	ignoreBounds TimeBounds
-	log          changeLog
+	// loopDrivePages: LoopDrivePages.
+	loopDrivePages bool
+	log            changeLog
 
 	// Made once, for speed: principal keys, permission IDs by principal
 	// key, and the structs answers are built from.
@@ -197,7 +208,8 @@ func New() *Server {
 		children:      map[string]map[string]bool{},
 		byCreated:     timeIndex{field: createdTime, built: true},
 		byModified:    timeIndex{field: modifiedTime},
-		drives:        map[string]*drive.Drive{},
+		drives:        map[string]*sharedDrive{},
+		driveIndex:    newDriveIndex(),
 		cache:         map[string]*computed{},
 		computing:     map[string]bool{},
 		log:           newChangeLog(),
@@ -308,7 +320,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Calls returns a copy of the request counts by method name ("oauth2.token",
 // "oauth2.tokeninfo", "oauth2.certs", "microsoft.keys", "drive.files.list",
-// "drive.files.get", "drive.permissions.list", "drive.drives.get",
+// "drive.files.get", "drive.permissions.list", "drive.drives.get", "drive.drives.list",
 // "drive.changes.getStartPageToken", "drive.changes.list",
 // "drive.changes.watch", "drive.channels.stop", "directory.users.list", "directory.groups.list",
 // "directory.members.list"). Every request routed to a method counts, failed

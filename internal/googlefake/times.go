@@ -57,7 +57,7 @@ func (s *Server) SetFileTimes(fileID string, created, modified time.Time) {
 		s.setTime(f, modifiedTime, modified.UnixMilli())
 	}
 	if d := s.drives[f.ID]; d != nil {
-		d.CreatedTime = formatMillis(f.times[createdTime])
+		d.res.CreatedTime = formatMillis(f.times[createdTime])
 	}
 }
 
@@ -89,7 +89,7 @@ func (s *Server) SpreadTimes(from, to time.Time) {
 		}
 		f.times = [2]int64{created, modified}
 		if d := s.drives[f.ID]; d != nil {
-			d.CreatedTime = formatMillis(created)
+			d.res.CreatedTime = formatMillis(created)
 		}
 	}
 	s.byCreated.sort()

@@ -84,7 +84,7 @@ type channel struct {
 	// The feed: the user's change log, or with driveID a shared drive's,
 	// seen as changes.list with the watch's parameters would show it.
 	user, driveID  string
-	inScope        func(*changeEntry) bool
+	scope          feedScope
 	includeRemoved bool
 	inDrive        bool // spaces covers "drive"
 
@@ -388,7 +388,7 @@ func (s *Server) watch(r *http.Request, asked *channelRequest) (*channel, []byte
 		return nil, nil, aerr
 	}
 	ch := s.newChannel(asked, tok.user, q, r.Host)
-	ch.expiration, ch.inScope, ch.includeRemoved, ch.inDrive = expiration, req.inScope, req.includeRemoved, inDrive
+	ch.expiration, ch.scope, ch.includeRemoved, ch.inDrive = expiration, req.scope, req.includeRemoved, inDrive
 	res := &drive.Channel{Kind: "api#channel", Id: ch.id, ResourceId: ch.resourceID, ResourceUri: ch.resourceURI,
 		Token: ch.token, Expiration: expiration.UnixMilli()}
 	body := appendJSON(nil, reflect.ValueOf(res), m)
