@@ -11,6 +11,7 @@ RUN go mod download
 COPY *.go ./
 COPY cmd/ cmd/
 COPY config/ config/
+COPY discovery/ discovery/
 COPY googleclient/ googleclient/
 COPY internal/demo/ internal/demo/
 COPY internal/googlefake/ internal/googlefake/
