@@ -257,11 +257,11 @@ type env struct {
 	discoveryAccounts []string
 	discovery         *notifier
 	watcher           push.Watcher
-	metrics  *push.Metrics
-	svc      *push.Service
-	handler  atomic.Pointer[push.Service]
-	stop     func() // ends Run, if it runs
-	giveBack func() // has replica-b give the push lease back (see takeElsewhere)
+	metrics           *push.Metrics
+	svc               *push.Service
+	handler           atomic.Pointer[push.Service]
+	stop              func() // ends Run, if it runs
+	giveBack          func() // has replica-b give the push lease back (see takeElsewhere)
 }
 
 func newEnv(t *testing.T) *env {
