@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -248,6 +249,7 @@ Try:
   curl -s -H "Authorization: Bearer $CAROL" '%[1]s/domain/v1beta1/configurationFlags'
 `, base, root, "http://"+c.daemon.admin.addr.String(), selfName(), cfg.Path)
 	c.printPushTry(world, cfg, pushed)
+	c.printDiscoveryTry(world)
 	fmt.Fprint(c.stdout, "\nPress Ctrl-C to stop.\n")
 }
 
@@ -268,6 +270,35 @@ Drive pushes its changes to the demo (push.address %[1]s), which syncs them at o
   curl -s -H "Authorization: Bearer $ALICE" '%[3]s/folder/v1/files/%[4]s'
 `, cfg.Push.Address, demo.RenameURL("http://"+c.control.addr.String(), root, "Platform engineering"),
 		"http://"+c.daemon.api.addr.String(), root, demo.RequestHeader)
+}
+
+// printDiscoveryTry shows shared drives found by themselves: a drive the
+// storage account is added to in the demo's Drive, then served.
+func (c *demoCommand) printDiscoveryTry(world *demo.World) {
+	fmt.Fprintf(c.stdout, `
+%[1]s discovers its shared drives (domains[].sharedDrives): %[2]s are served though no
+library names them. A drive the storage account is added to is served a moment later:
+  # Create a shared drive in the demo's Drive and add the storage account to it (prints its ID):
+  DRIVE=$(curl -s -X POST -H '%[3]s: demo' '%[4]s')
+  # Its folders, as Bob, who organizes it (the library's ID is the drive's):
+  curl -s -H "Authorization: Bearer $BOB" "%[5]s/folder/v1/libraries/$DRIVE/folders"
+  # Each domain's discovery, in the admin listener's status:
+  curl -s '%[6]s/status' | grep -A8 '"discovery"'
+`, demo.Domain, teamDriveNames(world), demo.RequestHeader, demo.SharedDriveURL("http://"+c.control.addr.String(), "Research"),
+		"http://"+c.daemon.api.addr.String(), "http://"+c.daemon.admin.addr.String())
+}
+
+// teamDriveNames names the world's shared drives that discovery finds,
+// "Marketing and Legal".
+func teamDriveNames(world *demo.World) string {
+	names := make([]string, len(world.TeamDrives))
+	for i, d := range world.TeamDrives {
+		names[i] = d.Name
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // selfName returns how to name this program in a command line to paste:
