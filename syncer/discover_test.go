@@ -128,3 +128,18 @@ func TestDiscoverDrivesBound(t *testing.T) {
 		t.Errorf("discovered %d drives, %v; want the error %q", len(got), err, want)
 	}
 }
+
+// A library's sync refused by the token endpoint says why, as Google's
+// answer gives it in its body (the service-account flow's reason).
+func TestSyncSaysWhyDelegationWasRefused(t *testing.T) {
+	t.Parallel()
+	fake := startFake(t)
+	root := fake.CreateFolder(storage, "", "Root")
+	e := newEnv(t, fake, "id: lib, rootFolderId: "+root)
+	fake.RefuseDelegation(saEmail, storage)
+	e.restartSyncer()
+	_, err := e.s.Sync(context.Background(), fm.SyncRequest{Library: "lib", Mode: fm.SyncFull}, nil)
+	if err == nil || !strings.Contains(err.Error(), "storage account "+storage+": the token endpoint refused to act as it (unauthorized_client;") {
+		t.Errorf("sync refused: %v; want the reason, unauthorized_client", err)
+	}
+}

@@ -100,10 +100,10 @@ func (s *Syncer) describe(err error, lib *fm.Library) error {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
 		if s.clients.AuthorizedUser() {
-			return fmt.Errorf("the authorized_user key %s: the token endpoint refused its refresh token (%s): %w", s.clients.CredentialsFile(), re.ErrorCode, err)
+			return fmt.Errorf("the authorized_user key %s: the token endpoint refused its refresh token (%s): %w", s.clients.CredentialsFile(), refusal(re), err)
 		}
 		return fmt.Errorf("storage account %s: the token endpoint refused to act as it (%s; is domain-wide delegation granted to the key's client for the Drive scope?): %w",
-			lib.StorageAccount, re.ErrorCode, err)
+			lib.StorageAccount, refusal(re), err)
 	}
 	if isNotFound(err) {
 		what := "root folder " + lib.RootFolderID
