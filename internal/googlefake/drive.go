@@ -38,9 +38,9 @@ var (
 	filesGetEndpoint = &endpoint{callFilesGet, (*Server).filesGet, reflect.TypeFor[drive.File](),
 		"kind,id,name,mimeType", isDriveScope}
 	permissionsListEndpoint = &endpoint{callPermissionList, (*Server).permissionsList, reflect.TypeFor[drive.PermissionList](), "", isDriveScope}
-	drivesGetEndpoint       = &endpoint{callDrivesGet, (*Server).drivesGet, reflect.TypeFor[drive.Drive](), "", isDriveScope}
+	drivesGetEndpoint       = &endpoint{callDrivesGet, (*Server).drivesGet, reflect.TypeFor[drive.Drive](), "", isDrivesScope}
 	drivesListEndpoint      = &endpoint{callDrivesList, (*Server).drivesList, reflect.TypeFor[drive.DriveList](),
-		"kind,nextPageToken,drives(kind,id,name)", isDriveScope}
+		"kind,nextPageToken,drives(kind,id,name)", isDrivesScope}
 	startPageTokenEndpoint = &endpoint{callStartPageToken, (*Server).startPageToken, reflect.TypeFor[drive.StartPageToken](), "", isDriveScope}
 	changesListEndpoint    = &endpoint{callChangesList, (*Server).changesList, reflect.TypeFor[drive.ChangeList](),
 		"kind,nextPageToken,newStartPageToken,changes(kind,changeType,time,removed,fileId,driveId,drive(kind,id,name),file(kind,id,name,mimeType))",
@@ -49,6 +49,13 @@ var (
 
 // isDriveScope reports whether a scope is one of Drive's.
 func isDriveScope(scope string) bool { return strings.HasPrefix(scope, driveScopePrefix) }
+
+// isDrivesScope reports whether a scope grants drives.get and drives.list:
+// Drive's discovery document names drive and drive.readonly alone (not
+// the metadata scopes).
+func isDrivesScope(scope string) bool {
+	return scope == drive.DriveScope || scope == drive.DriveReadonlyScope
+}
 
 // route maps a request path to its Drive method and path parameter.
 func route(path string) (*endpoint, string) {

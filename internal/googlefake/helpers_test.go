@@ -40,7 +40,7 @@ func newFake(t testing.TB) *googlefake.Server {
 func credentials(t testing.TB, s *googlefake.Server, subject string, scopes ...string) *google.Credentials {
 	t.Helper()
 	if len(scopes) == 0 {
-		scopes = []string{drive.DriveMetadataReadonlyScope}
+		scopes = []string{drive.DriveReadonlyScope}
 	}
 	creds, err := google.CredentialsFromJSONWithTypeAndParams(context.Background(), s.ServiceAccountKey(syncer),
 		google.ServiceAccount, google.CredentialsParams{Scopes: scopes, Subject: subject})

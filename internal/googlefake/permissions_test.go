@@ -279,3 +279,23 @@ func TestListNoPermissions(t *testing.T) {
 		t.Errorf("permissions listed again: %v %v", l, err)
 	}
 }
+
+// drives.get and drives.list take the drive or drive.readonly scope alone,
+// as Drive's discovery document says: the metadata scope, which files.list
+// takes, is refused.
+func TestDrivesScopes(t *testing.T) {
+	s := newFake(t)
+	id := s.CreateSharedDrive("Team", alice)
+	metadata := service(t, s, credentials(t, s, alice, drive.DriveMetadataReadonlyScope))
+	_, err := metadata.Drives.Get(id).Do()
+	wantAPIError(t, err, 403, "insufficientPermissions")
+	_, err = metadata.Drives.List().Do()
+	wantAPIError(t, err, 403, "insufficientPermissions")
+	if _, err := metadata.Files.List().Do(); err != nil {
+		t.Errorf("files.list with the metadata scope: %v", err)
+	}
+	readonly := service(t, s, credentials(t, s, alice, drive.DriveReadonlyScope))
+	if _, err := readonly.Drives.List().Do(); err != nil {
+		t.Errorf("drives.list with drive.readonly: %v", err)
+	}
+}
