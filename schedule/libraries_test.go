@@ -148,3 +148,37 @@ func TestNotifiedGoesBeforeScheduled(t *testing.T) {
 		}
 	})
 }
+
+// A full run due replaces an incremental poll that a spread round queued
+// for later, and runs as soon as a slot is free.
+func TestFullReplacesQueuedPoll(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ids := make([]string, 100)
+		for i := range ids {
+			ids[i] = fmt.Sprintf("lib-%03d", i)
+		}
+		g := newGated()
+		sc := newScheduler(t, schedule.Options{Syncer: g, Concurrency: 1, Plan: schedule.Plan{Libraries: libraries(ids...)}})
+		sc.IncrementalTick() // lib-001's poll is due in half a second, lib-099's in 0.8 minute
+		if req := recv(t, g.started, "the round's first poll"); req.Library != "lib-000" || req.Mode != fm.SyncAuto {
+			t.Fatalf("first sync %+v", req)
+		}
+		sc.Start() // none was ever synced: a first full sync of each is due now
+		for _, want := range []string{"lib-000", "lib-001", "lib-002"} {
+			g.finish(t, sc, statusRunning(sc))
+			if req := recv(t, g.started, "a first full sync"); req.Library != want || req.Mode != fm.SyncFull {
+				t.Fatalf("sync %+v, want %s's full sync", req, want)
+			}
+		}
+	})
+}
+
+// statusRunning returns the name of the job that runs, "" if none.
+func statusRunning(sc *schedule.Scheduler) string {
+	for _, st := range sc.Status() {
+		if st.Running {
+			return st.Name
+		}
+	}
+	return ""
+}

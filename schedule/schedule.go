@@ -15,6 +15,7 @@ import (
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/internal/timeq"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/robfig/cron/v3"
 )
@@ -95,7 +96,7 @@ type Scheduler struct {
 	// due are the scheduled runs waiting for their time and a slot; active
 	// counts the runs launched that have not ended; wake has the dispatcher
 	// look at due again.
-	due    dueQueue
+	due    timeq.Queue[dueRun]
 	active int
 	wake   chan struct{}
 	// now is time.Now (tests replace it).
@@ -265,7 +266,7 @@ func (sc *Scheduler) syncNeverSynced(ids []string) {
 func (sc *Scheduler) librariesChanged(c fm.LibrarySetChange) {
 	sc.mu.Lock()
 	for _, l := range c.Removed {
-		sc.due.remove(l.ID)
+		sc.due.Remove(l.ID)
 		delete(sc.pending, l.ID)
 		delete(sc.status, l.ID)
 		if j := sc.running[l.ID]; j != nil {
@@ -393,7 +394,7 @@ func (sc *Scheduler) start(name string, mode fm.SyncMode, opts RunOptions) *job 
 // it. Call with sc.mu held, the scheduler not stopped.
 func (sc *Scheduler) launch(j *job) *job {
 	name := j.name
-	sc.due.remove(name)
+	sc.due.Remove(name)
 	j.ctx, j.cancel = context.WithCancel(sc.ctx)
 	sc.running[name] = j
 	sc.statusOf(name).Running = true
