@@ -19,6 +19,7 @@ COPY internal/graceful/ internal/graceful/
 COPY httpapi/ httpapi/
 COPY index/ index/
 COPY internal/intern/ internal/intern/
+COPY internal/timeq/ internal/timeq/
 COPY internal/wire/ internal/wire/
 COPY push/ push/
 COPY schedule/ schedule/
