@@ -1,6 +1,7 @@
 package foldermirror
 
 import (
+	"cmp"
 	"context"
 	"path"
 	"slices"
@@ -81,6 +82,14 @@ type Discovery struct {
 	// Revision grows whenever Drives change; the index maintains it. A
 	// replica reads the drives again when it sees a new revision.
 	Revision uint64
+}
+
+// DiscoveredDrivesSorted returns drives as an index keeps them: sorted by
+// ID, each ID once (the first given counts).
+func DiscoveredDrivesSorted(drives []DiscoveredDrive) []DiscoveredDrive {
+	sorted := slices.Clone(drives)
+	slices.SortStableFunc(sorted, func(a, b DiscoveredDrive) int { return cmp.Compare(a.ID, b.ID) })
+	return slices.CompactFunc(sorted, func(a, b DiscoveredDrive) bool { return a.ID == b.ID })
 }
 
 // DiscoveryStore keeps each domain's discovery; the processes sharing an

@@ -2,11 +2,9 @@ package bolt
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	fm "github.com/foldermirror/foldermirror"
 	bbolt "go.etcd.io/bbolt"
@@ -88,7 +86,7 @@ func (db *DB) PutDiscovery(_ context.Context, d fm.Discovery, _ fm.Fence) error 
 	}
 	var drives []fm.DiscoveredDrive
 	if d.Drives != nil {
-		drives = sortedDrives(d.Drives)
+		drives = fm.DiscoveredDrivesSorted(d.Drives)
 	}
 	return db.update("write the discovery of "+d.Domain, func(tx *bbolt.Tx) error {
 		all, err := discoveries(tx)
@@ -127,14 +125,6 @@ func discoveries(tx *bbolt.Tx) (*bbolt.Bucket, error) {
 		return nil, fmt.Errorf("%w: no bucket of discoveries", errCorrupt)
 	}
 	return b, nil
-}
-
-// sortedDrives returns a copy of drives sorted by ID, with the first drive
-// of each ID only.
-func sortedDrives(drives []fm.DiscoveredDrive) []fm.DiscoveredDrive {
-	sorted := slices.Clone(drives)
-	slices.SortStableFunc(sorted, func(a, b fm.DiscoveredDrive) int { return cmp.Compare(a.ID, b.ID) })
-	return slices.CompactFunc(sorted, func(a, b fm.DiscoveredDrive) bool { return a.ID == b.ID })
 }
 
 // readDrives reads the drives of a domain's bucket, in order of ID.

@@ -1,10 +1,8 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"slices"
 	"time"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -84,7 +82,7 @@ func (db *DB) PutDiscovery(ctx context.Context, d fm.Discovery, fence fm.Fence) 
 	}
 	var drives []fm.DiscoveredDrive
 	if d.Drives != nil {
-		drives = sortedDrives(d.Drives)
+		drives = fm.DiscoveredDrivesSorted(d.Drives)
 	}
 	lease := fm.DiscoveryLease(d.StorageAccount)
 	return db.fenced(ctx, "write the discovery of "+d.Domain, lease, fence, func(tx pgx.Tx) error {
@@ -104,14 +102,6 @@ func (db *DB) PutDiscovery(ctx context.Context, d fm.Discovery, fence fm.Fence) 
 		_, err = tx.Exec(ctx, "UPDATE discoveries SET revision = revision + 1 WHERE domain = $1", d.Domain)
 		return err
 	})
-}
-
-// sortedDrives returns a copy of drives sorted by ID, with the first drive
-// of each ID only.
-func sortedDrives(drives []fm.DiscoveredDrive) []fm.DiscoveredDrive {
-	sorted := slices.Clone(drives)
-	slices.SortStableFunc(sorted, func(a, b fm.DiscoveredDrive) int { return cmp.Compare(a.ID, b.ID) })
-	return slices.CompactFunc(sorted, func(a, b fm.DiscoveredDrive) bool { return a.ID == b.ID })
 }
 
 // replaceDrivesSQL makes a domain ($1) have the drives of IDs $2, names $3
