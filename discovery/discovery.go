@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -83,6 +84,11 @@ type Discoverer struct {
 	// swept are the domains whose drives that the configuration excludes
 	// had their rows deleted, once after start.
 	swept map[string]bool
+	// heldWhenNotified are the accounts whose notified discovery found the
+	// lease held: another process was discovering, maybe since before the
+	// change notified. Each is discovered again at the next follow tick,
+	// until this process gets the lease.
+	heldWhenNotified map[string]bool
 }
 
 // New returns a Discoverer of opts' rules.
@@ -97,7 +103,8 @@ func New(opts Options) *Discoverer {
 		opts.Now = time.Now
 	}
 	return &Discoverer{opts: opts, logger: opts.Logger, asked: make(chan string, 64),
-		known: map[string]fm.Discovery{}, tokens: map[string]string{}, pendingDeletes: map[string]bool{}, swept: map[string]bool{}}
+		known: map[string]fm.Discovery{}, tokens: map[string]string{}, pendingDeletes: map[string]bool{}, swept: map[string]bool{},
+		heldWhenNotified: map[string]bool{}}
 }
 
 // Enabled tells whether any domain discovers its drives.
@@ -129,6 +136,7 @@ func (d *Discoverer) Run(ctx context.Context) {
 			if err := d.follow(ctx, ""); err != nil && ctx.Err() == nil {
 				d.logger.Warn("could not read the discovered drives from the index", "err", err)
 			}
+			d.retryNotified(ctx)
 			d.deletePending(ctx)
 		}
 	}
@@ -183,11 +191,18 @@ func (d *Discoverer) discoverAsked(ctx context.Context, account string) {
 
 // discover runs one domain's discovery under its account's lease, unless
 // another process holds it (that one discovers, this one follows). With
-// onlyIfChanged, it reads the account's user log first and lists the drives
-// only if the log carries a drive change.
+// onlyIfChanged (a notification), it reads the account's user log first and
+// lists the drives only if the log carries a drive change; if another
+// process holds the lease, it is tried again at the next follow tick: that
+// process's listing may have been read before the change.
 func (d *Discoverer) discover(ctx context.Context, r *fm.SharedDriveDiscovery, onlyIfChanged bool) error {
 	lease, err := d.opts.Leases.Acquire(ctx, fm.DiscoveryLease(r.StorageAccount))
 	if errors.Is(err, fm.ErrLeaseHeld) {
+		if onlyIfChanged {
+			d.mu.Lock()
+			d.heldWhenNotified[r.StorageAccount] = true
+			d.mu.Unlock()
+		}
 		return nil
 	}
 	if err != nil {
@@ -218,6 +233,18 @@ func (d *Discoverer) discover(ctx context.Context, r *fm.SharedDriveDiscovery, o
 	}
 	d.sweepExcluded(r, drives)
 	return d.follow(ctx, r.Domain)
+}
+
+// retryNotified runs again the notified discoveries that found the lease
+// held.
+func (d *Discoverer) retryNotified(ctx context.Context) {
+	d.mu.Lock()
+	accounts := slices.Sorted(maps.Keys(d.heldWhenNotified))
+	clear(d.heldWhenNotified)
+	d.mu.Unlock()
+	for _, account := range accounts {
+		d.discoverAsked(ctx, account)
+	}
 }
 
 // sweepExcluded has the rows of the drives r excludes deleted, once after

@@ -261,3 +261,26 @@ func TestReplicasShareOneDiscovery(t *testing.T) {
 		t.Errorf("b listed the drives %d times while a held the lease", drB.listings)
 	}
 }
+
+// A notification whose discovery finds the lease held by another process
+// (whose listing may predate the change) is looked at again once the lease
+// is free.
+func TestNotifyWhileAnotherProcessDiscovers(t *testing.T) {
+	leases := fmtest.NewLeases("replica-a")
+	dr := &drive{}
+	p := newProcess(t, newStore(leases), leases, dr)
+	p.run(t)
+	wait.Until(t, "the discovery at start", func() bool { dr.mu.Lock(); defer dr.mu.Unlock(); return dr.listings == 1 })
+	giveBack := leases.TakeWhenFree("replica-b", fm.DiscoveryLease(account))
+	defer giveBack()
+	dr.mu.Lock()
+	dr.changed = true
+	dr.drives = []fm.DiscoveredDrive{{ID: "0Anew", Name: "New"}}
+	dr.mu.Unlock()
+	p.d.Notify(account)
+	if name := wait.Receive(t, leases.Refusals(), "the notified discovery refused the lease"); name != fm.DiscoveryLease(account) {
+		t.Fatalf("refused the lease %s", name)
+	}
+	giveBack()
+	wait.Until(t, "the drive added once the lease is free", func() bool { return slices.Equal(p.set.IDs(), []string{"0Anew"}) })
+}
