@@ -5,7 +5,7 @@
 // the index and changes its own set (fm.LibrarySet) as the index changes.
 //
 // A discovery reads drives.list as the storage account: at start, at each
-// tick of the incremental schedule (Trigger), and when the account's user
+// tick of the incremental schedule (Tick), and when the account's user
 // change log carries a change of type drive (Notify, on a notification of
 // that log). A drive found whose name the domain's patterns include is a
 // library; a drive gone (the account removed from it, the drive deleted,
@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -69,8 +70,8 @@ type Options struct {
 type Discoverer struct {
 	opts   Options
 	logger *slog.Logger
-	// asked carries the storage accounts to discover ("" for every one).
-	asked chan string
+	// asked carries the discoveries asked for.
+	asked chan request
 
 	mu sync.Mutex
 	// known is each domain's discovery as last read or written.
@@ -83,6 +84,11 @@ type Discoverer struct {
 	// swept are the domains whose drives that the configuration excludes
 	// had their rows deleted, once after start.
 	swept map[string]bool
+	// heldWhenNotified are the accounts whose notified discovery found the
+	// lease held: another process was discovering, maybe since before the
+	// change notified. Each is discovered again at the next follow tick,
+	// until this process gets the lease.
+	heldWhenNotified map[string]bool
 }
 
 // New returns a Discoverer of opts' rules.
@@ -96,8 +102,9 @@ func New(opts Options) *Discoverer {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Discoverer{opts: opts, logger: opts.Logger, asked: make(chan string, 64),
-		known: map[string]fm.Discovery{}, tokens: map[string]string{}, pendingDeletes: map[string]bool{}, swept: map[string]bool{}}
+	return &Discoverer{opts: opts, logger: opts.Logger, asked: make(chan request, 64),
+		known: map[string]fm.Discovery{}, tokens: map[string]string{}, pendingDeletes: map[string]bool{}, swept: map[string]bool{},
+		heldWhenNotified: map[string]bool{}}
 }
 
 // Enabled tells whether any domain discovers its drives.
@@ -110,7 +117,7 @@ func (d *Discoverer) Load(ctx context.Context) error {
 	return d.follow(ctx, "")
 }
 
-// Run discovers every domain's drives now, then again on Trigger and
+// Run discovers every domain's drives now, then again on Trigger, Tick and
 // Notify, and follows what other processes write, until ctx ends.
 func (d *Discoverer) Run(ctx context.Context) {
 	if !d.Enabled() {
@@ -123,27 +130,47 @@ func (d *Discoverer) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case account := <-d.asked:
-			d.discoverAsked(ctx, account)
+		case req := <-d.asked:
+			d.discoverAsked(ctx, req)
 		case <-tick.C:
 			if err := d.follow(ctx, ""); err != nil && ctx.Err() == nil {
 				d.logger.Warn("could not read the discovered drives from the index", "err", err)
 			}
+			d.retryNotified(ctx)
 			d.deletePending(ctx)
 		}
 	}
 }
 
-// Trigger asks for a discovery of every domain's drives (the incremental
-// schedule's tick). It never blocks.
-func (d *Discoverer) Trigger() { d.ask("") }
+// request is a discovery asked for.
+type request struct {
+	// account, when not "", is a storage account whose user log was
+	// notified: its domains' drives are listed if the log carries a drive
+	// change.
+	account string
+	// within, when not 0, makes it the incremental schedule's tick: a
+	// domain whose scheduled discovery began less than within ago, on any
+	// process, is not discovered.
+	within time.Duration
+}
+
+// Trigger asks for a discovery of every domain's drives now. It never
+// blocks.
+func (d *Discoverer) Trigger() { d.ask(request{}) }
+
+// Tick is the incremental schedule's tick: it asks for a discovery of every
+// domain's drives but those whose scheduled discovery began less than
+// within ago, on any process sharing the index (replicas' schedules tick
+// at their own times: together, they discover as often as one would). It
+// never blocks.
+func (d *Discoverer) Tick(within time.Duration) { d.ask(request{within: within}) }
 
 // Notify says the user change log of a storage account changed: its drives
 // are discovered again if the log carries a change of type drive. It never
 // blocks; an account no domain discovers with is ignored.
 func (d *Discoverer) Notify(account string) {
 	if slices.ContainsFunc(d.opts.Rules, func(r fm.SharedDriveDiscovery) bool { return r.StorageAccount == account }) {
-		d.ask(account)
+		d.ask(request{account: account})
 	}
 }
 
@@ -158,22 +185,22 @@ func (d *Discoverer) Accounts() []string {
 	return slices.Compact(out)
 }
 
-func (d *Discoverer) ask(account string) {
+func (d *Discoverer) ask(req request) {
 	select {
-	case d.asked <- account:
+	case d.asked <- req:
 	default: // as many asked already: they cover this one
 	}
 }
 
-// discoverAsked runs the discoveries asked for: every rule's for "", else
-// the rules of account, if its log carries a drive change.
-func (d *Discoverer) discoverAsked(ctx context.Context, account string) {
+// discoverAsked runs the discoveries req asks for: every rule's, or those
+// of its account.
+func (d *Discoverer) discoverAsked(ctx context.Context, req request) {
 	for i := range d.opts.Rules {
 		r := &d.opts.Rules[i]
-		if account != "" && r.StorageAccount != account {
+		if req.account != "" && r.StorageAccount != req.account {
 			continue
 		}
-		if err := d.discover(ctx, r, account != ""); err != nil && ctx.Err() == nil {
+		if err := d.discover(ctx, r, req); err != nil && ctx.Err() == nil {
 			d.logger.Warn("shared drive discovery failed; the drives found before are still served",
 				"domain", r.Domain, "storageAccount", r.StorageAccount, "err", err)
 		}
@@ -181,25 +208,26 @@ func (d *Discoverer) discoverAsked(ctx context.Context, account string) {
 	d.deletePending(ctx)
 }
 
-// discover runs one domain's discovery under its account's lease, unless
-// another process holds it (that one discovers, this one follows). With
-// onlyIfChanged, it reads the account's user log first and lists the drives
-// only if the log carries a drive change.
-func (d *Discoverer) discover(ctx context.Context, r *fm.SharedDriveDiscovery, onlyIfChanged bool) error {
+// discover runs one domain's discovery, as req asks, under its account's
+// lease, unless another process holds it (that one discovers, this one
+// follows). A notified discovery that finds the lease held is tried again
+// at the next follow tick: the other process's listing may have been read
+// before the change.
+func (d *Discoverer) discover(ctx context.Context, r *fm.SharedDriveDiscovery, req request) error {
 	lease, err := d.opts.Leases.Acquire(ctx, fm.DiscoveryLease(r.StorageAccount))
 	if errors.Is(err, fm.ErrLeaseHeld) {
+		if req.account != "" {
+			d.mu.Lock()
+			d.heldWhenNotified[r.StorageAccount] = true
+			d.mu.Unlock()
+		}
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	defer lease.Release()
-	if onlyIfChanged {
-		changed, err := d.drivesChanged(ctx, r.StorageAccount)
-		if err != nil || !changed {
-			return err
-		}
-	} else if err := d.takeToken(ctx, r.StorageAccount); err != nil {
+	if due, err := d.due(ctx, r, req); err != nil || !due {
 		return err
 	}
 	drives, err := d.opts.Drive.DiscoverDrives(ctx, r.StorageAccount)
@@ -218,6 +246,40 @@ func (d *Discoverer) discover(ctx context.Context, r *fm.SharedDriveDiscovery, o
 	}
 	d.sweepExcluded(r, drives)
 	return d.follow(ctx, r.Domain)
+}
+
+// due tells whether the discovery req asks for lists the drives of r's
+// domain: a notified one if the account's user log carries a drive change,
+// a scheduled one unless a scheduled one began less than req.within ago.
+// Call it holding the account's lease: it takes the token of the log to
+// read from next.
+func (d *Discoverer) due(ctx context.Context, r *fm.SharedDriveDiscovery, req request) (bool, error) {
+	switch {
+	case req.account != "":
+		return d.drivesChanged(ctx, r.StorageAccount)
+	case req.within > 0:
+		claimed, err := d.opts.Leases.ClaimScheduledRun(ctx, scheduledRunName(r.Domain), "incremental", req.within)
+		if err != nil || !claimed {
+			return false, err
+		}
+	}
+	return true, d.takeToken(ctx, r.StorageAccount)
+}
+
+// scheduledRunName names a domain's scheduled discoveries in the claims of
+// scheduled runs (fm.Leases.ClaimScheduledRun).
+func scheduledRunName(domain string) string { return "discovery:" + domain }
+
+// retryNotified runs again the notified discoveries that found the lease
+// held.
+func (d *Discoverer) retryNotified(ctx context.Context) {
+	d.mu.Lock()
+	accounts := slices.Sorted(maps.Keys(d.heldWhenNotified))
+	clear(d.heldWhenNotified)
+	d.mu.Unlock()
+	for _, account := range accounts {
+		d.discoverAsked(ctx, request{account: account})
+	}
 }
 
 // sweepExcluded has the rows of the drives r excludes deleted, once after

@@ -118,6 +118,13 @@ func (d *drive) DrivesChanged(context.Context, string, string) (bool, string, er
 	return d.changed, "2", nil
 }
 
+// listed is how many times the drives were listed.
+func (d *drive) listed() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.listings
+}
+
 func (d *drive) set(drives ...fm.DiscoveredDrive) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -259,5 +266,54 @@ func TestReplicasShareOneDiscovery(t *testing.T) {
 	defer drB.mu.Unlock()
 	if drB.listings != 0 {
 		t.Errorf("b listed the drives %d times while a held the lease", drB.listings)
+	}
+}
+
+// A notification whose discovery finds the lease held by another process
+// (whose listing may predate the change) is looked at again once the lease
+// is free.
+func TestNotifyWhileAnotherProcessDiscovers(t *testing.T) {
+	leases := fmtest.NewLeases("replica-a")
+	dr := &drive{}
+	p := newProcess(t, newStore(leases), leases, dr)
+	p.run(t)
+	wait.Until(t, "the discovery at start", func() bool { dr.mu.Lock(); defer dr.mu.Unlock(); return dr.listings == 1 })
+	giveBack := leases.TakeWhenFree("replica-b", fm.DiscoveryLease(account))
+	defer giveBack()
+	dr.mu.Lock()
+	dr.changed = true
+	dr.drives = []fm.DiscoveredDrive{{ID: "0Anew", Name: "New"}}
+	dr.mu.Unlock()
+	p.d.Notify(account)
+	if name := wait.Receive(t, leases.Refusals(), "the notified discovery refused the lease"); name != fm.DiscoveryLease(account) {
+		t.Fatalf("refused the lease %s", name)
+	}
+	giveBack()
+	wait.Until(t, "the drive added once the lease is free", func() bool { return slices.Equal(p.set.IDs(), []string{"0Anew"}) })
+}
+
+// Replicas' schedules tick at their own times: a tick's discovery is
+// skipped if another process's scheduled discovery began less than within
+// ago, so that together they list the drives as often as one would.
+func TestReplicasTicksListOnce(t *testing.T) {
+	leasesA := fmtest.NewLeases("replica-a")
+	leasesB := leasesA.Replica("replica-b")
+	st := newStore(leasesA)
+	drA, drB := &drive{}, &drive{}
+	a, b := newProcess(t, st, leasesA, drA), newProcess(t, st, leasesB, drB)
+	a.run(t)
+	wait.Until(t, "a's discovery at start, its lease given back", func() bool {
+		held, _ := leasesA.Holders(context.Background())
+		return drA.listed() == 1 && len(held) == 0
+	})
+	b.run(t)
+	wait.Until(t, "b's discovery at start", func() bool { return drB.listed() == 1 })
+	a.d.Tick(time.Minute)
+	wait.Until(t, "a's scheduled discovery", func() bool { return drA.listed() == 2 })
+	b.d.Tick(time.Minute)
+	b.d.Notify(account) // looked at after the tick: its log read tells the tick is done
+	wait.Until(t, "b's log read", func() bool { drB.mu.Lock(); defer drB.mu.Unlock(); return drB.logReads == 1 })
+	if n := drB.listed(); n != 1 {
+		t.Errorf("b listed the drives %d times; want once, at start: its tick came within a minute of a's", n)
 	}
 }

@@ -81,5 +81,8 @@ func (sc *Scheduler) settle(j *job) error {
 
 // OnIncrementalTick has fn called (in its own goroutine, so that it never
 // holds the schedule up) at each tick of the incremental schedule; set it
-// before Start.
-func (sc *Scheduler) OnIncrementalTick(fn func()) { sc.onIncrementalTick = fn }
+// before Start. fn is told the tick's within: a scheduled run that another
+// process sharing the index began less than within ago makes this tick's
+// redundant (9/10 of the schedule's period, as for the scheduler's own
+// runs).
+func (sc *Scheduler) OnIncrementalTick(fn func(within time.Duration)) { sc.onIncrementalTick = fn }

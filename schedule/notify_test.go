@@ -265,7 +265,7 @@ func TestOnIncrementalTick(t *testing.T) {
 	called, hold := make(chan struct{}), make(chan struct{})
 	defer close(hold)
 	sc := newScheduler(t, schedule.Options{Syncer: &fenced{}})
-	sc.OnIncrementalTick(func() {
+	sc.OnIncrementalTick(func(time.Duration) {
 		called <- struct{}{}
 		<-hold
 	})
@@ -276,18 +276,23 @@ func TestOnIncrementalTick(t *testing.T) {
 }
 
 // The incremental schedule's ticks call it, each second of "@every 1s" (on
-// synctest's clock).
+// synctest's clock), telling it 9/10 of the period, within which another
+// process's run makes the tick's redundant.
 func TestOnIncrementalTickFollowsTheSchedule(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		called := make(chan time.Time, 10)
+		type call struct {
+			at     time.Time
+			within time.Duration
+		}
+		called := make(chan call, 10)
 		sc := newScheduler(t, schedule.Options{Syncer: &fenced{}, Index: index{"lib": true}, Incremental: "@every 1s"})
-		sc.OnIncrementalTick(func() { called <- time.Now() })
+		sc.OnIncrementalTick(func(within time.Duration) { called <- call{time.Now(), within} })
 		start := time.Now()
 		sc.Start()
 		for tick := range 3 {
-			at := recv(t, called, fmt.Sprintf("tick %d of the schedule", tick+1))
-			if want := start.Add(time.Duration(tick+1) * time.Second); !at.Equal(want) {
-				t.Errorf("tick %d at %s, want %s", tick+1, at.Sub(start), want.Sub(start))
+			c := recv(t, called, fmt.Sprintf("tick %d of the schedule", tick+1))
+			if want := start.Add(time.Duration(tick+1) * time.Second); !c.at.Equal(want) || c.within != 900*time.Millisecond {
+				t.Errorf("tick %d at %s, within %s; want at %s, within 900ms", tick+1, c.at.Sub(start), c.within, want.Sub(start))
 			}
 		}
 	})

@@ -108,7 +108,7 @@ type Scheduler struct {
 	// onSynced is told of each library sync that succeeded.
 	onSynced func(libraryID string)
 	// onIncrementalTick is called at each tick of the incremental schedule.
-	onIncrementalTick func()
+	onIncrementalTick func(within time.Duration)
 }
 
 // Event is what a sync reports to those following it: progress, then, last,
@@ -229,9 +229,10 @@ func (sc *Scheduler) OnSynced(fn func(libraryID string)) { sc.onSynced = fn }
 // every library (a large round spread over the period), and call
 // onIncrementalTick in a goroutine of its own.
 func (sc *Scheduler) incrementalTick() {
-	sc.triggerAll(fm.SyncAuto, sc.scheduled("incremental", sc.incremental))
+	opts := sc.scheduled("incremental", sc.incremental)
+	sc.triggerAll(fm.SyncAuto, opts)
 	if fn := sc.onIncrementalTick; fn != nil {
-		go fn()
+		go fn(opts.ScheduleWithin)
 	}
 }
 

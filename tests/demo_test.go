@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -11,6 +12,9 @@ import (
 	"testing"
 	"time"
 	"unicode"
+
+	"github.com/foldermirror/foldermirror/httpapi/admin"
+	"github.com/foldermirror/foldermirror/internal/fmtest"
 )
 
 // runDemo runs the built binary's demo with args until the test ends and
@@ -123,6 +127,70 @@ func TestDemoPush(t *testing.T) {
 	waitUntil(t, 10*time.Second, "the API serving the new name", func() bool {
 		return strings.Contains(string(getJSON(t, api, tokens[user], http.StatusOK, nil)), renamed)
 	})
+}
+
+// The demo prints a line that creates a shared drive in its Drive and adds
+// the storage account to it, and the API request that lists the drive's
+// folders a moment later: the domain discovers its drives, and Drive
+// pushes the account's change to the demo. Both lines are run as printed,
+// and the status line's discovery counts one drive more.
+func TestDemoDiscovery(t *testing.T) {
+	t.Parallel()
+	text, tokens, _ := runDemo(t, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--folders", "100")
+	m := regexp.MustCompile(`(?m)^  DRIVE=\$\(curl -s -X POST -H '([^:']+): ([^']+)' '([^']+)'\)\n.*\n` +
+		`  curl -s -H "Authorization: Bearer \$([A-Z]+)" +"([^"]+)"\n.*\n  curl -s '([^']+)'`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("the demo printed no shared drive, API and status lines:\n%s", text)
+	}
+	header, value, create, user, api, statusURL := m[1], m[2], m[3], m[4], m[5], m[6]
+	u, err := url.Parse(create)
+	if err != nil || u.Query().Get("name") == "" {
+		t.Fatalf("the shared drive line %q names no drive (%v)", create, err)
+	}
+	name := u.Query().Get("name")
+	found := func() int {
+		var st admin.Status
+		getJSON(t, statusURL, "", http.StatusOK, &st)
+		if len(st.Discovery) != 1 {
+			t.Fatalf("%s has the discovery %+v; want the demo's domain's", statusURL, st.Discovery)
+		}
+		return st.Discovery[0].Found
+	}
+	before := found()
+
+	req, err := http.NewRequest(http.MethodPost, create, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(header, value)
+	resp, body := fmtest.Do(t, req)
+	drive := strings.TrimSpace(string(body))
+	if resp.StatusCode != http.StatusCreated || drive == "" {
+		t.Fatalf("POST %s: %d %q, want 201 and the drive's ID", create, resp.StatusCode, body)
+	}
+	list, err := http.NewRequest(http.MethodGet, strings.ReplaceAll(api, "$DRIVE", drive), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list.Header.Set("Authorization", "Bearer "+tokens[user])
+	var folders struct {
+		Items []struct{ FileID, LibraryID, LibraryName string }
+	}
+	waitUntil(t, 30*time.Second, "the API serving the new drive's folders", func() bool {
+		resp, body := fmtest.Do(t, list)
+		return resp.StatusCode == http.StatusOK && json.Unmarshal(body, &folders) == nil
+	})
+	if len(folders.Items) < 2 || folders.Items[0].FileID != drive {
+		t.Errorf("the new drive's folders: %+v; want its root, %s, then its folders", folders.Items, drive)
+	}
+	for _, f := range folders.Items {
+		if f.LibraryID != drive || f.LibraryName != name {
+			t.Errorf("folder %s is of library %s %q; want %s %q", f.FileID, f.LibraryID, f.LibraryName, drive, name)
+		}
+	}
+	if after := found(); after != before+1 {
+		t.Errorf("the discovery found %d drives, then %d once the demo's drive was added; want one more", before, after)
+	}
 }
 
 // TestAPIExamplesAreTheDemos checks that every Drive-like ID (of a folder,

@@ -69,14 +69,20 @@ func waitPushed(t *testing.T, admin string) []feedStatus {
 	return feeds
 }
 
-// pushConfig is the configuration of the e2e world m on backend, its API
-// on a port chosen now, and push.address on its path there; the
-// incremental schedule is every hour, so that only a notification explains
-// a change synced within seconds.
+// pushConfig is the configuration of the e2e world m on backend, with
+// push on (withPush).
 func pushConfig(t *testing.T, fake *googlefake.Server, m *model, backend string) *config.Config {
 	t.Helper()
+	return withPush(t, fake, e2eConfig(t, fake, m, backend))
+}
+
+// withPush turns push on in c and returns it: its API on a port chosen
+// now, and push.address on its path there; the incremental schedule is
+// every hour, so that only a notification explains a change synced within
+// seconds.
+func withPush(t *testing.T, fake *googlefake.Server, c *config.Config) *config.Config {
+	t.Helper()
 	fake.AllowHTTPWebhooks(true)
-	c := e2eConfig(t, fake, m, backend)
 	c.Listen = freePort(t)
 	c.Push = config.Push{Address: "http://" + c.Listen + pushPath, ChannelTTL: time.Hour}
 	c.Schedule.Incremental = "@every 1h"

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -222,8 +223,9 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 		apiOpts.Push, apiOpts.PushPath = d.push, d.push.Path()
 		adminOpts.Push = d.push
 	}
+	var discoveredLoaded atomic.Bool
 	if d.discovery.Enabled() {
-		adminOpts.Discovery = d.discovery.Status
+		adminOpts.Discovery, adminOpts.DiscoveredLoaded = d.discovery.Status, discoveredLoaded.Load
 	}
 	api = httpapi.New(d.db, d.auth, wire.APIOptions(cfg, apiOpts))
 	d.scheduler.OnSynced(warm)
@@ -248,6 +250,7 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 		if err := d.discovery.Load(d.ctx); err != nil {
 			logger.Warn("could not read the shared drives discovered before; discovering them again", "err", err)
 		}
+		discoveredLoaded.Store(true)
 		d.background.Go(func() { warmAll(libs.List(), warm) })
 		d.scheduler.Start()
 		d.background.Go(func() { d.discovery.Run(d.ctx) })

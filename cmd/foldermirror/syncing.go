@@ -2,6 +2,7 @@ package main
 
 import (
 	"log/slog"
+	"time"
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/config"
@@ -67,9 +68,10 @@ func newSyncing(cfg *config.Config, libs *fm.LibrarySet, db fm.Index, logger *sl
 }
 
 // incrementalTick is what the daemon does at each incremental tick but
-// sync: discover the drives again, and try refused watches again.
-func (s *syncing) incrementalTick() {
-	s.discovery.Trigger()
+// sync: discover the drives again (unless another replica just did), and
+// try refused watches again.
+func (s *syncing) incrementalTick(within time.Duration) {
+	s.discovery.Tick(within)
 	if s.push != nil {
 		s.push.Retry()
 	}

@@ -55,6 +55,7 @@ type API interface {
 // Server is the admin listener.
 type Server struct {
 	libraries *fm.LibrarySet
+	loaded    func() bool
 	discovery func() []discovery.DomainStatus
 	scheduler Scheduler
 	index     Index
@@ -80,6 +81,11 @@ type Options struct {
 	// Discovery, when not nil (a domain discovers its shared drives), gives
 	// /status its "discovery" member: each such domain's status.
 	Discovery func() []discovery.DomainStatus
+	// DiscoveredLoaded, when not nil (a domain discovers its shared drives),
+	// tells whether Libraries holds the drives discovered before the daemon
+	// started, read from the index: until it does, /readyz is 503, since
+	// the daemon would answer 404 for drives it serves once they are read.
+	DiscoveredLoaded func() bool
 	// Token, when not "", is the Bearer credential every request but GET
 	// /healthz and GET /readyz must carry; without it, /readyz tells its
 	// status alone.
@@ -109,7 +115,7 @@ func New(opts Options) *Server {
 	if libraries == nil {
 		libraries = fm.NewLibrarySet(nil)
 	}
-	s := &Server{libraries: libraries, discovery: opts.Discovery, scheduler: opts.Scheduler, index: opts.Index, api: opts.API,
+	s := &Server{libraries: libraries, loaded: opts.DiscoveredLoaded, discovery: opts.Discovery, scheduler: opts.Scheduler, index: opts.Index, api: opts.API,
 		push: opts.Push, token: opts.Token}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /sync", s.sync)
@@ -187,6 +193,9 @@ func (s *Server) readiness(ctx context.Context) (int, Readiness) {
 	info := s.index.Info(ctx)
 	if !info.Ready {
 		return http.StatusServiceUnavailable, Readiness{Status: "waiting for the index", Problem: info.Problem}
+	}
+	if s.loaded != nil && !s.loaded() {
+		return http.StatusServiceUnavailable, Readiness{Status: "waiting for the shared drives discovered before"}
 	}
 	var waiting []string
 	for _, l := range s.libraries.List() {

@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -133,6 +134,27 @@ func TestHealthAndReadiness(t *testing.T) {
 	idx.synced["eng"] = true
 	if code, _ := get(t, srv.URL+"/readyz"); code != 200 {
 		t.Errorf("readyz after a sync: %d", code)
+	}
+}
+
+// A daemon that discovers shared drives is not ready until it has read
+// those discovered before from the index: it would answer 404 for them.
+func TestReadinessWaitsForTheDrivesDiscoveredBefore(t *testing.T) {
+	var loaded atomic.Bool
+	sc, idx := &scheduler{libraries: fm.NewLibrarySet(nil)}, &index{synced: map[string]bool{}}
+	h := admin.New(admin.Options{Listen: "127.0.0.1:8081", Libraries: sc.libraries, DiscoveredLoaded: loaded.Load,
+		Scheduler: sc, Index: idx, API: idx, Gatherer: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler)}).Handler()
+	readyz := func() (int, string) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8081/readyz", nil))
+		return rec.Code, rec.Body.String()
+	}
+	if code, body := readyz(); code != 503 || !strings.Contains(body, "waiting for the shared drives discovered before") {
+		t.Errorf("readyz before the drives discovered before are read: %d %s", code, body)
+	}
+	loaded.Store(true)
+	if code, body := readyz(); code != 200 {
+		t.Errorf("readyz once they are read: %d %s", code, body)
 	}
 }
 

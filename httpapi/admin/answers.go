@@ -35,8 +35,9 @@ type Readiness struct {
 	// Problem is the index's: why its database cannot be reached.
 	Problem string `json:"problem,omitempty"`
 	// Status is "ready", "degraded" (serving what it read: the database
-	// stopped answering since), "waiting for the index" or "waiting for a
-	// first sync, or for its catalog".
+	// stopped answering since), "waiting for the index", "waiting for the
+	// shared drives discovered before" (reading them from the index, at
+	// start) or "waiting for a first sync, or for its catalog".
 	Status string `json:"status"`
 }
 
