@@ -90,7 +90,12 @@ func (r *reader) readChanges(ctx context.Context, token string) ([]*drive.Change
 			call = call.DriveId(r.lib.SharedDriveID).IncludeItemsFromAllDrives(true)
 		}
 		page, err := call.Do()
-		if tokenRefused(err) {
+		switch {
+		case r.lib.IsSharedDrive() && isNotFound(err):
+			// Drive's "Shared drive not found": the drive is gone, or the
+			// account is no longer a member; its token is not the matter.
+			return nil, "", fmt.Errorf("list changes: %w", err)
+		case tokenRefused(err):
 			return nil, "", fmt.Errorf("%w: %w", errTokenRefused, err)
 		}
 		if err != nil {
@@ -109,7 +114,8 @@ func (r *reader) readChanges(ctx context.Context, token string) ([]*drive.Change
 }
 
 // tokenRefused: Drive answers a token it no longer knows with 400 (invalid
-// page token), 404 or 410.
+// page token), 404 or 410. (A shared drive's change log answers 404 for the
+// drive, gone or not shared: readChanges tells that apart.)
 func tokenRefused(err error) bool {
 	var ge *googleapi.Error
 	if !errors.As(err, &ge) {

@@ -3,7 +3,9 @@ package syncer_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -147,6 +149,41 @@ func TestExpiredTokenFallsBackToFullSync(t *testing.T) {
 	}
 	if res := e.incremental("lib"); res.Changes != 0 {
 		t.Errorf("after the fallback: %+v", res)
+	}
+}
+
+// A shared drive out of the storage account's reach (deleted, or the
+// account removed from it) fails its library's incremental sync at the
+// first call, saying so: its change log's 404 is not a refused token,
+// whose full sync would read the drive again, whole had the account been
+// added back meanwhile.
+func TestSharedDriveGoneIsNoRefusedToken(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		gone func(fake *googlefake.Server, drive, member string)
+	}{
+		{"deleted", func(fake *googlefake.Server, drive, _ string) { fake.DeleteSharedDrive(drive) }},
+		{"the account removed", func(fake *googlefake.Server, drive, member string) { fake.Unshare(drive, member) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fake := startFake(t)
+			d := fake.CreateSharedDrive("Team", admin)
+			member := fake.Share(d, googlefake.Permission{Type: "user", Role: "writer", EmailAddress: storage})
+			fake.CreateFolder(admin, d, "Plans")
+			e := newEnv(t, fake, "id: team, sharedDriveId: "+d)
+			e.sync("team")
+			tc.gone(fake, d, member)
+			fake.ResetCalls()
+			res, err := e.s.Sync(context.Background(), fm.SyncRequest{Library: "team", Mode: fm.SyncAuto}, nil)
+			if want := "shared drive " + d + " not found, or not shared with storage account " + storage; err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("sync: %+v, %v; want an error saying %q", res, err, want)
+			}
+			if calls := fake.Calls(); !maps.Equal(calls, map[string]int{"drive.changes.list": 1}) {
+				t.Errorf("calls %v; want the change log's alone", calls)
+			}
+		})
 	}
 }
 

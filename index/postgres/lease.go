@@ -21,25 +21,42 @@ func (db *DB) Leases() fm.Leases { return db }
 // process holds it, with a new epoch: the fencing token of the writes made
 // under it. The lease is renewed every third of LeaseTTL, on connections
 // of its own, until it is released.
+//
+// ctx bounds the wait for a connection, not the statement that takes the
+// lease: cut off, that statement may commit unbeknown to this process,
+// leaving the lease held by nobody who would give it back until it lapsed.
+// So the statement runs to its end (within LeaseTTL), and a lease taken
+// once ctx has ended is given back at once.
 func (db *DB) Acquire(ctx context.Context, name string) (fm.Lease, error) {
 	if err := db.Refused(); err != nil {
 		return nil, err
 	}
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return nil, db.wrap("take the lease of "+name, err)
+	}
+	defer conn.Release()
+	take, cancel := context.WithTimeout(context.WithoutCancel(ctx), db.opts.LeaseTTL)
+	defer cancel()
 	var epoch int64
-	err := db.pool.QueryRow(ctx, `INSERT INTO leases (name, holder, acquired_at, expires_at, epoch)
+	err = conn.QueryRow(take, `INSERT INTO leases (name, holder, acquired_at, expires_at, epoch)
 		VALUES ($1, $2, now(), now() + make_interval(secs => $3), nextval('lease_epochs'))
 		ON CONFLICT (name) DO UPDATE SET holder = $2, acquired_at = now(), expires_at = now() + make_interval(secs => $3),
 			epoch = nextval('lease_epochs')
 			WHERE leases.expires_at < now()
 		RETURNING epoch`, name, db.opts.Holder, db.opts.LeaseTTL.Seconds()).Scan(&epoch)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, db.heldBy(ctx, name)
+		return nil, db.heldBy(take, name)
 	}
 	if err != nil {
 		return nil, db.wrap("take the lease of "+name, err)
 	}
 	l := &lease{db: db, fence: fm.Fence{Lease: name, Epoch: epoch}, lost: make(chan struct{}), stop: make(chan struct{})}
 	l.wg.Go(l.renew)
+	if err := ctx.Err(); err != nil {
+		l.Release()
+		return nil, db.wrap("take the lease of "+name, err)
+	}
 	return l, nil
 }
 

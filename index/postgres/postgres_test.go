@@ -267,6 +267,35 @@ func TestLeases(t *testing.T) {
 	}
 }
 
+// An Acquire whose context ends while it takes the lease leaves no lease
+// held but the one it returns: a statement cut off after it committed
+// would leave the lease taken unbeknown to the process, held until it
+// lapsed. The contexts end at many points of the statement's course.
+func TestAcquireCutOffLeavesNoLease(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := fmtest.OpenPostgres(t, pgtest.NewDatabase(t), postgres.Options{Holder: "replica-a"})
+	for i := range 240 {
+		name, after := fmt.Sprint("lib", i), time.Duration(i%60)*25*time.Microsecond
+		cut, cancel := context.WithTimeout(ctx, after)
+		l, err := db.Acquire(cut, name)
+		cancel()
+		switch {
+		case err == nil:
+			l.Release()
+		case !errors.Is(err, context.DeadlineExceeded):
+			t.Fatalf("Acquire cut off after %s: %v; want the lease, or the context's error", after, err)
+		}
+		held, herr := db.Holders(ctx)
+		if herr != nil {
+			t.Fatal(herr)
+		}
+		if held[name] != "" {
+			t.Fatalf("Acquire cut off after %s (%v): the lease is held by %s", after, err, held[name])
+		}
+	}
+}
+
 // The suite's tests of shared leases, on two replicas of a database whose
 // leases are renewed every half second: a lapsed one is found lost soon.
 func TestSharedLeases(t *testing.T) {
