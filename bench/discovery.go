@@ -432,7 +432,7 @@ func (dw *drivesWorld) serveFigures(ctx context.Context, configPath string, one 
 	}
 	t.add(row{section: sectionDiscovery, figure: fig + ": serve, idle RSS", value: float64(idle.rss), unit: unitMB, cmp: atMost,
 		limit: discRSSShare*float64(one.rss) + discRSSPerLibrary*float64(n),
-		how: fmt.Sprintf("1.25 × one library's %.1f MB + 2 KB × %s", float64(one.rss)/1e6, thousands(float64(n)))})
+		how:   fmt.Sprintf("1.25 × one library's %.1f MB + 2 KB × %s", float64(one.rss)/1e6, thousands(float64(n)))})
 	return nil
 }
 

@@ -260,7 +260,9 @@ func (dw *drivesWorld) addDrive(ctx context.Context, d discDrive, bases []string
 	errs := make([]error, len(bases))
 	var wg sync.WaitGroup
 	for i, b := range bases {
-		wg.Go(func() { served[i], errs[i] = pollUntilListed(pollCtx, rootChildrenURL(b, d.id), token, folderName(1, 0), at) })
+		wg.Go(func() {
+			served[i], errs[i] = pollUntilListed(pollCtx, rootChildrenURL(b, d.id), token, folderName(1, 0), at)
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
