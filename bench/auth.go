@@ -30,7 +30,7 @@ type wayIn struct {
 
 // authFigures measures authentication in-process: an auth.Authenticator
 // that takes the credentials of a world of its own, as the world's
-// configuration does (configYAML), authenticates the same request over and
+// configuration does (baseConfig), authenticates the same request over and
 // over (its credential seen before: the warm case), each way in.
 func (e *env) authFigures(t *table) error {
 	fake := googlefake.New()

@@ -6,7 +6,8 @@
 //	go run ./bench                     every figure at 100,000, 300,000 and 1,000,000 folders (about 10 minutes)
 //	go run ./bench -quick              everything scaled down, a smoke test (about a minute)
 //	go run ./bench -sizes 50k,200k     other library sizes
-//	go run ./bench -only sync,serve    some groups of figures: sync, serve, drives, postgres, push, auth
+//	go run ./bench -only sync,serve    some groups of figures: sync, serve, drives, postgres, push, discovery, auth
+//	go run ./bench -drives 1k          the discovery figures with 1,000 shared drives (default 10,000)
 //	go run ./bench -latency 30ms,100ms the full-sync figures at each Drive latency (default 30ms)
 //	go run ./bench -grants uniform     a handful of permission lists shared by all folders, the bench's earlier world
 //	go run ./bench -md FILE            also write the tables as Markdown
@@ -81,9 +82,10 @@ const (
 	groupAuth     = "auth"
 	groupPostgres = "postgres"
 	groupPush     = "push"
+	groupFound    = "discovery"
 )
 
-var allGroups = []string{groupSync, groupServe, groupDrives, groupPostgres, groupPush, groupAuth}
+var allGroups = []string{groupSync, groupServe, groupDrives, groupPostgres, groupPush, groupFound, groupAuth}
 
 // scale sizes a run.
 type scale struct {
@@ -102,17 +104,19 @@ type scale struct {
 	warmup, measure time.Duration
 	// firstByteSamples is how many sequential listings time the first byte.
 	firstByteSamples int
-	// push sizes the push figures.
-	push pushScale
+	// push sizes the push figures; discovery those of the shared drives
+	// found by themselves.
+	push      pushScale
+	discovery discoveryScale
 }
 
 var (
 	fullScale = scale{sizes: []int{100_000, 300_000, 1_000_000}, wideChildren: 1000, driveFolders: 20_000,
 		changes: 1000, clients: 64, streams: 8, warmup: 2 * time.Second, measure: 10 * time.Second, firstByteSamples: 5,
-		push: fullPush}
+		push: fullPush, discovery: fullDiscovery}
 	quickScale = scale{sizes: []int{5_000, 20_000}, wideChildren: 1000, driveFolders: 1_000,
 		changes: 1000, clients: 64, streams: 8, warmup: 500 * time.Millisecond, measure: 2 * time.Second, firstByteSamples: 3,
-		push: quickPush}
+		push: quickPush, discovery: quickDiscovery}
 )
 
 // envPostgres names the PostgreSQL server the postgres figures use unless
@@ -147,6 +151,7 @@ func run() int {
 	testing.Init() // testing.Benchmark reads the test flags
 	quick := flag.Bool("quick", false, "scale everything down: a smoke test of about a minute (sizes 5k,20k unless -sizes)")
 	sizes := flag.String("sizes", "", "comma-separated My Drive library sizes, e.g. 100k,300k,1m (default 100k,300k,1m)")
+	drives := flag.String("drives", "", "how many shared drives of 100 folders the discovery figures find, e.g. 1k (default 10k; -quick 200)")
 	only := flag.String("only", "", "run some groups of figures, comma-separated: "+strings.Join(allGroups, ", "))
 	grants := flag.String("grants", grantsVaried, "how the library's folders are shared: varied (the targets' world) or uniform")
 	mdFile := flag.String("md", "", "also write the tables as Markdown to this file")
@@ -187,6 +192,15 @@ func run() int {
 			fmt.Fprintln(os.Stderr, "bench: -sizes:", err)
 			return 2
 		}
+	}
+
+	if *drives != "" {
+		n, err := parseCount(*drives)
+		if err != nil || n < minDiscoveryDrives {
+			fmt.Fprintf(os.Stderr, "bench: -drives %q: want at least %d drives, such as 1k or 10k\n", *drives, minDiscoveryDrives)
+			return 2
+		}
+		sc.discovery.drives = n
 	}
 
 	latencies, err := parseLatencies(*latency)
@@ -231,16 +245,7 @@ func run() int {
 func parseSizes(s string, wideChildren int) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
-		f = strings.ToLower(strings.TrimSpace(f))
-		mult := 1
-		switch {
-		case strings.HasSuffix(f, "k"):
-			f, mult = strings.TrimSuffix(f, "k"), 1_000
-		case strings.HasSuffix(f, "m"):
-			f, mult = strings.TrimSuffix(f, "m"), 1_000_000
-		}
-		n, err := strconv.ParseFloat(f, 64)
-		size := int(n * float64(mult))
+		size, err := parseCount(f)
 		if err != nil || size < wideChildren+100 {
 			return nil, fmt.Errorf("%q: want a size of at least %d folders, such as 100k or 1m", f, wideChildren+100)
 		}
@@ -250,6 +255,24 @@ func parseSizes(s string, wideChildren int) ([]int, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// parseCount reads a number with an optional k (thousand) or m (million)
+// suffix, such as 1k or 1.5m.
+func parseCount(s string) (int, error) {
+	f := strings.ToLower(strings.TrimSpace(s))
+	mult := 1
+	switch {
+	case strings.HasSuffix(f, "k"):
+		f, mult = strings.TrimSuffix(f, "k"), 1_000
+	case strings.HasSuffix(f, "m"):
+		f, mult = strings.TrimSuffix(f, "m"), 1_000_000
+	}
+	n, err := strconv.ParseFloat(f, 64)
+	if err != nil {
+		return 0, err
+	}
+	return int(n * float64(mult)), nil
 }
 
 // parseLatencies reads -latency: positive durations, such as 30ms,100ms,
@@ -335,6 +358,8 @@ func measure(ctx context.Context, e *env, groups []string, pgURL string, t *tabl
 			err = e.postgresFigures(ctx, pgURL, t)
 		case groupPush:
 			err = e.pushFigures(ctx, pgURL, t)
+		case groupFound:
+			err = e.discoveryFigures(ctx, pgURL, t)
 		default:
 			continue
 		}

@@ -38,6 +38,7 @@ var (
 	unitRPS     = unit{"req/s", func(v float64) string { return thousands(v) + " req/s" }}
 	unitPercent = unit{"%", func(v float64) string { return fmt.Sprintf("%.1f %%", 100*v) }}
 	unitBytes   = unit{"B", func(v float64) string { return thousands(v) + " B" }}
+	unitRatio   = unit{"×", func(v float64) string { return fmt.Sprintf("%.3f", v) }}
 )
 
 // Sections group the rows, in this order.
@@ -51,10 +52,11 @@ const (
 	sectionPostgres    = "PostgreSQL index, replicas"
 	sectionPush        = "push notifications"
 	sectionPushPG      = "push notifications, PostgreSQL replicas"
+	sectionDiscovery   = "shared drives found by themselves"
 	sectionAuth        = "authentication"
 )
 
-var sectionOrder = []string{sectionSync, sectionServe, sectionAPI, sectionIncremental, sectionGrowth, sectionDrives, sectionPostgres, sectionPush, sectionPushPG, sectionAuth}
+var sectionOrder = []string{sectionSync, sectionServe, sectionAPI, sectionIncremental, sectionGrowth, sectionDrives, sectionPostgres, sectionPush, sectionPushPG, sectionDiscovery, sectionAuth}
 
 // row is one figure measured, at one library size or at none.
 type row struct {

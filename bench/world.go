@@ -336,11 +336,10 @@ func folderName(level, i int) string {
 	return fmt.Sprintf("%s %d-%d", nameWords[(level*7+i)%len(nameWords)], level, i)
 }
 
-// configYAML returns a configuration of the world with the given libraries,
-// the index in dataDir, marshalled as the file foldermirror reads. The
-// schedules do not fire during a run, and the callers' request budgets are
-// not spent.
-func (w *world) configYAML(dataDir string, libs []library) ([]byte, error) {
+// baseConfig returns a configuration of the world with the given
+// libraries, the index in dataDir. The schedules do not fire during a run,
+// and the callers' request budgets are not spent.
+func (w *world) baseConfig(dataDir string, libs []library) *config.Config {
 	c := config.Default()
 	c.Listen, c.AdminListen, c.DataDir = w.listen, w.adminListen, dataDir
 	c.Storage.CredentialsFile = w.keyFile
@@ -360,17 +359,27 @@ func (w *world) configYAML(dataDir string, libs []library) ([]byte, error) {
 		c.Libraries = append(c.Libraries, config.Library{ID: l.ID, Name: l.Name, Domain: domain, StorageAccount: cmp.Or(l.StorageAccount, storageAccount),
 			FolderDefinitionID: "standard", RootFolderID: l.RootFolderID, SharedDriveID: l.SharedDriveID})
 	}
-	return yaml.Marshal(c)
+	return c
 }
 
 // writeConfig writes a configuration of libs, with its own data directory,
 // under dir/name and returns its path.
 func (w *world) writeConfig(dir, name string, libs []library) (string, error) {
+	return w.writeConfigWith(dir, name, libs, nil)
+}
+
+// writeConfigWith is writeConfig with edit, if not nil, applied to the
+// configuration before it is written.
+func (w *world) writeConfigWith(dir, name string, libs []library, edit func(c *config.Config)) (string, error) {
 	base := filepath.Join(dir, name)
 	if err := os.MkdirAll(base, 0o750); err != nil {
 		return "", err
 	}
-	data, err := w.configYAML(filepath.Join(base, "data"), libs)
+	c := w.baseConfig(filepath.Join(base, "data"), libs)
+	if edit != nil {
+		edit(c)
+	}
+	data, err := yaml.Marshal(c)
 	if err != nil {
 		return "", err
 	}
