@@ -291,7 +291,7 @@ func pollUntilListed(ctx context.Context, url, token, name string, from time.Tim
 		}
 		select {
 		case <-ctx.Done():
-			return 0, fmt.Errorf("%s did not list %q (%w): last %v", url, name, ctx.Err(), err)
+			return 0, fmt.Errorf("%s did not list %q (%w): last %w", url, name, ctx.Err(), err)
 		case <-time.After(servedPollEvery):
 		}
 	}
