@@ -61,9 +61,18 @@ func driveCalls(calls map[string]int) int {
 	return n
 }
 
+// countFaults sums the faults of a count by kind.
+func countFaults(byKind map[googlefake.Fault]int) int {
+	n := 0
+	for _, c := range byKind {
+		n += c
+	}
+	return n
+}
+
 // With 20 % of Drive calls failing in every transient way, full and
 // incremental syncs give exactly the fault-free result, within 1.5 × the
-// fault-free calls.
+// fault-free calls (or 3 more a fault, for a library of a few calls).
 func TestTransientFaults(t *testing.T) {
 	t.Parallel()
 	fake, libs, ids := faultWorld(t)
@@ -81,15 +90,19 @@ func TestTransientFaults(t *testing.T) {
 			want := driveCalls(fake.Calls())
 			fake.SetFaults(0.2, uint64(round*10+len(lib)))
 			fake.ResetCalls()
+			before := countFaults(fake.InjectedFaults())
 			res, err := faulty.s.Sync(context.Background(), fm.SyncRequest{Library: lib, Mode: fm.SyncAuto}, nil)
 			fake.SetFaults(0, 0)
 			if err != nil {
 				t.Fatalf("round %d, %s: %v", round, lib, err)
 			}
-			got := driveCalls(fake.Calls())
+			got, faults := driveCalls(fake.Calls()), countFaults(fake.InjectedFaults())-before
 			t.Logf("round %d, %s (full %v): %d calls, %d without faults; injected %v", round, lib, res.Full, got, want, fake.InjectedFaults())
-			if float64(got) > 1.5*float64(want) {
-				t.Errorf("round %d, %s: %d calls, more than 1.5 × the %d without faults", round, lib, got, want)
+			// Each fault costs its retry, and may cost the pages read ahead
+			// beside the failed one: a library of a few calls may see 3 more
+			// for one fault, which 1.5 × does not allow.
+			if limit := max(1.5*float64(want), float64(want+3*faults)); float64(got) > limit {
+				t.Errorf("round %d, %s: %d calls, more than %.0f (1.5 × the %d without faults, or 3 more a fault: %d faults)", round, lib, got, limit, want, faults)
 			}
 			compareIndexes(t, fmt.Sprintf("round %d, %s", round, lib), faulty, clean, lib)
 		}
