@@ -72,11 +72,13 @@ func countFaults(byKind map[googlefake.Fault]int) int {
 
 // With 20 % of Drive calls failing in every transient way, full and
 // incremental syncs give exactly the fault-free result, within 1.5 × the
-// fault-free calls (or 3 more a fault, for a library of a few calls).
+// fault-free calls over the run (a library of a few calls may double its
+// own for one fault).
 func TestTransientFaults(t *testing.T) {
 	t.Parallel()
 	fake, libs, ids := faultWorld(t)
 	clean, faulty := newEnv(t, fake, libs...), faultyEnv(t, fake, libs)
+	var gotAll, wantAll int
 	for round := range 6 {
 		if round > 0 {
 			mutateForFaults(fake, ids, round)
@@ -98,14 +100,19 @@ func TestTransientFaults(t *testing.T) {
 			}
 			got, faults := driveCalls(fake.Calls()), countFaults(fake.InjectedFaults())-before
 			t.Logf("round %d, %s (full %v): %d calls, %d without faults; injected %v", round, lib, res.Full, got, want, fake.InjectedFaults())
-			// Each fault costs its retry, and may cost the pages read ahead
-			// beside the failed one: a library of a few calls may see 3 more
-			// for one fault, which 1.5 × does not allow.
-			if limit := max(1.5*float64(want), float64(want+3*faults)); float64(got) > limit {
-				t.Errorf("round %d, %s: %d calls, more than %.0f (1.5 × the %d without faults, or 3 more a fault: %d faults)", round, lib, got, limit, want, faults)
+			// Each fault costs its retry, and may cost pages read ahead
+			// beside the failed one: in a library of a few calls one fault
+			// can double them. A sync is held to a bound no runaway retry
+			// meets; the whole run to 1.5 × the calls without faults.
+			gotAll, wantAll = gotAll+got, wantAll+want
+			if limit := 2*want + 4*faults; got > limit {
+				t.Errorf("round %d, %s: %d calls, more than %d (2 × the %d without faults and 4 a fault: %d faults)", round, lib, got, limit, want, faults)
 			}
 			compareIndexes(t, fmt.Sprintf("round %d, %s", round, lib), faulty, clean, lib)
 		}
+	}
+	if float64(gotAll) > 1.5*float64(wantAll) {
+		t.Errorf("%d calls in all, more than 1.5 × the %d without faults", gotAll, wantAll)
 	}
 	if n := fake.InjectedFaults(); len(n) < len(googlefake.AllFaults) {
 		t.Errorf("not every fault was tried: %v", n)
