@@ -182,3 +182,44 @@ func statusRunning(sc *schedule.Scheduler) string {
 	}
 	return ""
 }
+
+// syncedLater plays an index shared by replicas: another replica may sync
+// a library at any time (mark).
+type syncedLater struct {
+	mu     sync.Mutex
+	synced map[string]bool
+}
+
+func (i *syncedLater) mark(id string) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.synced[id] = true
+}
+
+func (i *syncedLater) Library(ctx context.Context, id string) (*fm.LibraryState, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return index(i.synced).Library(ctx, id)
+}
+
+// A first sync queued while the library was never synced is skipped if,
+// by the time it holds the lease, another replica has synced the library:
+// replicas that found the same drives sync each once.
+func TestFirstSyncLeftToTheReplicaThatMadeIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		idx := &syncedLater{synced: map[string]bool{}}
+		g := newGated()
+		sc := newScheduler(t, schedule.Options{Syncer: g, Plan: schedule.Plan{Libraries: libraries("a", "b")}, Index: idx, Concurrency: 1})
+		sc.Start()
+		first := recv(t, g.started, "the first of the first syncs")
+		other := map[string]string{"a": "b", "b": "a"}[first.Library]
+		idx.mark(other) // another replica synced it while this one queued it
+		send(t, g.let, struct{}{}, "the end of the first sync")
+		synctest.Wait()
+		select {
+		case req := <-g.started:
+			t.Errorf("%s was synced again once another replica had synced it: %+v", req.Library, req)
+		default:
+		}
+	})
+}

@@ -86,6 +86,10 @@ type RunOptions struct {
 	// A full sync run by the full schedule says so (fm.FullScheduled).
 	Schedule       string
 	ScheduleWithin time.Duration
+	// Needed, when set, is asked once the lease is held: false skips the
+	// run (ErrSkipped). A first sync asks whether the library is still
+	// unsynced, for another replica may have synced it since it was queued.
+	Needed func(context.Context) (bool, error)
 }
 
 // ErrSkipped means a scheduled run was left out, another process having run it,
@@ -150,19 +154,35 @@ func (r Runner) acquire(ctx context.Context, job string, opts RunOptions) (fm.Le
 		case err != nil:
 			return nil, err
 		}
-		if opts.Schedule == "" {
-			return lease, nil
-		}
-		claimed, err := r.Leases.ClaimScheduledRun(ctx, job, opts.Schedule, opts.ScheduleWithin)
-		if err == nil && !claimed {
-			err = ErrSkipped
-		}
-		if err != nil {
+		if err := r.claim(ctx, job, opts); err != nil {
 			lease.Release()
 			return nil, err
 		}
 		return lease, nil
 	}
+}
+
+// claim decides, once the job's lease is held, whether the run goes on:
+// ErrSkipped if it is no longer needed, or if it is a scheduled run
+// another process made already.
+func (r Runner) claim(ctx context.Context, job string, opts RunOptions) error {
+	if opts.Needed != nil {
+		needed, err := opts.Needed(ctx)
+		if err == nil && !needed {
+			err = ErrSkipped
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if opts.Schedule == "" {
+		return nil
+	}
+	claimed, err := r.Leases.ClaimScheduledRun(ctx, job, opts.Schedule, opts.ScheduleWithin)
+	if err == nil && !claimed {
+		err = ErrSkipped
+	}
+	return err
 }
 
 // run runs a job under fence, once its lease is held.

@@ -121,9 +121,12 @@ func TestScheduledFullSaysWhy(t *testing.T) {
 	}
 }
 
+var errIndexDown = errors.New("the index did not answer")
+
 // A lease another process holds skips a scheduled run, and fails any other
 // (at once, without a LeaseWait); a scheduled run another process made
-// already is skipped, its lease given back.
+// already, or a run no longer needed, is skipped, its lease given back; a
+// run whose need cannot be told fails.
 func TestRunWhileAnotherProcessSyncs(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -135,6 +138,10 @@ func TestRunWhileAnotherProcessSyncs(t *testing.T) {
 		{"scheduled, lease held", schedule.RunOptions{Schedule: "incremental"}, true, "", schedule.ErrSkipped},
 		{"asked, lease held", schedule.RunOptions{}, true, "", fm.ErrLeaseHeld},
 		{"scheduled, run made elsewhere", schedule.RunOptions{Schedule: "full", ScheduleWithin: time.Hour}, false, "full", schedule.ErrSkipped},
+		{"no longer needed", schedule.RunOptions{Schedule: "initial", Needed: func(context.Context) (bool, error) { return false, nil }},
+			false, "", schedule.ErrSkipped},
+		{"need unknown", schedule.RunOptions{Needed: func(context.Context) (bool, error) { return true, errIndexDown }},
+			false, "", errIndexDown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ls := fmtest.NewLeases("replica-a")

@@ -252,13 +252,27 @@ func (sc *Scheduler) Start() {
 }
 
 // syncNeverSynced queues a first full sync of each of the libraries that
-// was never synced.
+// was never synced. The run asks again once it holds the lease: with an
+// index shared by replicas, another may have synced the library meanwhile.
 func (sc *Scheduler) syncNeverSynced(ids []string) {
 	for _, lib := range ids {
-		if _, err := sc.index.Library(sc.ctx, lib); fm.ErrorCode(err) == fm.ENOTFOUND {
-			sc.trigger(lib, fm.SyncFull, RunOptions{Schedule: "initial"})
+		if never, _ := sc.neverSynced(sc.ctx, lib); never {
+			sc.trigger(lib, fm.SyncFull, RunOptions{Schedule: "initial",
+				Needed: func(ctx context.Context) (bool, error) { return sc.neverSynced(ctx, lib) }})
 		}
 	}
+}
+
+// neverSynced tells whether the index holds no state of the library.
+func (sc *Scheduler) neverSynced(ctx context.Context, library string) (bool, error) {
+	_, err := sc.index.Library(ctx, library)
+	switch fm.ErrorCode(err) {
+	case fm.ENOTFOUND:
+		return true, nil
+	case "":
+		return false, nil
+	}
+	return false, err
 }
 
 // librariesChanged follows the plan's library set: a library added is
