@@ -34,7 +34,7 @@ func drivesWorld(b *testing.B, n, folders int) (*googlefake.Server, []string) {
 
 // getter answers Drive GET requests of a user with the handler itself,
 // nothing decoding the answer.
-func getter(b *testing.B, s *googlefake.Server, user string) func(path string, q url.Values) []byte {
+func getter(b testing.TB, s *googlefake.Server, user string) func(path string, q url.Values) []byte {
 	b.Helper()
 	tok, err := credentials(b, s, user).TokenSource.Token()
 	if err != nil {
@@ -65,7 +65,8 @@ func stringField(body []byte, name string) string {
 // BenchmarkSharedDrivesWorld builds worlds of 1,000 and 10,000 shared
 // drives of 100 folders each, whose storage account is a member of every
 // one, and times, the handler called directly: the whole drives.list of the
-// account (pages of 100; an op is the whole listing), and a changes.list of
+// account (pages of 100; an op is the whole listing), one drive's folders
+// (files.list, corpora drive: an op is one drive's), a changes.list of
 // one drive's log (an op is one drive's), at rest (nothing changed since
 // the token) and after a change in each drive since the token; and the
 // account's user change log after those changes (none of which it
@@ -81,6 +82,16 @@ func BenchmarkSharedDrivesWorld(b *testing.B) {
 				for b.Loop() {
 					if got := listDrives(get); got != n {
 						b.Fatal(got, "drives")
+					}
+				}
+			})
+			b.Run("files.list/one-drive", func(b *testing.B) {
+				for i := 0; b.Loop(); i++ {
+					body := get("files", url.Values{"corpora": {"drive"}, "driveId": {ids[i%n]}, "supportsAllDrives": {"true"},
+						"includeItemsFromAllDrives": {"true"}, "pageSize": {"1000"}, "q": {"mimeType = 'application/vnd.google-apps.folder'"},
+						"fields": {"nextPageToken,files(id,name,parents)"}})
+					if got := bytes.Count(body, []byte(`"id":`)); got != 100 {
+						b.Fatal(got, "folders listed, want 100")
 					}
 				}
 			})

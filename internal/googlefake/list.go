@@ -45,7 +45,11 @@ func (s *Server) filesList(c *call) (any, *apiError) {
 	}
 	fileMask, _ := c.fields.child("files")
 	var last position
-	for f := range s.candidates(match, order, from) {
+	var driveID string // a listing of one shared drive reads its files alone
+	if c.q.Get("corpora") == "drive" {
+		driveID = c.q.Get("driveId")
+	}
+	for f := range s.candidates(match, order, from, driveID) {
 		if f.root || !inScope(f) {
 			continue
 		}
@@ -66,14 +70,15 @@ func (s *Server) filesList(c *call) (any, *apiError) {
 // candidates yields, in order from a cursor, the files a listing may
 // return: the children of the query's parents when it names some, else
 // the files of the index of the order's first key, within the range of
-// that time the query allows. A listing reads no file of the index before
-// its cursor or outside that range.
-func (s *Server) candidates(q query, o listOrder, from cursor) iter.Seq[*File] {
+// that time the query allows (of the files of the shared drive driveID
+// alone, when it is set). A listing reads no file of the index before its
+// cursor or outside that range.
+func (s *Server) candidates(q query, o listOrder, from cursor, driveID string) iter.Seq[*File] {
 	if q.narrow {
 		return s.childrenFrom(q.parents, o, from)
 	}
 	first := o.keys[0]
-	x, sp := s.built(first.field), q.spans[first.field]
+	x, sp := s.built(first.field).of(driveID), q.spans[first.field]
 	switch {
 	case len(o.keys) > 1:
 		return x.grouped(sp, o, from)

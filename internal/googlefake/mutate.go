@@ -234,7 +234,7 @@ func (s *Server) checkParent(fileID, parentID string) *File {
 // rehome moves f's subtree to the drive of parent.
 func (s *Server) rehome(f, parent *File) {
 	for _, x := range s.subtree(f) {
-		x.DriveID = parent.DriveID
+		s.rehomed(x, parent.DriveID)
 		switch {
 		case x.DriveID != "":
 			x.Owner = ""

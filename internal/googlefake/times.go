@@ -137,8 +137,22 @@ func (s *Server) built(field timeField) *timeIndex {
 		x.files = slices.Clone(s.byCreated.files)
 		x.built = true
 		x.sort()
+		for _, f := range x.files {
+			if f.DriveID != "" {
+				x.drive(f.DriveID).files = append(x.drive(f.DriveID).files, f)
+			}
+		}
 	}
 	return x
+}
+
+// rehomed sets the drive of f, keeping the indexes' drives in step.
+func (s *Server) rehomed(f *File, driveID string) {
+	s.byCreated.remove(f)
+	s.byModified.remove(f)
+	f.DriveID = driveID
+	s.byCreated.add(f)
+	s.byModified.add(f)
 }
 
 // timeIndex holds the live files in the order of one of their times, ties
@@ -148,10 +162,42 @@ func (s *Server) built(field timeField) *timeIndex {
 // of files.list); the modifiedTime index is made when first used (built),
 // and kept from then on. Changes keep it in order with a binary search and
 // a copy: appending, as files made in time order are, costs nothing.
+//
+// Each shared drive's files have an index of their own too (drives), so
+// that a listing of one drive (corpora drive) reads none of the other
+// drives' files: with thousands of drives, reading past the others' is
+// what a listing would cost otherwise.
 type timeIndex struct {
 	field timeField
 	files []*File
 	built bool
+	// drives are the indexes of each shared drive's files (nil in those).
+	drives map[string]*timeIndex
+}
+
+// drive returns the index of a shared drive's files, made if need be.
+func (x *timeIndex) drive(id string) *timeIndex {
+	if x.drives == nil {
+		x.drives = map[string]*timeIndex{}
+	}
+	d := x.drives[id]
+	if d == nil {
+		d = &timeIndex{field: x.field, built: true}
+		x.drives[id] = d
+	}
+	return d
+}
+
+// of returns the index of the files of a shared drive (an empty one if it
+// has none), or of every file if driveID is empty.
+func (x *timeIndex) of(driveID string) *timeIndex {
+	if driveID == "" {
+		return x
+	}
+	if d := x.drives[driveID]; d != nil {
+		return d
+	}
+	return &timeIndex{field: x.field, built: true}
 }
 
 // search returns the first place whose file is at or after time t and
@@ -169,6 +215,14 @@ func (x *timeIndex) add(f *File) {
 	if !x.built {
 		return
 	}
+	x.place(f)
+	if f.DriveID != "" {
+		x.drive(f.DriveID).place(f)
+	}
+}
+
+// place places a new file in x.files.
+func (x *timeIndex) place(f *File) {
 	if n := len(x.files); n == 0 || x.compare(x.files[n-1], f) < 0 {
 		x.files = append(x.files, f)
 		return
@@ -181,6 +235,16 @@ func (x *timeIndex) remove(f *File) {
 	if !x.built {
 		return
 	}
+	x.take(f)
+	if d := x.drives[f.DriveID]; d != nil {
+		if d.take(f); len(d.files) == 0 {
+			delete(x.drives, f.DriveID)
+		}
+	}
+}
+
+// take takes a file out of x.files.
+func (x *timeIndex) take(f *File) {
 	if i := x.search(f.times[x.field], f.seq); i < len(x.files) && x.files[i] == f {
 		x.files = slices.Delete(x.files, i, i+1)
 	}
@@ -189,6 +253,11 @@ func (x *timeIndex) remove(f *File) {
 // keep drops the files for which live is false.
 func (x *timeIndex) keep(live func(*File) bool) {
 	x.files = slices.DeleteFunc(x.files, func(f *File) bool { return !live(f) })
+	for id, d := range x.drives {
+		if d.keep(live); len(d.files) == 0 {
+			delete(x.drives, id)
+		}
+	}
 }
 
 func (x *timeIndex) compare(a, b *File) int {
@@ -198,6 +267,9 @@ func (x *timeIndex) compare(a, b *File) int {
 func (x *timeIndex) sort() {
 	if x.built {
 		slices.SortFunc(x.files, x.compare)
+		for _, d := range x.drives {
+			d.sort()
+		}
 	}
 }
 
