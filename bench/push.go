@@ -448,7 +448,7 @@ func (pw *pushWorld) burstFigures(ctx context.Context, lib pushLib, base, token 
 	t.add(row{section: sectionPush, figure: fig + ": from the last change to the API serving them all", value: ms(servedAfter),
 		unit: unitMillis, cmp: info})
 	t.note("push notifications, %s (%s, %d folders: renamed, then half moved and half renamed again; made in %s): the fake posted %d notifications to the feed's channel; "+
-		"the daemon ran %.0f incremental syncs of the library (/metrics foldermirror_sync_duration_seconds_count and failures, kind incremental)%s; "+
+		"the daemon ran %.0f incremental syncs of the library (/metrics foldermirror_syncs_total and failures, kind incremental)%s; "+
 		"Drive calls meanwhile %d %v; the API's name and parent of each folder (operation 5) compared with the fake's files.get once the daemon was idle.",
 		fig, lib.ID, len(folders), made.Round(time.Millisecond), posted, syncs, strings.Join(append([]string{""}, others...), ", other libraries: "),
 		calls, methods)

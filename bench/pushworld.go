@@ -344,7 +344,7 @@ func sumMetric(samples []metricSample, name string, want map[string]string) floa
 
 // The scheduler's series, which count syncs.
 const (
-	metricSyncs        = "foldermirror_sync_duration_seconds_count" // succeeded
+	metricSyncs        = "foldermirror_syncs_total" // succeeded
 	metricSyncFailures = "foldermirror_sync_failures_total"
 	metricPushNotes    = "foldermirror_push_notifications_total"
 )

@@ -10,6 +10,9 @@ import (
 // schedule_test to read with testutil.
 func (m *Metrics) Failures() *prometheus.CounterVec { return m.failures }
 
+// Syncs is foldermirror_syncs_total.
+func (m *Metrics) Syncs() *prometheus.CounterVec { return m.syncs }
+
 // IncrementalTick does what a tick of the incremental schedule does.
 func (sc *Scheduler) IncrementalTick() { sc.incrementalTick() }
 

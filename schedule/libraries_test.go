@@ -10,6 +10,8 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/schedule"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // discovered returns the libraries of drives of those IDs, as discovery
@@ -220,6 +222,32 @@ func TestFirstSyncLeftToTheReplicaThatMadeIt(t *testing.T) {
 		case req := <-g.started:
 			t.Errorf("%s was synced again once another replica had synced it: %+v", req.Library, req)
 		default:
+		}
+	})
+}
+
+// A library that leaves the set leaves /metrics too: thousands of drives
+// come and go, and their series must not stay behind.
+func TestLibraryRemovedLeavesTheMetrics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		set := libraries("lib")
+		g := newGated()
+		metrics := schedule.NewMetrics(prometheus.NewRegistry())
+		sc := newScheduler(t, schedule.Options{Syncer: g, Metrics: metrics, Plan: schedule.Plan{Libraries: set}, Index: index{"lib": true}})
+		sc.Start()
+		set.SetDiscovered("example.com", discovered("0Adrive"))
+		recv(t, g.started, "the sync of the drive added")
+		send(t, g.let, struct{}{}, "the end of its sync")
+		synctest.Wait()
+		if n := testutil.ToFloat64(metrics.Syncs().WithLabelValues("0Adrive", "full")); n != 1 {
+			t.Fatalf("foldermirror_syncs_total of the drive's full sync: %v, want 1", n)
+		}
+		set.SetDiscovered("example.com", nil)
+		synctest.Wait()
+		for name, c := range map[string]prometheus.Collector{"syncs": metrics.Syncs(), "last success": metrics.LastSuccess()} {
+			if n := testutil.CollectAndCount(c); n != 0 {
+				t.Errorf("%d series of %s left once the drive left the set", n, name)
+			}
 		}
 	})
 }

@@ -287,6 +287,7 @@ func (sc *Scheduler) librariesChanged(c fm.LibrarySetChange) {
 		if j := sc.running[l.ID]; j != nil {
 			j.cancel()
 		}
+		sc.metrics.forget(l.ID)
 	}
 	sc.mu.Unlock()
 	if len(c.Added) == 0 {
@@ -498,14 +499,15 @@ func (sc *Scheduler) inSlot(j *job) (Event, error) {
 func (sc *Scheduler) observe(j *job, ev Event, err error, started time.Time) {
 	m := sc.metrics
 	kind := jobKind(j, ev)
-	if errors.Is(err, ErrSkipped) {
-		return
+	if errors.Is(err, ErrSkipped) || !sc.plan.has(j.name) {
+		return // a library that left the set has no series any more
 	}
 	if err != nil {
 		m.failures.WithLabelValues(j.name, kind).Inc()
 		return
 	}
-	m.duration.WithLabelValues(j.name, kind).Observe(time.Since(started).Seconds())
+	m.duration.WithLabelValues(kind).Observe(time.Since(started).Seconds())
+	m.syncs.WithLabelValues(j.name, kind).Inc()
 	m.lastSuccess.WithLabelValues(j.name, kind).SetToCurrentTime()
 	if r := ev.Result; r != nil {
 		m.folders.WithLabelValues(j.name).Set(float64(r.Folders))

@@ -214,7 +214,7 @@ func TestPushForgedNotifications(t *testing.T) {
 	folder := m.children(m.root)[0].id
 	fake.Rename(folder, "Renamed for real")
 	servesName(t, fake, p.api, folder, "Renamed for real")
-	const incremental = `foldermirror_sync_duration_seconds_count{kind="incremental",library="eng"}`
+	const incremental = `foldermirror_syncs_total{kind="incremental",library="eng"}`
 	if got := metric(t, p.admin, incremental); got != 1 {
 		t.Errorf("%s %v; want 1, the real notification's", incremental, got)
 	}
