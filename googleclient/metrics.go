@@ -29,12 +29,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// apiMethod names the Google API method a request calls.
+// apiMethod names the Google API method a request calls, by its path:
+// Drive's and the Directory API's as their discovery documents name them
+// (drive.files.list, ...), the token endpoint's oauth2.token, and "other"
+// for any path none of these has.
 func apiMethod(r *http.Request) string {
 	p := r.URL.Path
 	switch {
 	case strings.HasSuffix(p, "/changes/startPageToken"):
 		return "drive.changes.getStartPageToken"
+	case strings.HasSuffix(p, "/changes/watch"):
+		return "drive.changes.watch"
+	case strings.HasSuffix(p, "/channels/stop"):
+		return "drive.channels.stop"
 	case strings.HasSuffix(p, "/changes"):
 		return "drive.changes.list"
 	case strings.HasSuffix(p, "/permissions"):
@@ -43,6 +50,8 @@ func apiMethod(r *http.Request) string {
 		return "drive.files.list"
 	case strings.Contains(p, "/files/"):
 		return "drive.files.get"
+	case strings.HasSuffix(p, "/drives"):
+		return "drive.drives.list"
 	case strings.Contains(p, "/drives/"):
 		return "drive.drives.get"
 	case strings.HasSuffix(p, "/members"):
@@ -51,7 +60,7 @@ func apiMethod(r *http.Request) string {
 		return "directory.users.list"
 	case strings.HasSuffix(p, "/groups"):
 		return "directory.groups.list"
-	case r.Method == http.MethodPost:
+	case r.Method == http.MethodPost && strings.HasSuffix(p, "/token"):
 		return "oauth2.token"
 	}
 	return "other"

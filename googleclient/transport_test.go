@@ -193,3 +193,27 @@ func TestRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// Each method foldermirror calls is counted under its own name.
+func TestAPIMethodNames(t *testing.T) {
+	for _, tc := range []struct{ method, url, want string }{
+		{http.MethodGet, "https://www.googleapis.com/drive/v3/files", "drive.files.list"},
+		{http.MethodGet, "https://www.googleapis.com/drive/v3/files/0Bx", "drive.files.get"},
+		{http.MethodGet, "https://www.googleapis.com/drive/v3/files/0Bx/permissions", "drive.permissions.list"},
+		{http.MethodGet, "https://www.googleapis.com/drive/v3/changes", "drive.changes.list"},
+		{http.MethodGet, "https://www.googleapis.com/drive/v3/changes/startPageToken", "drive.changes.getStartPageToken"},
+		{http.MethodPost, "https://www.googleapis.com/drive/v3/changes/watch", "drive.changes.watch"},
+		{http.MethodPost, "https://www.googleapis.com/drive/v3/channels/stop", "drive.channels.stop"},
+		{http.MethodGet, "https://www.googleapis.com/drive/v3/drives", "drive.drives.list"},
+		{http.MethodGet, "https://www.googleapis.com/drive/v3/drives/0Ad", "drive.drives.get"},
+		{http.MethodGet, "https://admin.googleapis.com/admin/directory/v1/users", "directory.users.list"},
+		{http.MethodGet, "https://admin.googleapis.com/admin/directory/v1/groups", "directory.groups.list"},
+		{http.MethodGet, "https://admin.googleapis.com/admin/directory/v1/groups/g/members", "directory.members.list"},
+		{http.MethodPost, "https://oauth2.googleapis.com/token", "oauth2.token"},
+		{http.MethodPost, "https://www.googleapis.com/upload/elsewhere", "other"},
+	} {
+		if got := apiMethod(httptest.NewRequest(tc.method, tc.url, nil)); got != tc.want {
+			t.Errorf("%s %s counted as %q, want %q", tc.method, tc.url, got, tc.want)
+		}
+	}
+}
