@@ -19,9 +19,15 @@ type builder struct {
 	last []uint32
 }
 
-func newBuilder(n int) *builder {
-	return &builder{b: &base{ids: intern.New(n), size: make([]uint32, 0, n), parent: make([]uint32, 0, n),
-		set: make([]uint32, 0, n), flags: make([]uint8, 0, n), record: make([]uint32, 0, n)}}
+// newBuilder returns a builder with room for n folders whose IDs take
+// idBytes (0: not known): a base made from a loader, which knows them, has
+// its IDs' table made without growing, and so without the slack of growing
+// (thousands of small catalogs add it up).
+func newBuilder(n, idBytes int) *builder {
+	b := &base{ids: intern.New(n), size: make([]uint32, 0, n), parent: make([]uint32, 0, n),
+		set: make([]uint32, 0, n), flags: make([]uint8, 0, n), record: make([]uint32, 0, n)}
+	b.ids.Reserve(idBytes)
+	return &builder{b: b}
 }
 
 // add adds a folder at depth (0 for the root) under the last folder added
@@ -91,7 +97,7 @@ func folderFlags(f *fm.Folder) uint8 {
 
 // compact makes a new base of l's folders, l's delta folded in.
 func (l *Library) compact() (*Library, error) {
-	bl := newBuilder(l.Len())
+	bl := newBuilder(l.Len(), 0)
 	root := l.Root()
 	if !root.Valid() {
 		return nil, fmt.Errorf("library %s: its root %s is missing", l.State.ID, l.State.RootID)
@@ -221,7 +227,7 @@ func (ld *loader) base(rootID string) (*base, error) {
 			return compareNames(an, aid, bn, bid)
 		})
 	}
-	bl := newBuilder(ld.ids.Len())
+	bl := newBuilder(ld.ids.Len(), ld.ids.DataLen())
 	type frame struct{ next, end uint32 }
 	add := func(n uint32, depth int) error {
 		name, rk, def := ld.fields(n)

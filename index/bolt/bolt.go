@@ -79,6 +79,12 @@ type DB struct {
 	libraries map[string]*libraryRecord // cache of every library record
 	// directories holds every domain's directory, for lookups.
 	directories fm.Directories
+
+	// releaseMu guards releaseTimer, the release releaseSoon has due
+	// (nil: none), and closed.
+	releaseMu    sync.Mutex
+	releaseTimer *time.Timer
+	closed       bool
 }
 
 // Open opens (creating if needed) the index in dataDir.
@@ -106,7 +112,15 @@ func Open(dataDir string, logger *slog.Logger) (*DB, error) {
 func (db *DB) Path() string { return db.path }
 
 // Close closes the index, waiting for running transactions to end.
-func (db *DB) Close() error { return db.bolt.Close() }
+func (db *DB) Close() error {
+	db.releaseMu.Lock()
+	db.closed = true
+	if db.releaseTimer != nil {
+		db.releaseTimer.Stop()
+	}
+	db.releaseMu.Unlock()
+	return db.bolt.Close()
+}
 
 var _ fm.Index = (*DB)(nil)
 
@@ -327,6 +341,28 @@ func (db *DB) release() {
 	if err != nil {
 		db.logger.Debug("could not release the index's mapped pages", "err", err)
 	}
+}
+
+// releaseSoon releases the mapped pages releaseInterval from now, unless a
+// release is due already. Reads of many small libraries (thousands of
+// catalogs made at start) then cost a release every releaseInterval, not
+// one each: releasing walks the mapping of the whole file, and the pages
+// every read needs (the buckets' upper levels) are faulted in again after
+// each. What stays mapped meanwhile is what releaseInterval of reading maps.
+func (db *DB) releaseSoon() {
+	db.releaseMu.Lock()
+	defer db.releaseMu.Unlock()
+	if db.releaseTimer != nil || db.closed {
+		return
+	}
+	db.releaseTimer = time.AfterFunc(releaseInterval, func() {
+		db.releaseMu.Lock()
+		defer db.releaseMu.Unlock()
+		db.releaseTimer = nil
+		if !db.closed { // Close waits for the release, holding releaseMu
+			db.release()
+		}
+	})
 }
 
 // releaseInterval is how often releasing releases the mapped pages.

@@ -80,9 +80,9 @@ func (t *tree) folder(id string) (*fm.Folder, error) {
 }
 
 // ReadLibrary hands the library's sets, then its folders, to r, all read in
-// one transaction; the pages it read are released afterwards.
+// one transaction; the pages it read are released soon after (releaseSoon).
 func (db *DB) ReadLibrary(_ context.Context, libraryID string, r fm.LibraryReader) (*fm.LibraryState, error) {
-	defer db.release()
+	defer db.releaseSoon()
 	var state fm.LibraryState
 	err := db.bolt.View(func(tx *bbolt.Tx) error {
 		t, _, rec, err := currentLibrary(tx, libraryID)

@@ -86,6 +86,9 @@ func (t *Table) Bytes(n uint32) []byte {
 // String returns string n.
 func (t *Table) String(n uint32) string { return string(t.Bytes(n)) }
 
+// DataLen returns the bytes of the strings interned, for a copy to reserve.
+func (t *Table) DataLen() int { return len(t.data) }
+
 // Size returns the bytes the table holds, for memory accounting.
 func (t *Table) Size() int { return cap(t.data) + 4*cap(t.ends) + 4*len(t.slots) }
 
