@@ -108,6 +108,10 @@ func (s *LibrarySet) SetDiscovered(domain string, libs []Library) LibrarySetChan
 			kept = append(kept, l)
 		}
 	}
+	if slices.Equal(kept, s.discovered[domain]) {
+		s.mu.Unlock()
+		return LibrarySetChange{} // as it was: nothing to rebuild
+	}
 	if len(kept) == 0 {
 		delete(s.discovered, domain)
 	} else {
