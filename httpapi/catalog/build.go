@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/internal/intern"
@@ -147,6 +148,37 @@ func newLoader(grants *grantTable, n int) *loader {
 		record: make([]uint32, 0, n), read: make([]bool, 0, n), arena: make([]byte, 0, n*bytesPerName)}
 	ld.ids.Reserve(n * bytesPerID)
 	return ld
+}
+
+// loaders keeps the loaders of small libraries (below releaseFrom
+// folders) for the next read. A base keeps nothing of its loader, so the
+// thousands of small catalogs a daemon of many drives reads at start are
+// read with the same few loaders' memory, rather than each leaving its
+// loader's among the bases, where the heap stays fragmented.
+var loaders sync.Pool
+
+// loaderFor returns a loader for about n folders (see newLoader), one
+// that loaders kept if there is one.
+func loaderFor(grants *grantTable, n int) *loader {
+	ld, ok := loaders.Get().(*loader)
+	if !ok {
+		return newLoader(grants, n)
+	}
+	n = cmp.Or(n, 1024)
+	ld.grants = grants
+	ld.ids.Reset(n)
+	ld.parent, ld.set, ld.flags = ld.parent[:0], ld.set[:0], ld.flags[:0]
+	ld.record, ld.read, ld.arena = ld.record[:0], ld.read[:0], ld.arena[:0]
+	return ld
+}
+
+// done gives the loader back to loaders once its base is made, unless it
+// read a large library, whose memory is the system's again at once.
+func (ld *loader) done() {
+	ld.grants = nil // the catalog's now
+	if ld.ids.Len() < releaseFrom {
+		loaders.Put(ld)
+	}
 }
 
 // Room a loader makes per folder for its ID and for its name and other

@@ -325,3 +325,43 @@ func TestEscape(t *testing.T) {
 		t.Error("plain")
 	}
 }
+
+// Catalogs read one after another, as thousands are at start, share no
+// memory: each is read with the loader the one before gave back
+// (loaders), and each Library stays what its library holds.
+func TestCatalogsReadInTurnShareNothing(t *testing.T) {
+	db := fmtest.OpenBolt(t, t.TempDir())
+	type read struct {
+		l    *Library
+		m    model
+		root string
+	}
+	var reads []read
+	for i := range 6 {
+		id, root := fmt.Sprint("lib", i), fmt.Sprint("root", i)
+		w := &world{t: t, rng: rand.New(rand.NewPCG(uint64(i), 3)), db: db, m: model{}}
+		w.m[root] = w.folder(root, "")
+		for j := range 10 + 15*i { // each larger than the one before, so that the loader grows
+			ids := w.ids()
+			fid := fmt.Sprintf("%s-f%02d", id, j)
+			w.m[fid] = w.folder(fid, ids[w.rng.IntN(len(ids))])
+		}
+		var all []fm.SyncedFolder
+		for _, fid := range w.ids() {
+			all = append(all, w.m[fid])
+		}
+		indextest.FullSync(t, db, id, fm.LibraryState{RootID: root}, 50, all...)
+		st, err := db.Library(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := New(db, id, nil).Update(context.Background(), st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reads = append(reads, read{l, w.m, root})
+	}
+	for i, r := range reads {
+		check(t, fmt.Sprintf("library %d, once all were read", i), r.l, r.m, r.root)
+	}
+}

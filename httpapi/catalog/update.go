@@ -87,7 +87,8 @@ func (c *Catalog) read(ctx context.Context) (*Library, error) {
 	if st, err := c.index.Library(ctx, c.libraryID); err == nil {
 		size = st.Folders
 	}
-	ld := newLoader(newGrantTable(), size)
+	ld := loaderFor(newGrantTable(), size)
+	defer ld.done()
 	state, err := c.index.ReadLibrary(ctx, c.libraryID, ld)
 	if err != nil {
 		return nil, err

@@ -86,6 +86,20 @@ func (t *Table) Bytes(n uint32) []byte {
 // String returns string n.
 func (t *Table) String(n uint32) string { return string(t.Bytes(n)) }
 
+// Reset empties the table and readies it for about n strings, keeping
+// the memory it has where that is not far more than n strings need.
+func (t *Table) Reset(n int) {
+	t.data, t.ends = t.data[:0], t.ends[:0]
+	if want := slotsFor(n); len(t.slots) < want || len(t.slots) > 4*want {
+		t.slots = make([]uint32, want)
+	} else {
+		clear(t.slots)
+	}
+	if t.seed == (maphash.Seed{}) {
+		t.seed = maphash.MakeSeed()
+	}
+}
+
 // DataLen returns the bytes of the strings interned, for a copy to reserve.
 func (t *Table) DataLen() int { return len(t.data) }
 
