@@ -62,3 +62,30 @@ func BenchmarkIntern(b *testing.B) {
 		i++
 	}
 }
+
+// A table reset holds nothing of what it held, numbers from 0 again, and
+// keeps its slots unless far more than asked for.
+func TestReset(t *testing.T) {
+	tab := New(1000)
+	for i := range 1000 {
+		tab.Intern(fmt.Sprint("old", i))
+	}
+	tab.Reset(10)
+	if tab.Len() != 0 {
+		t.Fatalf("Len %d after Reset", tab.Len())
+	}
+	if _, ok := tab.Lookup("old5"); ok {
+		t.Error("a string interned before Reset is still found")
+	}
+	for i := range 20 {
+		if n, added := tab.Intern(fmt.Sprint("new", i)); !added || n != uint32(i) {
+			t.Fatalf("Intern after Reset: %d, %v; want %d, true", n, added, i)
+		}
+	}
+	if got := tab.String(7); got != "new7" {
+		t.Errorf("String(7) = %q", got)
+	}
+	if got, want := len(tab.slots), slotsFor(10); got != want*2 { // grown once by the 20 strings
+		t.Errorf("a table reset for 10 strings, then given 20, has %d slots, want %d", got, want*2)
+	}
+}
