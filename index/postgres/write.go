@@ -185,13 +185,37 @@ func (fs *fullSync) Commit(state fm.LibraryState) (fm.Drift, error) {
 	if err != nil {
 		fs.db.logger.Warn("could not drop an old tree; the next full sync drops it", "library", fs.libraryID, "err", err)
 	}
-	// A full sync rewrites much of the tables: statistics from before it
-	// (of empty tables, after the first) would have PostgreSQL scan them
-	// whole for each folder an incremental sync looks up.
-	if _, err := fs.db.pool.Exec(ctx, "ANALYZE folders, permission_sets"); err != nil {
+	fs.analyzeIfLarge(ctx)
+	return drift, nil
+}
+
+// analyzeFrom is the fewest folders a full sync writes for it to update
+// the tables' statistics itself.
+const analyzeFrom = 1000
+
+// analyzeIfLarge updates the tables' statistics (ANALYZE) after a full
+// sync that wrote a large share of them: statistics from before it (of
+// empty tables, after the first) would have PostgreSQL scan them whole for
+// each folder an incremental sync looks up. A sync of fewer than
+// analyzeFrom folders, or of less than a tenth of what the tables held,
+// leaves them to autovacuum: ANALYZE samples the whole table, and ten
+// thousand small drives synced each with one would keep the server busy
+// with nothing else (23 at once, from three replicas).
+func (fs *fullSync) analyzeIfLarge(ctx context.Context) {
+	if fs.folders < analyzeFrom {
+		return
+	}
+	var rows float64 // -1: never analyzed
+	err := fs.db.pool.QueryRow(ctx, "SELECT reltuples FROM pg_class WHERE oid = 'folders'::regclass").Scan(&rows)
+	if err == nil && float64(fs.folders) < rows/10 {
+		return
+	}
+	if err == nil {
+		_, err = fs.db.pool.Exec(ctx, "ANALYZE folders, permission_sets")
+	}
+	if err != nil {
 		fs.db.logger.Warn("could not update the index tables' statistics", "library", fs.libraryID, "err", err)
 	}
-	return drift, nil
 }
 
 // unchangedSince refuses to commit over prev, the library's row now, if it
