@@ -88,16 +88,17 @@ func (c *Catalog) read(ctx context.Context) (*Library, error) {
 		size = st.Folders
 	}
 	ld := loaderFor(newGrantTable(), size)
-	defer ld.done()
 	state, err := c.index.ReadLibrary(ctx, c.libraryID, ld)
+	var b *base
+	if err == nil {
+		b, err = ld.base(state.RootID)
+	}
+	grants := ld.grants
+	ld.done() // before the memory is given back: a large loader is garbage then
 	if err != nil {
 		return nil, err
 	}
-	b, err := ld.base(state.RootID)
-	if err != nil {
-		return nil, err
-	}
-	c.grants = ld.grants
+	c.grants = grants
 	if b.len() >= releaseFrom {
 		// The loader was as large as the base: give its memory back to the
 		// system now rather than over minutes, so that a daemon that read a
