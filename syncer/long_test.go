@@ -27,3 +27,7 @@ const rangedSeeds = 4
 // rangedShrink: built with -tags long, the tests of the createdTime ranges
 // list their worlds of thousands of folders in pages of Drive's 1,000.
 const rangedShrink = 1
+
+// defaultDiscoveryModelSeeds: built with -tags long, the model-based test
+// of discovery runs three seeds of each of its variants.
+const defaultDiscoveryModelSeeds = 3

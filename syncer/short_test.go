@@ -32,3 +32,7 @@ const rangedSeeds = 1
 // of 1,000): as many pages, ranges and changes during the listing, a
 // quarter of the folders to list and compare (scaledRanges).
 const rangedShrink = 4
+
+// defaultDiscoveryModelSeeds: the model-based test of discovery runs one
+// seed of each of its variants every day.
+const defaultDiscoveryModelSeeds = 1

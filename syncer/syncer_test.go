@@ -44,6 +44,8 @@ type env struct {
 	cfg        *config.Config
 	db         indextest.Index
 	s          *syncer.Syncer
+	// set is the syncer's library set; nil: the configured libraries.
+	set *fm.LibrarySet
 }
 
 // newEnv configures libraries given as the keys of a YAML flow mapping, such
@@ -100,7 +102,11 @@ func (e *env) restartSyncer() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	opts := wire.SyncerOptions(e.cfg, wire.Libraries(e.cfg))
+	set := e.set
+	if set == nil {
+		set = wire.Libraries(e.cfg)
+	}
+	opts := wire.SyncerOptions(e.cfg, set)
 	opts.Logger, opts.Metrics = e.logger, e.metrics
 	e.s = syncer.New(e.db, clients, opts)
 }
