@@ -83,6 +83,13 @@ func (r *reader) countPage(fresh int) error {
 // it fills the Drive-side parts of state. The changes token is taken before
 // listing, so that nothing changed during the listing is missed later.
 func (r *reader) readTree(ctx context.Context, st *stage, state *fm.LibraryState) ([]uint32, error) {
+	// The token first: a change made while the drive and its folders are
+	// read is then past it, and the next incremental sync reads it again.
+	token, err := r.startPageToken(ctx)
+	if err != nil {
+		return nil, err
+	}
+	state.StartPageToken = token
 	root := none
 	if r.lib.IsSharedDrive() {
 		d, err := r.svc.Drives.Get(r.lib.SharedDriveID).Fields(driveFields).Context(ctx).Do()
@@ -95,11 +102,6 @@ func (r *reader) readTree(ctx context.Context, st *stage, state *fm.LibraryState
 		state.DriveID = d.Id
 		state.SharingRequiresOrganizer = d.Restrictions != nil && d.Restrictions.SharingFoldersRequiresOrganizerPermission
 	}
-	token, err := r.startPageToken(ctx)
-	if err != nil {
-		return nil, err
-	}
-	state.StartPageToken = token
 	if root, err = r.listInto(ctx, st, root); err != nil {
 		return nil, err
 	}
