@@ -244,7 +244,10 @@ func (d *Discoverer) discover(ctx context.Context, r *fm.SharedDriveDiscovery, r
 		d.opts.Metrics.failures.WithLabelValues(r.Domain).Inc()
 		return err
 	}
-	d.sweepExcluded(r, drives)
+	d.mu.Lock()
+	before := d.known[r.Domain].Drives // as the index held them, before this discovery
+	d.mu.Unlock()
+	d.sweepExcluded(r, before, drives)
 	return d.follow(ctx, r.Domain)
 }
 
@@ -284,15 +287,18 @@ func (d *Discoverer) retryNotified(ctx context.Context) {
 
 // sweepExcluded has the rows of the drives r excludes deleted, once after
 // start: a configuration that excludes a drive takes it out of the set
-// before any discovery, so no discovery sees it leave.
-func (d *Discoverer) sweepExcluded(r *fm.SharedDriveDiscovery, drives []fm.DiscoveredDrive) {
+// before any discovery, so no discovery sees it leave. Both lists count:
+// the drives the index held before (a drive excluded and then left, or
+// deleted, is in those alone) and those just listed (an excluded drive
+// renamed since is excluded under its new name).
+func (d *Discoverer) sweepExcluded(r *fm.SharedDriveDiscovery, before, listed []fm.DiscoveredDrive) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.swept[r.Domain] {
 		return
 	}
 	d.swept[r.Domain] = true
-	for _, dr := range drives {
+	for _, dr := range slices.Concat(before, listed) {
 		if !r.Includes(dr.Name) {
 			d.pendingDeletes[dr.ID] = true
 		}

@@ -317,3 +317,34 @@ func TestReplicasTicksListOnce(t *testing.T) {
 		t.Errorf("b listed the drives %d times; want once, at start: its tick came within a minute of a's", n)
 	}
 }
+
+// A drive a new configuration excludes, and that the account leaves before
+// the restarted process discovers, has its rows deleted all the same: it
+// is in the discovery the index held, not in the new listing.
+func TestExcludedThenLeftIsDeleted(t *testing.T) {
+	leases := fmtest.NewLeases("replica-a")
+	st := newStore(leases)
+	dr := &drive{}
+	dr.set(fm.DiscoveredDrive{ID: "0Aa", Name: "Alpha"}, fm.DiscoveredDrive{ID: "0Ap", Name: "Private HR"})
+	before := &process{set: fm.NewLibrarySet(nil)}
+	everything := rule
+	everything.Exclude = nil
+	before.d = discovery.New(discovery.Options{Rules: []fm.SharedDriveDiscovery{everything}, Libraries: before.set, Store: st, Leases: leases,
+		Drive: dr, Logger: slog.New(slog.DiscardHandler), FollowEvery: 20 * time.Millisecond})
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { before.d.Run(ctx); close(done) }()
+	wait.Until(t, "both drives discovered", func() bool { return slices.Equal(before.set.IDs(), []string{"0Aa", "0Ap"}) })
+	stop()
+	<-done
+
+	dr.set(fm.DiscoveredDrive{ID: "0Aa", Name: "Alpha"}) // the account left Private HR
+	after := newProcess(t, st, leases, dr)                // its configuration excludes Private*
+	if err := after.d.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	after.run(t)
+	wait.Until(t, "the rows of the drive excluded, then left, deleted", func() bool {
+		return slices.Contains(st.deletedLibraries(), "0Ap")
+	})
+}
