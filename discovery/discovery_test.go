@@ -339,7 +339,7 @@ func TestExcludedThenLeftIsDeleted(t *testing.T) {
 	<-done
 
 	dr.set(fm.DiscoveredDrive{ID: "0Aa", Name: "Alpha"}) // the account left Private HR
-	after := newProcess(t, st, leases, dr)                // its configuration excludes Private*
+	after := newProcess(t, st, leases, dr)               // its configuration excludes Private*
 	if err := after.d.Load(context.Background()); err != nil {
 		t.Fatal(err)
 	}
