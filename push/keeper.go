@@ -284,6 +284,12 @@ func (k *keeper) tend(ctx context.Context, key string, now time.Time) (time.Time
 	if (!covered || !k.mine[cur.ID] || !now.Before(k.s.renewAt(cur))) && !k.blocked[key] {
 		ch, err := k.register(ctx, *f, now)
 		switch {
+		case err == nil && !covered:
+			// A channel tells only of changes after its own start token:
+			// those since the feed's libraries were last synced (a library
+			// new to the set, or a channel that lapsed) are read once now.
+			k.s.notify(f)
+			cur, covered = ch, true
 		case err == nil:
 			cur, covered = ch, true
 		case errors.Is(err, errThrottled) || isLost(err) || ctx.Err() != nil:

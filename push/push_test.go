@@ -84,6 +84,9 @@ func TestNotifications(t *testing.T) {
 	e.watcher = early
 	svc := e.run(t, e.libs)
 	e.step(t)
+	if got := e.notifier.take(); !slices.Equal(got, []string{"lib-a", "lib-b", "lib-team"}) {
+		t.Errorf("the first channels' registrations notified %v, want each library once (the changes before their start tokens)", got)
+	}
 	if got := early.answers(); !slices.Equal(got, []int{http.StatusOK, http.StatusOK}) {
 		t.Errorf("sync messages posted before the watches' answers were answered %v, want 200s", got)
 	}
@@ -200,6 +203,7 @@ func TestRefusedRequests(t *testing.T) {
 		{"the other channel's token", http.MethodPost, with("X-Goog-Channel-Token", e.live()["drive:"+e.team][0].Token),
 			http.StatusForbidden, "bad_token"},
 	}
+	e.notifier.take() // the libraries the channels' registrations had read
 	counter := e.metrics.Notifications()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -309,6 +313,7 @@ func TestRenewalSyncs(t *testing.T) {
 	e.step(t)
 	first := e.liveIDs()
 	e.fake.FlushNotifications()
+	e.notifier.take() // the libraries the first registrations had read
 	e.fake.SetNotificationDelay(time.Hour) // the changes' message is still owed at the renewal
 	e.fake.CreateFolder(alice, e.folderA, "new")
 	e.fake.CreateFolder(alice, e.team, "new")
@@ -436,6 +441,7 @@ func TestFeedRemoved(t *testing.T) {
 	e.run(t, e.libs)
 	e.step(t)
 	old := e.live()
+	e.notifier.take() // the libraries the first registrations had read
 	e.run(t, e.libs[1:]) // lib-team removed
 	e.step(t)
 	live := e.live()

@@ -280,7 +280,24 @@ func startChain(t *testing.T, e *env) *pushChain {
 		}
 	})
 	c.waitForChannels()
+	c.waitRegistrationSyncs()
 	return c
+}
+
+// waitRegistrationSyncs waits until each library was notified once by its
+// channel's registration (which has the changes before the channel's
+// start token read), and the syncs that brings have ended, so that the
+// batches count only their own.
+func (c *pushChain) waitRegistrationSyncs() {
+	c.t.Helper()
+	deadline := time.Now().Add(settleBound)
+	for slices.ContainsFunc(c.libs, func(l fm.Library) bool { return c.notes.counts()[l.ID] == 0 }) {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("the channels' registrations did not notify every library within %s: %v", settleBound, c.notes.counts())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	c.settle("the syncs the channels' registrations bring")
 }
 
 // waitForChannels waits until the keeper has registered a channel for
