@@ -313,7 +313,7 @@ func TestRenewalSyncs(t *testing.T) {
 	e.step(t)
 	first := e.liveIDs()
 	e.fake.FlushNotifications()
-	e.notifier.take() // the libraries the first registrations had read
+	e.notifier.take()                      // the libraries the first registrations had read
 	e.fake.SetNotificationDelay(time.Hour) // the changes' message is still owed at the renewal
 	e.fake.CreateFolder(alice, e.folderA, "new")
 	e.fake.CreateFolder(alice, e.team, "new")
@@ -441,7 +441,7 @@ func TestFeedRemoved(t *testing.T) {
 	e.run(t, e.libs)
 	e.step(t)
 	old := e.live()
-	e.notifier.take() // the libraries the first registrations had read
+	e.notifier.take()    // the libraries the first registrations had read
 	e.run(t, e.libs[1:]) // lib-team removed
 	e.step(t)
 	live := e.live()
