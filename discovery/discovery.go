@@ -89,6 +89,8 @@ type Discoverer struct {
 	// change notified. Each is discovered again at the next follow tick,
 	// until this process gets the lease.
 	heldWhenNotified map[string]bool
+	// firstDone is closed once Run's first discovery has ended.
+	firstDone chan struct{}
 }
 
 // New returns a Discoverer of opts' rules.
@@ -102,10 +104,18 @@ func New(opts Options) *Discoverer {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Discoverer{opts: opts, logger: opts.Logger, asked: make(chan request, 64),
+	d := &Discoverer{opts: opts, logger: opts.Logger, asked: make(chan request, 64),
 		known: map[string]fm.Discovery{}, tokens: map[string]string{}, pendingDeletes: map[string]bool{}, swept: map[string]bool{},
-		heldWhenNotified: map[string]bool{}}
+		heldWhenNotified: map[string]bool{}, firstDone: make(chan struct{})}
+	if !d.Enabled() {
+		close(d.firstDone)
+	}
+	return d
 }
+
+// FirstDone is closed once Run's first discovery of every domain has ended
+// (found drives or failed), at once if no domain discovers its drives.
+func (d *Discoverer) FirstDone() <-chan struct{} { return d.firstDone }
 
 // Enabled tells whether any domain discovers its drives.
 func (d *Discoverer) Enabled() bool { return len(d.opts.Rules) > 0 }
@@ -123,7 +133,8 @@ func (d *Discoverer) Run(ctx context.Context) {
 	if !d.Enabled() {
 		return
 	}
-	d.Trigger()
+	d.discoverAsked(ctx, request{})
+	close(d.firstDone)
 	tick := time.NewTicker(d.opts.FollowEvery)
 	defer tick.Stop()
 	for {

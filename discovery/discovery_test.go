@@ -348,3 +348,32 @@ func TestExcludedThenLeftIsDeleted(t *testing.T) {
 		return slices.Contains(st.deletedLibraries(), "0Ap")
 	})
 }
+
+// FirstDone is closed once Run's first discovery has listed the drives,
+// and at once for a discoverer of no domain.
+func TestFirstDone(t *testing.T) {
+	if none := discovery.New(discovery.Options{}); !closed(none.FirstDone()) {
+		t.Error("FirstDone of a discoverer of no domain is not closed")
+	}
+	leases := fmtest.NewLeases("replica-a")
+	dr := &drive{}
+	dr.set(fm.DiscoveredDrive{ID: "0Aa", Name: "Alpha"})
+	p := newProcess(t, newStore(leases), leases, dr)
+	if closed(p.d.FirstDone()) {
+		t.Fatal("FirstDone closed before Run")
+	}
+	p.run(t)
+	wait.Receive(t, p.d.FirstDone(), "the end of the first discovery")
+	if dr.listed() != 1 || !slices.Equal(p.set.IDs(), []string{"0Aa"}) {
+		t.Errorf("at FirstDone: %d listings, set %v; want the first discovery applied", dr.listed(), p.set.IDs())
+	}
+}
+
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

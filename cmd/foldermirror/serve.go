@@ -252,7 +252,14 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 			logger.Warn("could not read the shared drives discovered before; discovering them again", "err", err)
 		}
 		discoveredLoaded.Store(true)
-		d.background.Go(func() { warmAll(libs.List(), warm) })
+		d.background.Go(func() {
+			warmAll(libs.List(), warm)
+			select { // the start's bulk work done: give back what it read with
+			case <-d.discovery.FirstDone():
+				debug.FreeOSMemory()
+			case <-d.ctx.Done():
+			}
+		})
 		d.scheduler.Start()
 		d.background.Go(func() { d.discovery.Run(d.ctx) })
 		if d.push != nil {
@@ -271,10 +278,12 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 // discovered libraries must not all be read into memory together.
 const warmers = 4
 
-// warmAll has warm prepare every library of libs, warmers at a time, then
-// gives the system back the memory the catalogs were read with: thousands
-// of small catalogs leave tens of megabytes the collector would keep
-// (catalog gives back a large one's at once, a small one's not).
+// warmAll has warm prepare every library of libs, warmers at a time. The
+// daemon then gives the system back the memory the catalogs, and the first
+// discovery, were read with, once both are done: thousands of small
+// catalogs, and a listing of thousands of drives, leave tens of megabytes
+// the collector would keep until its next cycle, far off with a large live
+// heap (catalog gives back a large library's at once, a small one's not).
 func warmAll(libs []fm.Library, warm func(libraryID string)) {
 	var g errgroup.Group
 	g.SetLimit(warmers)
@@ -282,9 +291,6 @@ func warmAll(libs []fm.Library, warm func(libraryID string)) {
 		g.Go(func() error { warm(l.ID); return nil })
 	}
 	_ = g.Wait() // warm logs its own failures
-	if len(libs) > 1 {
-		debug.FreeOSMemory()
-	}
 }
 
 // following waits until the index is reached (reached, of reach), then
