@@ -254,7 +254,13 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 		discoveredLoaded.Store(true)
 		d.background.Go(func() {
 			warmAll(libs.List(), warm)
-			select { // the start's bulk work done: give back what it read with
+			// Once the catalogs are made and the first discovery has ended,
+			// the memory they were read with goes back to the system:
+			// thousands of small catalogs and a listing of thousands of
+			// drives leave tens of megabytes the collector would otherwise
+			// keep until its next cycle, far off with a large live heap
+			// (catalog gives back a large library's memory at once).
+			select {
 			case <-d.discovery.FirstDone():
 				debug.FreeOSMemory()
 			case <-d.ctx.Done():
@@ -278,12 +284,7 @@ func startDaemon(cfg *config.Config, logger *slog.Logger, ls *listeners) (d *dae
 // discovered libraries must not all be read into memory together.
 const warmers = 4
 
-// warmAll has warm prepare every library of libs, warmers at a time. The
-// daemon then gives the system back the memory the catalogs, and the first
-// discovery, were read with, once both are done: thousands of small
-// catalogs, and a listing of thousands of drives, leave tens of megabytes
-// the collector would keep until its next cycle, far off with a large live
-// heap (catalog gives back a large library's at once, a small one's not).
+// warmAll has warm prepare every library of libs, warmers at a time.
 func warmAll(libs []fm.Library, warm func(libraryID string)) {
 	var g errgroup.Group
 	g.SetLimit(warmers)
