@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -298,6 +299,28 @@ func TestFullSyncSharedDrive(t *testing.T) {
 	}
 	if got := principals(e.grants("team", plans)); !slices.Equal(got, []string{"user:carol@example.com", "user:storage@example.com"}) {
 		t.Errorf("Plans grants %v", got)
+	}
+}
+
+// A shared drive renamed while a full sync reads it is named right by the
+// next incremental sync, whichever call of the full sync the rename falls
+// after: the changes token is taken before the drive is read, so the
+// rename is past the token when it is not in what was read.
+func TestDriveRenamedDuringFullSync(t *testing.T) {
+	t.Parallel()
+	fake := startFake(t)
+	d := fake.CreateSharedDrive("Team", storage)
+	fake.CreateFolder(storage, d, "Plans")
+	e := newEnv(t, fake, "id: team, sharedDriveId: "+d)
+	var renamed sync.Once
+	e.throughProxy(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fake.ServeHTTP(w, r)
+		renamed.Do(func() { fake.ModifyDrive(d, func(dr *drive.Drive) { dr.Name = "Team renamed" }) })
+	}))
+	e.sync("team")
+	e.incremental("team")
+	if got := e.folder("team", d).Name; got != "Team renamed" {
+		t.Errorf("the drive's root is named %q after a full and an incremental sync; want %q", got, "Team renamed")
 	}
 }
 
