@@ -68,3 +68,6 @@ func RenewAt(s *Service, ch fm.PushChannel) time.Time { return s.renewAt(ch) }
 // StoreRetryEvery is how soon the keeper tries again to stop a channel
 // Drive did not stop.
 const StoreRetryEvery = storeRetryEvery
+
+// TendAtOnce is how many feeds the keeper tends at once.
+const TendAtOnce = tendAtOnce

@@ -1,6 +1,7 @@
 package push
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -164,7 +165,9 @@ type keeper struct {
 	// mine are the IDs of the channels this holding registered; blocked
 	// the feeds whose last watch failed, left alone until a Retry; gone
 	// the feeds removed from the set since the keeper followed it, whose
-	// channels are still to retire.
+	// channels are still to retire. mu guards the three: feeds are tended
+	// at once (tendAtOnce).
+	mu      sync.Mutex
 	mine    map[string]bool
 	blocked map[string]bool
 	gone    map[string]Feed
@@ -240,33 +243,87 @@ func (k *keeper) follow(feeds *feedSet, now time.Time) {
 	k.feeds = feeds
 }
 
-// tendDue tends the feeds due, in the order the plan has them, until none
-// is due or the calls of Drive are at their rate. It returns when to look
-// next: when the next feed is due, or the next call may be made.
+// tendAtOnce is how many feeds the keeper tends at once: a feed's tending
+// waits on Drive (a watch is two requests) and on the index, so that one
+// at a time would take far longer than the calls' rate allows.
+const tendAtOnce = 8
+
+// tendDue tends the feeds due, in the order the plan has them, up to
+// tendAtOnce at a time, until none is due or the calls of Drive are at
+// their rate. A batch holds either feeds no longer in the set or feeds of
+// the set, never both, so that the channels of a removed feed are stopped
+// before any other call. It returns when to look next: when the next feed
+// is due, or the next call may be made.
 func (k *keeper) tendDue(ctx context.Context) (time.Time, error) {
 	for ctx.Err() == nil {
 		now := k.s.opts.Now()
-		key, at, ok := k.plan.first()
-		if !ok {
-			return time.Time{}, nil
+		batch, next := k.takeDue(now)
+		if len(batch) == 0 {
+			return next, nil
 		}
-		if at.After(now) {
-			return at, nil
-		}
-		k.plan.remove(key)
-		next, err := k.tend(ctx, key, now)
-		if errors.Is(err, errThrottled) {
-			k.plan.add(key, at)
-			return k.s.nextCall(now), nil
-		}
+		throttled, err := k.tendBatch(ctx, batch, now)
 		if err != nil {
 			return time.Time{}, err
 		}
-		if !next.IsZero() {
-			k.plan.add(key, next)
+		if throttled {
+			return k.s.nextCall(now), nil
 		}
 	}
 	return time.Time{}, ctx.Err()
+}
+
+// dueFeed is a feed taken from the plan to be tended, with the time it was
+// due.
+type dueFeed struct {
+	key string
+	at  time.Time
+}
+
+// takeDue takes from the plan the feeds due at now, earliest first, up to
+// tendAtOnce of them, all of the set or all removed from it. With none due,
+// it returns when the next one is (zero if none is planned).
+func (k *keeper) takeDue(now time.Time) ([]dueFeed, time.Time) {
+	var batch []dueFeed
+	for len(batch) < tendAtOnce {
+		key, at, ok := k.plan.first()
+		if !ok || at.After(now) {
+			if len(batch) == 0 && ok {
+				return nil, at
+			}
+			break
+		}
+		inSet := k.feeds.byKey[key] != nil
+		if len(batch) > 0 && inSet != (k.feeds.byKey[batch[0].key] != nil) {
+			break
+		}
+		k.plan.remove(key)
+		batch = append(batch, dueFeed{key, at})
+	}
+	return batch, time.Time{}
+}
+
+// tendBatch tends the feeds of batch at once and plans each one's next
+// look. A feed stopped for want of calls is planned again at the time it
+// was due, and throttled is true. The first other error is returned.
+func (k *keeper) tendBatch(ctx context.Context, batch []dueFeed, now time.Time) (throttled bool, err error) {
+	nexts, errs := make([]time.Time, len(batch)), make([]error, len(batch))
+	var wg sync.WaitGroup
+	for i, f := range batch {
+		wg.Go(func() { nexts[i], errs[i] = k.tend(ctx, f.key, now) })
+	}
+	wg.Wait()
+	for i, f := range batch {
+		switch {
+		case errors.Is(errs[i], errThrottled):
+			k.plan.add(f.key, f.at)
+			throttled = true
+		case errs[i] != nil:
+			err = cmp.Or(err, errs[i])
+		case !nexts[i].IsZero():
+			k.plan.add(f.key, nexts[i])
+		}
+	}
+	return throttled, err
 }
 
 // tend does what the feed keyed key needs now, and returns when to look at
@@ -281,7 +338,7 @@ func (k *keeper) tend(ctx context.Context, key string, now time.Time) (time.Time
 		return k.retireGone(ctx, key, now)
 	}
 	cur, covered := k.s.latest(key, now)
-	if (!covered || !k.mine[cur.ID] || !now.Before(k.s.renewAt(cur))) && !k.blocked[key] {
+	if (!covered || !k.isMine(cur.ID) || !now.Before(k.s.renewAt(cur))) && !k.isBlocked(key) {
 		ch, err := k.register(ctx, *f, now)
 		switch {
 		case err == nil && !covered:
@@ -295,7 +352,9 @@ func (k *keeper) tend(ctx context.Context, key string, now time.Time) (time.Time
 		case errors.Is(err, errThrottled) || isLost(err) || ctx.Err() != nil:
 			return time.Time{}, err
 		default:
+			k.mu.Lock()
 			k.blocked[key] = true
+			k.mu.Unlock()
 		}
 	}
 	keep := ""
@@ -308,7 +367,7 @@ func (k *keeper) tend(ctx context.Context, key string, now time.Time) (time.Time
 	}
 	var next time.Time
 	switch {
-	case covered && k.mine[cur.ID] && !k.blocked[key]:
+	case covered && k.isMine(cur.ID) && !k.isBlocked(key):
 		next = k.s.renewAt(cur)
 	case covered:
 		next = cur.Expiration // its renewal failed: the channel is deleted once expired
@@ -319,7 +378,9 @@ func (k *keeper) tend(ctx context.Context, key string, now time.Time) (time.Time
 // retireGone retires the channels of the feed keyed key, no longer in the
 // set, acting as its storage account if the keeper knew the feed.
 func (k *keeper) retireGone(ctx context.Context, key string, now time.Time) (time.Time, error) {
+	k.mu.Lock()
 	f, ok := k.gone[key]
+	k.mu.Unlock()
 	if !ok {
 		user := ""
 		if len(k.feeds.list) > 0 {
@@ -329,9 +390,25 @@ func (k *keeper) retireGone(ctx context.Context, key string, now time.Time) (tim
 	}
 	retryAt, err := k.retire(ctx, f, false, "", now)
 	if err == nil && retryAt.IsZero() {
+		k.mu.Lock()
 		delete(k.gone, key)
+		k.mu.Unlock()
 	}
 	return retryAt, err
+}
+
+// isMine tells whether this holding registered the channel of ID id.
+func (k *keeper) isMine(id string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.mine[id]
+}
+
+// isBlocked tells whether the last watch of the feed keyed key failed.
+func (k *keeper) isBlocked(key string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.blocked[key]
 }
 
 // earliest returns the earlier of a and b, the zero time meaning none.
@@ -394,7 +471,9 @@ func (k *keeper) register(ctx context.Context, f Feed, now time.Time) (fm.PushCh
 		}
 		return ch, k.s.failed(ctx, f, fmt.Errorf("store the channel: %w", err))
 	}
+	k.mu.Lock()
 	k.mine[id] = true
+	k.mu.Unlock()
 	k.s.mu.Lock()
 	delete(k.s.failures, f.Key)
 	k.s.mu.Unlock()
@@ -459,7 +538,9 @@ func (k *keeper) retireOne(ctx context.Context, f Feed, notify bool, ch fm.PushC
 	if err := k.s.delete(ctx, ch.ID, k.fence); err != nil {
 		return fmt.Errorf("delete channel %s of %s: %w", ch.ID, ch.Feed, err)
 	}
+	k.mu.Lock()
 	delete(k.mine, ch.ID)
+	k.mu.Unlock()
 	k.s.opts.Logger.Info("push channel retired", "feed", ch.Feed, "channel", ch.ID)
 	return nil
 }

@@ -27,6 +27,9 @@
 //     the lease, no other process writes them.
 //   - The keeper works through a schedule, one entry a feed (when it must
 //     next look at it), in one goroutine: no goroutine nor timer a feed.
+//     It tends the feeds due a few at a time (tendAtOnce), since each
+//     waits on Drive and the index; the feeds removed from the set are
+//     never tended beside those of the set.
 //     Its calls to Drive (each Watch and each Stop) keep within
 //     Options.CallsPerSecond, in bursts of a second's worth at most: the
 //     10,000 feeds of a large domain are watched over 10,000 /

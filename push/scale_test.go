@@ -144,6 +144,77 @@ func TestWatchRate(t *testing.T) {
 	}
 }
 
+// gatedWatcher is a memWatcher whose watches come in by groups of want:
+// each waits until its group has come (or a second has passed). It records
+// the most in flight at once.
+type gatedWatcher struct {
+	memWatcher
+	want     int
+	gate     sync.Cond
+	arrived  int
+	inFlight int
+	most     int
+}
+
+func newGatedWatcher(now func() time.Time, want int) *gatedWatcher {
+	w := &gatedWatcher{memWatcher: memWatcher{now: now}, want: want}
+	w.gate.L = &w.mu
+	return w
+}
+
+func (w *gatedWatcher) Watch(_ context.Context, _ push.Feed, id, _, _ string, expiration time.Time) (string, time.Time, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.arrived++
+	groupEnd := (w.arrived + w.want - 1) / w.want * w.want
+	w.inFlight++
+	w.most = max(w.most, w.inFlight)
+	w.gate.Broadcast()
+	timeout := time.AfterFunc(time.Second, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.gate.Broadcast()
+	})
+	defer timeout.Stop()
+	for start := time.Now(); w.arrived < groupEnd && time.Since(start) < time.Second; {
+		w.gate.Wait()
+	}
+	w.watches = append(w.watches, w.now())
+	w.inFlight--
+	return "resource-" + id, expiration, nil
+}
+
+// TestWatchesAtOnce: the keeper registers the channels of several feeds at
+// once, a few at a time: a watch waits on Drive, and one at a time would
+// take far longer than the rate allows (10,000 drives: 12 minutes where
+// the rate allowed under 3).
+func TestWatchesAtOnce(t *testing.T) {
+	const feeds = 2 * push.TendAtOnce
+	e := &scaleEnv{set: fm.NewLibrarySet(nil), clock: &frozenClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}}
+	e.set.SetDiscovered(domain, drives(feeds))
+	watcher := newGatedWatcher(e.clock.Now, push.TendAtOnce)
+	leases := fmtest.NewLeases("replica-a")
+	svc, err := push.New(push.Options{
+		Address: "https://fm.example.com/push", ChannelTTL: ttl, Libraries: e.set, CallsPerSecond: 10 * feeds,
+		Watcher: watcher, Channels: newStore(leases), Leases: leases, Notifier: &notifier{},
+		Logger: slog.New(slog.DiscardHandler), Now: e.clock.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, svc)
+	start := time.Now()
+	step(t, svc)
+	if watches, _ := watcher.calls(); watches != feeds {
+		t.Fatalf("%d watches, want %d", watches, feeds)
+	}
+	watcher.mu.Lock()
+	defer watcher.mu.Unlock()
+	if watcher.most != push.TendAtOnce {
+		t.Errorf("at most %d watches at once (%d feeds in %v), want %d", watcher.most, feeds, time.Since(start).Round(time.Millisecond), push.TendAtOnce)
+	}
+}
+
 // TestRenewalsSpread: channels registered at once are renewed spread over
 // half a margin, each before it expires, rather than all at once.
 func TestRenewalsSpread(t *testing.T) {
