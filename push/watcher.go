@@ -42,6 +42,11 @@ func NewDriveWatcher(drive func(user string) (*drive.Service, error)) *DriveWatc
 	return &DriveWatcher{drive: drive}
 }
 
+// RequestsPerWatch is how many requests of Drive a DriveWatcher's Watch
+// makes: a rate of Drive's requests is one of RequestsPerWatch times
+// fewer of the keeper's calls.
+const RequestsPerWatch = 2
+
 // Watch takes the feed's changes start token (changes.getStartPageToken)
 // and registers a web_hook channel from it (changes.watch). A Drive
 // refusal (a 4xx answer) comes back as an error that says Drive's reason

@@ -158,12 +158,14 @@ func PushOptions(cfg *config.Config, opts push.Options) push.Options {
 	for _, d := range cfg.SharedDriveDiscoveries() {
 		opts.DiscoveryAccounts = append(opts.DiscoveryAccounts, d.StorageAccount)
 	}
-	opts.CallsPerSecond = cfg.Storage.RequestsPerSecond * pushShare
+	opts.CallsPerSecond = cfg.Storage.RequestsPerSecond * pushShare / push.RequestsPerWatch
 	return opts
 }
 
 // pushShare is the share of storage.requestsPerSecond that registering,
-// renewing and stopping push channels may take (a watch is two calls).
+// renewing and stopping push channels may take. The keeper's rate counts
+// its calls, and a watch is push.RequestsPerWatch requests (a stop one):
+// counted as watches, its calls keep within the share.
 const pushShare = 0.25
 
 // NewSyncer returns the syncer of the libraries libs and of cfg's domains,

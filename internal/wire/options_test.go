@@ -120,7 +120,7 @@ func TestPushOptions(t *testing.T) {
 		Address:           "https://fm.example.com/drive/push",
 		ChannelTTL:        36 * time.Hour,
 		Libraries:         fm.NewLibrarySet(c.CoreLibraries()),
-		CallsPerSecond:    10, // a quarter of storage.requestsPerSecond
+		CallsPerSecond:    5, // a quarter of storage.requestsPerSecond, two requests a watch
 		DiscoveryAccounts: []string{"drives@example.com"},
 		Metrics:           metrics,
 	}
