@@ -21,12 +21,14 @@ type builder struct {
 }
 
 // newBuilder returns a builder with room for n folders whose IDs take
-// idBytes (0: not known): a base made from a loader, which knows them, has
-// its IDs' table made without growing, and so without the slack of growing
-// (thousands of small catalogs add it up).
-func newBuilder(n, idBytes int) *builder {
+// idBytes and whose records about recordBytes (0: not known): a base made
+// from a loader, which knows both, has its IDs' table and its arena made
+// without growing, and so without the slack of growing (thousands of small
+// catalogs add it up; done clips what slack is left).
+func newBuilder(n, idBytes, recordBytes int) *builder {
 	b := &base{ids: intern.New(n), size: make([]uint32, 0, n), parent: make([]uint32, 0, n),
-		set: make([]uint32, 0, n), flags: make([]uint8, 0, n), record: make([]uint32, 0, n)}
+		set: make([]uint32, 0, n), flags: make([]uint8, 0, n), record: make([]uint32, 0, n),
+		arena: make([]byte, 0, recordBytes)}
 	b.ids.Reserve(idBytes)
 	return &builder{b: b}
 }
@@ -63,11 +65,15 @@ func (bl *builder) add(id, name, resourceKey, definitionID string, set uint32, f
 	return nil
 }
 
-// done sums the subtree sizes and returns the base.
+// done sums the subtree sizes and returns the base, its arena copied to
+// one of its length if growing left it an eighth or more of slack.
 func (bl *builder) done() *base {
 	b := bl.b
 	for n := len(b.size) - 1; n > 0; n-- {
 		b.size[b.parent[n]] += b.size[n]
+	}
+	if slack := cap(b.arena) - len(b.arena); slack > 0 && slack >= len(b.arena)/8 {
+		b.arena = slices.Clone(b.arena)
 	}
 	return b
 }
@@ -98,7 +104,7 @@ func folderFlags(f *fm.Folder) uint8 {
 
 // compact makes a new base of l's folders, l's delta folded in.
 func (l *Library) compact() (*Library, error) {
-	bl := newBuilder(l.Len(), 0)
+	bl := newBuilder(l.Len(), 0, 0)
 	root := l.Root()
 	if !root.Valid() {
 		return nil, fmt.Errorf("library %s: its root %s is missing", l.State.ID, l.State.RootID)
@@ -259,7 +265,9 @@ func (ld *loader) base(rootID string) (*base, error) {
 			return compareNames(an, aid, bn, bid)
 		})
 	}
-	bl := newBuilder(ld.ids.Len(), ld.ids.DataLen())
+	// A base's record is the loader's and a byte, and the name escaped
+	// if it needs escaping (rarely).
+	bl := newBuilder(ld.ids.Len(), ld.ids.DataLen(), len(ld.arena)+ld.ids.Len())
 	type frame struct{ next, end uint32 }
 	add := func(n uint32, depth int) error {
 		name, rk, def := ld.fields(n)

@@ -328,7 +328,9 @@ func TestEscape(t *testing.T) {
 
 // Catalogs read one after another, as thousands are at start, share no
 // memory: each is read with the loader the one before gave back
-// (loaders), and each Library stays what its library holds.
+// (loaders), and each Library stays what its library holds. Each keeps no
+// more room than its folders take: its records' arena is made to size, not
+// grown (thousands of small catalogs would add up the slack of growing).
 func TestCatalogsReadInTurnShareNothing(t *testing.T) {
 	db := fmtest.OpenBolt(t, t.TempDir())
 	type read struct {
@@ -363,5 +365,8 @@ func TestCatalogsReadInTurnShareNothing(t *testing.T) {
 	}
 	for i, r := range reads {
 		check(t, fmt.Sprintf("library %d, once all were read", i), r.l, r.m, r.root)
+		if used, room := len(r.l.base.arena), cap(r.l.base.arena); room > used+used/8 {
+			t.Errorf("library %d (%d folders): its records take %d bytes of an arena of %d", i, r.l.Len(), used, room)
+		}
 	}
 }
