@@ -125,8 +125,7 @@ func (l *Library) SetKey(set uint32) fm.PermissionSetKey { return l.grants.keys[
 
 // Principal returns the number of a principal some folder grants a role to.
 func (l *Library) Principal(p string) (int32, bool) {
-	n, ok := l.grants.principals[p]
-	return n, ok
+	return l.grants.principals.lookup(p)
 }
 
 // Bytes returns the memory a Library holds, for accounting; its base and

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"maps"
+	"slices"
 
 	fm "github.com/foldermirror/foldermirror"
 )
@@ -21,59 +22,111 @@ type Grant struct {
 // sets come; it never changes what it holds, so that every Library made
 // from it keeps seeing what there was when it was made (views are slices
 // that stop at their own length). One goroutine at a time changes it.
+//
+// A small table (at most smallTable sets, or principals) finds them by
+// looking through its lists, without a map: a daemon of thousands of
+// shared drives holds thousands of tables of a set or two each, and two
+// maps a table would weigh more than the grants.
 type grantTable struct {
-	start []uint32 // set n's grants are all[start[n]:start[n+1]]
-	all   []Grant
-	keys  []fm.PermissionSetKey // the key of set n
-	byKey map[fm.PermissionSetKey]uint32
-	// principals is copied before a change once a view shares it.
-	principals map[string]int32
-	shared     bool
+	start      []uint32 // set n's grants are all[start[n]:start[n+1]]
+	all        []Grant
+	keys       []fm.PermissionSetKey          // the key of set n
+	byKey      map[fm.PermissionSetKey]uint32 // nil while the table is small
+	principals principalNumbers
 }
 
-func newGrantTable() *grantTable {
-	return &grantTable{start: []uint32{0}, byKey: map[fm.PermissionSetKey]uint32{}, principals: map[string]int32{}}
-}
+// smallTable is the most entries a grantTable finds by looking through
+// its lists.
+const smallTable = 8
+
+func newGrantTable() *grantTable { return &grantTable{start: []uint32{0}} }
 
 // add returns the number of a permission set, giving it one if it is new.
 func (g *grantTable) add(set fm.PermissionSet) uint32 {
-	if n, ok := g.byKey[set.Key]; ok {
+	if n, ok := g.lookup(set.Key); ok {
 		return n
 	}
 	for _, gr := range fm.GrantsOf(set.Permissions) {
-		g.all = append(g.all, Grant{Principal: g.number(gr.Principal), Role: gr.Role, WithLink: gr.WithLink})
+		g.all = append(g.all, Grant{Principal: g.principals.number(gr.Principal), Role: gr.Role, WithLink: gr.WithLink})
 	}
 	n := uint32(len(g.keys))
 	g.keys = append(g.keys, set.Key)
 	g.start = append(g.start, uint32(len(g.all)))
-	g.byKey[set.Key] = n
-	return n
-}
-
-// number returns the number of a principal, giving it one if it has none.
-func (g *grantTable) number(p string) int32 {
-	if n, ok := g.principals[p]; ok {
-		return n
+	switch {
+	case g.byKey != nil:
+		g.byKey[set.Key] = n
+	case len(g.keys) > smallTable:
+		g.byKey = make(map[fm.PermissionSetKey]uint32, 2*len(g.keys))
+		for i, k := range g.keys {
+			g.byKey[k] = uint32(i)
+		}
 	}
-	if g.shared {
-		g.principals, g.shared = maps.Clone(g.principals), false
-	}
-	n := int32(len(g.principals))
-	g.principals[p] = n
 	return n
 }
 
 // lookup returns the number of a set the table holds.
 func (g *grantTable) lookup(key fm.PermissionSetKey) (uint32, bool) {
-	n, ok := g.byKey[key]
-	return n, ok
+	if g.byKey != nil {
+		n, ok := g.byKey[key]
+		return n, ok
+	}
+	n := slices.Index(g.keys, key)
+	return uint32(n), n >= 0
 }
 
 // view returns what the table holds now, for a Library to keep.
 func (g *grantTable) view() grantView {
-	g.shared = true
 	n := len(g.keys)
-	return grantView{start: g.start[: n+1 : n+1], all: g.all[:len(g.all):len(g.all)], keys: g.keys[:n:n], principals: g.principals}
+	return grantView{start: g.start[: n+1 : n+1], all: g.all[:len(g.all):len(g.all)], keys: g.keys[:n:n],
+		principals: g.principals.view()}
+}
+
+// principalNumbers numbers principals in the order they come: names[n] is
+// principal n. Past smallTable of them, byName finds them; it is copied
+// before a change once a view shares it.
+type principalNumbers struct {
+	names  []string
+	byName map[string]int32
+	shared bool
+}
+
+// number returns the number of a principal, giving it one if it has none.
+func (p *principalNumbers) number(name string) int32 {
+	if n, ok := p.lookup(name); ok {
+		return n
+	}
+	n := int32(len(p.names))
+	p.names = append(p.names, name)
+	switch {
+	case p.byName != nil:
+		if p.shared {
+			p.byName, p.shared = maps.Clone(p.byName), false
+		}
+		p.byName[name] = n
+	case len(p.names) > smallTable:
+		p.byName = make(map[string]int32, 2*len(p.names))
+		for i, nm := range p.names {
+			p.byName[nm] = int32(i)
+		}
+	}
+	return n
+}
+
+// lookup returns the number of a principal, and whether it has one.
+func (p *principalNumbers) lookup(name string) (int32, bool) {
+	if p.byName != nil {
+		n, ok := p.byName[name]
+		return n, ok
+	}
+	n := slices.Index(p.names, name)
+	return int32(n), n >= 0
+}
+
+// view returns the principals numbered now, for a Library to keep.
+func (p *principalNumbers) view() principalNumbers {
+	p.shared = p.byName != nil
+	n := len(p.names)
+	return principalNumbers{names: p.names[:n:n], byName: p.byName}
 }
 
 // grantView is a grant table as a Library sees it.
@@ -81,7 +134,7 @@ type grantView struct {
 	start      []uint32
 	all        []Grant
 	keys       []fm.PermissionSetKey
-	principals map[string]int32
+	principals principalNumbers
 }
 
 // grants returns the grants of set n.
