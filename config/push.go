@@ -18,7 +18,7 @@ const (
 // (httpapi/server.go's routes): push.address's path may not begin with one.
 // config cannot import httpapi: TestPushAddressKeepsOffTheRoutes, in
 // httpapi, walks the router's routes and fails for a root missing here.
-var apiPathRoots = []string{"folder", "domain"}
+var apiPathRoots = []string{"folder", "domain", "openapi.json"}
 
 // pushAddressExample ends each message about push.address.
 const pushAddressExample = "expected the https:// URL at which Google reaches this service's notification path, " +
@@ -54,7 +54,7 @@ func pushAddressProblem(address string) string {
 	}
 	root, _, _ := strings.Cut(strings.TrimPrefix(u.Path, "/"), "/")
 	if slices.Contains(apiPathRoots, root) {
-		return fmt.Sprintf("its path %s is among the API's own (/%s/...)", u.Path, strings.Join(apiPathRoots, "/..., /"))
+		return fmt.Sprintf("its path %s is among the API's own (those under /%s)", u.Path, strings.Join(apiPathRoots, ", /"))
 	}
 	return ""
 }
