@@ -175,6 +175,9 @@ func (s *Server) routes() *gin.Engine {
 	if s.push != nil {
 		r.Any(s.pushPath, gin.WrapH(s.push))
 	}
+	// The OpenAPI document, like push, is outside the authenticated group,
+	// with the API's recovery, metrics, logging and bound on the query.
+	r.GET("/openapi.json", s.getOpenAPI)
 	api := r.Group("/", s.authenticate())
 	api.GET("/domain/v1beta1/configurationFlags", s.getConfigurationFlags)
 	api.GET("/folder/v1/libraries/:libraryId/folders/children", s.listChildrenDeprecated)
