@@ -78,6 +78,9 @@ type fixtureOptions struct {
 	backend string
 	// logger is the server's; one that discards by default.
 	logger *slog.Logger
+	// configureAuth, if not nil, changes the Authenticator's options
+	// before it is made; fake is the fixture's Google fake.
+	configureAuth func(o *auth.Options, fake *googlefake.Server)
 }
 
 // fixtureAuth is the Authenticator of a fixture: it takes fake's tokens,
@@ -153,6 +156,9 @@ func newFixtureWith(t testing.TB, opts fixtureOptions) *fixture {
 		t.Fatal(err)
 	}
 	authOpts.Directory = db
+	if opts.configureAuth != nil {
+		opts.configureAuth(&authOpts, fake)
+	}
 	authn := auth.New(authOpts)
 	t.Cleanup(authn.Close)
 	apiOpts.Logger, apiOpts.Metrics = logger, httpapi.NewMetrics(prometheus.NewRegistry())
