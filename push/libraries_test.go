@@ -50,6 +50,13 @@ func TestLibraryDiscovered(t *testing.T) {
 		return ok && e.stored(ch.ID)
 	})
 	ch, _ := e.liveOf(key)
+	// The channel's registration syncs the drive once (the changes before
+	// its start token), just after the channel is stored.
+	var before []string
+	waitFor(t, "the registration's sync of the drive", func() bool {
+		before = append(before, e.notifier.take()...)
+		return slices.Contains(before, ops)
+	})
 	e.fake.FlushNotifications()
 	e.notifier.take() // the drive's creation, in alice's user feed
 	e.fake.CreateFolder(alice, ops, "new")
