@@ -241,8 +241,9 @@ func inDomains(emails []string, selected func(domain string) bool) []string {
 
 // maxResultsParam reads maxResults: def when absent, an error below 1.
 // Above limit it is coerced down to limit when coerce is set (groups and
-// members, whose limit is documented but not enforced), else refused (users,
-// whose discovery document declares the maximum).
+// members, whose limit the discovery document states in prose only), else
+// refused (users, whose document declares the maximum). Behind the
+// discovery check, which refuses values outside both, neither applies.
 func maxResultsParam(q url.Values, def, limit int, coerce bool) (int, *apiError) {
 	v := q.Get("maxResults")
 	if v == "" {

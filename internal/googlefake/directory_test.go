@@ -238,7 +238,7 @@ func TestDirectoryGroupsAndMembers(t *testing.T) {
 			wantPages int
 		}{
 			{svc.Groups.List().Domain("example.com"), 3},
-			{svc.Groups.List().Customer("my_customer").MaxResults(500), 3}, // coerced to 200
+			{svc.Groups.List().Customer("my_customer").MaxResults(200), 3}, // the most (201 is refused)
 			{svc.Groups.List().Customer("my_customer").MaxResults(100), 5},
 		}
 		for _, tt := range tests {
@@ -309,7 +309,7 @@ func TestDirectoryGroupsAndMembers(t *testing.T) {
 		_, err = svc.Members.List("outsiders@other.org").Do()
 		wantAPIError(t, err, 403, "forbidden")
 		_, err = svc.Members.List("all@example.com").MaxResults(0).Do()
-		wantAPIError(t, err, 400, "invalid")
+		wantAPIError(t, err, 400, "invalidParameter")
 	})
 }
 
@@ -378,7 +378,7 @@ func TestDirectoryAuthorization(t *testing.T) {
 		{"users over 500", func() error {
 			_, err := directoryAs(t, s, alice).Users.List().Domain("example.com").MaxResults(501).Do()
 			return err
-		}, 400, "invalid", "Invalid value '501'. Values must be within the range: [1, 500]"},
+		}, 400, "invalidParameter", "Invalid value '501'. Values must be within the range: [1, 500]"},
 		{"drive scope only", func() error {
 			_, err := directoryService(t, s, credentials(t, s, alice)).Users.List().Domain("example.com").Do()
 			return err

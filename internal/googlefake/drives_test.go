@@ -109,7 +109,7 @@ func TestDrivesListAnswers(t *testing.T) {
 		code   int
 		reason string
 	}{
-		{"page size 0", svc.Drives.List().PageSize(0), 400, "invalid"},
+		{"page size 0", svc.Drives.List().PageSize(0), 400, "invalidParameter"},
 		{"a token of nothing", svc.Drives.List().PageToken("garbage"), 400, "invalid"},
 		{"a token of another list", svc.Drives.List().PageToken(permissionsToken(t, s)), 400, "invalid"},
 		{"a search", svc.Drives.List().Q("name contains 'Own'"), 501, "notImplemented"},
@@ -149,7 +149,7 @@ func TestDrivesListPages(t *testing.T) {
 		pages []int
 	}{
 		{"10 by default", svc.Drives.List(), []int{10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 5}},
-		{"at most 100", svc.Drives.List().PageSize(1000), []int{100, 5}},
+		{"100, the most", svc.Drives.List().PageSize(100), []int{100, 5}},
 		{"as asked", svc.Drives.List().PageSize(50), []int{50, 50, 5}},
 	} {
 		got, pages := listDrivesOf(t, tc.call)

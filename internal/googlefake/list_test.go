@@ -37,7 +37,7 @@ func TestFilesListPaging(t *testing.T) {
 	tests := []struct {
 		pageSize int64
 		want     int
-	}{{5000, 1000}, {0, 100}, {7, 7}}
+	}{{1000, 1000}, {0, 100}, {7, 7}}
 	for _, tt := range tests {
 		call := svc.Files.List().Fields("nextPageToken,files(id)")
 		if tt.pageSize != 0 {
@@ -52,7 +52,7 @@ func TestFilesListPaging(t *testing.T) {
 		}
 	}
 	_, err = svc.Files.List().PageSize(-1).Do()
-	wantAPIError(t, err, 400, "invalid")
+	wantAPIError(t, err, 400, "invalidParameter")
 }
 
 func TestPageTokensSurviveChanges(t *testing.T) {

@@ -21,7 +21,8 @@ func boolParam(q url.Values, name string) (bool, *apiError) {
 }
 
 // pageSizeParam reads pageSize: def when absent, an error below 1, at most
-// limit (Drive coerces larger values down).
+// limit. Behind the discovery check, which refuses values outside the
+// method's bounds, neither bound applies.
 func pageSizeParam(q url.Values, def, limit int) (int, *apiError) {
 	v := q.Get("pageSize")
 	if v == "" {

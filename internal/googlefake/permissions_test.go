@@ -51,7 +51,7 @@ func TestPermissionsListPaging(t *testing.T) {
 		wantSizes string
 	}{
 		{"shared drive item, default", inDrive, svc.Permissions.List(inDrive).SupportsAllDrives(true), "[100 100 50]"},
-		{"shared drive item, capped", inDrive, svc.Permissions.List(inDrive).SupportsAllDrives(true).PageSize(500), "[100 100 50]"},
+		{"shared drive item, 100", inDrive, svc.Permissions.List(inDrive).SupportsAllDrives(true).PageSize(100), "[100 100 50]"},
 		{"shared drive item, 30", inDrive, svc.Permissions.List(inDrive).SupportsAllDrives(true).PageSize(30), "[30 30 30 30 30 30 30 30 10]"},
 		{"My Drive item, default", mine, svc.Permissions.List(mine), "[250]"},
 		{"My Drive item, 100", mine, svc.Permissions.List(mine).PageSize(100), "[100 100 50]"},

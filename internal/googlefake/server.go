@@ -189,6 +189,8 @@ type Server struct {
 	arena arena
 
 	push *pushState // changes.watch channels
+
+	checks checkLog // what the discovery check saw
 }
 
 // New returns an empty fake with no users, files or keys. Call Start to serve it.
@@ -216,6 +218,7 @@ func New() *Server {
 		keys:          map[principal]string{},
 		ids:           map[string]string{},
 		push:          newPushState(),
+		checks:        newCheckLog(),
 	}
 	s.googleKeys.mint = func() *signingKey { return newGoogleKey(s.takeKey()) }
 	s.microsoftKeys.mint = func() *signingKey { return newMicrosoftKey(s.takeKey()) }
@@ -292,8 +295,15 @@ func (s *Server) MicrosoftJWKSURLv2() string { return s.URL() + "/common/discove
 
 // ServeHTTP answers the token and tokeninfo endpoints, the Google and
 // Microsoft JWKS, the Drive v3 API (push notification channels included)
-// and the Directory API.
+// and the Directory API. Every request to Drive or the Directory is first
+// checked against the API's discovery document (see the package doc).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if a := apiOf(r.URL.Path); a != nil {
+		if aerr := s.checkRequest(a, r); aerr != nil {
+			writeAPIError(w, aerr)
+			return
+		}
+	}
 	switch p := r.URL.Path; {
 	case p == "/token":
 		s.count(callToken)
@@ -324,7 +334,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // "drive.changes.getStartPageToken", "drive.changes.list",
 // "drive.changes.watch", "drive.channels.stop", "directory.users.list", "directory.groups.list",
 // "directory.members.list"). Every request routed to a method counts, failed
-// ones included.
+// ones included, but for those the discovery check refused (RequestShapes
+// lists them).
 func (s *Server) Calls() map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -338,11 +349,13 @@ func (s *Server) CallCount(method string) int {
 	return s.calls[method]
 }
 
-// ResetCalls sets every request count back to zero.
+// ResetCalls sets every request count back to zero, and forgets the
+// request shapes and deprecated uses seen (RequestShapes, DeprecatedUses).
 func (s *Server) ResetCalls() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	clear(s.calls)
+	s.mu.Unlock()
+	s.checks.reset()
 }
 
 // SetLatency sets a delay added before answering every Drive and Directory
