@@ -54,6 +54,7 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzFolderCodec$$' -fuzztime 10s ./index/bolt/
 	go test -run '^$$' -fuzz '^FuzzAuthenticate$$' -fuzztime 10s ./httpapi/auth/
 	go test -run '^$$' -fuzz '^FuzzQueryParameters$$' -fuzztime 10s ./httpapi/
+	go test -run '^$$' -fuzz '^FuzzFieldsSelection$$' -fuzztime 10s ./internal/googlefake/
 
 # The performance figures, each beside its limit (see bench/README.md).
 bench:

@@ -64,9 +64,9 @@ func refuseParameter(name, message string) *apiError {
 // known: some method has its path, with another HTTP method.
 func unknownMethod(a *api, verb, path string, known bool) *apiError {
 	if known {
-		return refuseRequest(fmt.Sprintf("The %s API has no method %s %s (the path takes other HTTP methods)", a.name, verb, path))
+		return refuseRequest(fmt.Sprintf("The discovery document %s has no method %s %s (the path takes other HTTP methods)", a.name, verb, path))
 	}
-	return refuseRequest(fmt.Sprintf("The %s API has no method %s %s (no method has this path)", a.name, verb, path))
+	return refuseRequest(fmt.Sprintf("The discovery document %s has no method %s %s (no method has this path)", a.name, verb, path))
 }
 
 // checkQuery checks a raw query against the method's parameters, in the

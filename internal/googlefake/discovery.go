@@ -53,8 +53,7 @@ func apiOf(path string) *api {
 
 // discoveryDoc is the part of a discovery document the check reads.
 type discoveryDoc struct {
-	Name        string                        `json:"name"`
-	Version     string                        `json:"version"`
+	ID          string                        `json:"id"`
 	ServicePath string                        `json:"servicePath"`
 	Parameters  map[string]*discoveryParam    `json:"parameters"`
 	Resources   map[string]*discoveryResource `json:"resources"`
@@ -135,7 +134,7 @@ func (s *schema) field(name string) (*schema, bool) {
 
 // api is a discovery document made ready to check requests.
 type api struct {
-	name   string // "drive v3"
+	name   string // the document's ID: "drive:v3"
 	prefix string // the paths of its requests begin so
 	root   string // what comes before a method's path: "/" + servicePath
 	paths  *pathNode
@@ -189,7 +188,7 @@ func loadAPI(file, prefix string) *api {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		panic(fmt.Sprintf("googlefake: %s: %v", file, err))
 	}
-	a := &api{name: doc.Name + " " + doc.Version, prefix: prefix, root: "/" + doc.ServicePath, paths: &pathNode{}}
+	a := &api{name: doc.ID, prefix: prefix, root: "/" + doc.ServicePath, paths: &pathNode{}}
 	doc.link()
 	// A method is filed under its flatPath, and under its path where that
 	// differs ({+name} expansions, which match several segments) and no
@@ -228,7 +227,7 @@ func (doc *discoveryDoc) linkSchema(s *schema) {
 	}
 	if s.Ref != "" {
 		if s.named = doc.Schemas[s.Ref]; s.named == nil {
-			panic("googlefake: the discovery document " + doc.Name + " names no schema " + s.Ref)
+			panic("googlefake: the discovery document " + doc.ID + " names no schema " + s.Ref)
 		}
 	}
 	for _, p := range s.Properties {
