@@ -21,13 +21,44 @@
 // MakeAdmin, CreateFolder, Share, Move, Trash, ...). Every Drive helper
 // records entries in a change log that changes.list reports, as Drive does.
 //
+// Every request on the paths of Drive (/drive/v3/) and the Directory
+// (/admin/) is first checked against Google's discovery document of its
+// API, embedded from google.golang.org/api (discovery/, whose README names
+// the version), and refused with 400 in Google's error shape, before any
+// latency, fault or call count, for what the document does not allow:
+//   - an unknown method: no method's path (flatPath, or path for {+name}
+//     expansions) under the document's servicePath has the request's, or
+//     none with its HTTP method: reason badRequest;
+//   - a query parameter that is neither the method's nor a global one
+//     (fields, alt, prettyPrint, quotaUser, key, ...), given twice without
+//     being repeated, not of its type (integer and its format, boolean,
+//     number), outside its enum or its minimum and maximum, or a required
+//     one missing: reason invalidParameter, location the parameter. Page
+//     sizes are bounded so (files.list 1000, permissions.list and
+//     drives.list 100, users.list 500); groups.list and members.list state
+//     their maximum, 200, in their description only, and it is read from
+//     there;
+//   - a fields selection (Google's partial-response syntax,
+//     "a,b/c,d(e,f(g)),*") naming a field that the response's schema,
+//     through $ref, arrays' items and maps' additionalProperties, lacks:
+//     invalidParameter "Invalid field selection PATH". What a wildcard
+//     selects below it is not checked;
+//   - a JSON body with a key its request schema lacks (changes.watch's and
+//     channels.stop's Channel): badRequest.
+//
+// What the documents mark deprecated (parameters, fields selected,
+// methods) is accepted and counted (DeprecatedUses); RequestShapes lists
+// the distinct shapes of the requests received, refused ones with the
+// reason. Both start again at ResetCalls.
+//
 // Choices where Drive's behaviour is underspecified are documented on the
 // methods concerned; the notable ones are:
 //   - Without a fields parameter each method returns Google's default field
 //     set (files.list and files.get: kind, id, name and mimeType; the files
 //     in changes.list likewise), not the full resource, so a client must ask
-//     for what it needs, as with Google. Unknown field names are refused
-//     with 400 "Invalid field selection NAME".
+//     for what it needs, as with Google.
+//   - Page sizes above a method's maximum are refused by the check above,
+//     not coerced down.
 //   - Files carry their effective permissions inline (the permissions field)
 //     only when they are not in a shared drive, the acting user can share
 //     them, and they have at most 100 effective permissions; otherwise clients
