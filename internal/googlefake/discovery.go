@@ -24,28 +24,30 @@ const discoveryModuleVersion = "v0.310.0"
 //go:embed discovery/drive-api.json discovery/admin-api.json
 var discoveryFiles embed.FS
 
-// The APIs the fake checks requests of: the file of each one's discovery
-// document, and the beginning of the request paths it answers.
-var checkedAPIs = []struct{ file, prefix string }{
-	{"discovery/drive-api.json", "/drive/v3/"},
-	{"discovery/admin-api.json", "/admin/"},
+// checkedAPIs are the APIs the fake checks requests of, each read from its
+// discovery document on its first request (a process that never calls the
+// Directory does not read its document).
+var checkedAPIs = []checkedAPI{
+	lazyAPI("discovery/drive-api.json", "/drive/v3/"),
+	lazyAPI("discovery/admin-api.json", "/admin/"),
 }
 
-// apis returns the checked APIs, their documents read on first use.
-var apis = sync.OnceValue(func() []*api {
-	out := make([]*api, len(checkedAPIs))
-	for i, c := range checkedAPIs {
-		out[i] = loadAPI(c.file, c.prefix)
-	}
-	return out
-})
+// checkedAPI is an API whose requests' paths begin with prefix.
+type checkedAPI struct {
+	prefix string
+	load   func() *api
+}
+
+func lazyAPI(file, prefix string) checkedAPI {
+	return checkedAPI{prefix, sync.OnceValue(func() *api { return loadAPI(file, prefix) })}
+}
 
 // apiOf returns the checked API whose requests' paths begin as path does,
 // nil if none does (the token, tokeninfo and key endpoints).
 func apiOf(path string) *api {
-	for _, a := range apis() {
-		if strings.HasPrefix(path, a.prefix) {
-			return a
+	for _, c := range checkedAPIs {
+		if strings.HasPrefix(path, c.prefix) {
+			return c.load()
 		}
 	}
 	return nil
