@@ -280,7 +280,7 @@ func (m *method) addParam(name string, dp *discoveryParam) {
 	p := &param{name: name, bit: 1 << len(m.byBit), kind: dp.Type, format: dp.Format, enum: dp.Enum,
 		min: bound(dp.Minimum, math.Inf(-1)), max: bound(dp.Maximum, math.Inf(1)),
 		required: dp.Required, repeated: dp.Repeated}
-	if dp.Maximum == "" {
+	if dp.Type == "integer" && dp.Maximum == "" {
 		if found := proseMaximum.FindStringSubmatch(dp.Description); found != nil {
 			p.max = bound(found[1], p.max)
 		}
