@@ -23,7 +23,8 @@ const rangedFolders = 1100
 // page of folders, a domain with a directory and shared drives to
 // discover, and push on, runs a full sync of each library, a directory
 // sync, a discovery, incremental syncs of both kinds of feed that Drive's
-// notifications start, and a channels.stop when the storage account
+// notifications start (one of them reading the library's root again after
+// a change outside it), and a channels.stop when the storage account
 // leaves the drive. The fake refuses any request its documents refuse; the
 // test lists each distinct request shape, and fails on a refusal, on any
 // use of a deprecated parameter, field or method, and if a kind of sync
@@ -36,6 +37,7 @@ func TestRequestShapes(t *testing.T) {
 	for i := range rangedFolders {
 		fake.CreateFolder(e2eStorage, many, fmt.Sprintf("box %04d", i))
 	}
+	outside := fake.CreateFolder(e2eStorage, "", "Elsewhere in My Drive")
 	fake.SpreadTimes(time.Now().Add(-365*24*time.Hour), time.Now().Add(-time.Hour))
 	fake.MakeAdmin("alice@example.com")
 	fake.AddGroup("eng@example.com", "bob@example.com", "carol@example.com")
@@ -60,6 +62,13 @@ func TestRequestShapes(t *testing.T) {
 	servesName(t, fake, p.api, m.root, "Engineering, renamed")
 	fake.Rename(team.folders[1], "renamed in the drive")
 	servesName(t, fake, p.api, team.folders[1], "renamed in the drive") // as alice, the drive's organizer
+	// A folder outside the My Drive library changed: it may be an ancestor
+	// of the library's root, which the incremental sync reads again
+	// (files.get).
+	fake.Rename(outside, "Elsewhere, renamed")
+	waitUntil(t, 10*time.Second, "the library's root read again", func() bool {
+		return fake.CallCount("drive.files.get") > 0
+	})
 
 	// The storage account leaves the drive: a discovery drops it, and its
 	// channel is stopped.
@@ -83,7 +92,7 @@ func TestRequestShapes(t *testing.T) {
 	}
 	for kind, methods := range map[string][]string{
 		"full sync":        {"drive.changes.getStartPageToken", "drive.files.list", "drive.drives.get", "drive.permissions.list"},
-		"incremental sync": {"drive.changes.list"},
+		"incremental sync": {"drive.changes.list", "drive.files.get"},
 		"directory sync":   {"directory.users.list", "directory.groups.list", "directory.members.list"},
 		"discovery":        {"drive.drives.list"},
 		"push":             {"drive.changes.watch", "drive.channels.stop"},
