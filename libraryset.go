@@ -14,6 +14,9 @@ import (
 type LibrarySet struct {
 	mu         sync.RWMutex
 	configured []Library
+	// configuredIDs and configuredDrives are the configured libraries' IDs
+	// and shared drives, to tell a configured library at once.
+	configuredIDs, configuredDrives map[string]bool
 	// discovered holds each domain's discovered libraries, by domain.
 	discovered map[string][]Library
 	// list and byID are the set as readers see it; a change replaces them
@@ -39,7 +42,14 @@ func (c *LibrarySetChange) Empty() bool {
 // NewLibrarySet returns the set of the configured libraries, none
 // discovered yet.
 func NewLibrarySet(configured []Library) *LibrarySet {
-	s := &LibrarySet{configured: slices.Clone(configured), discovered: map[string][]Library{}}
+	s := &LibrarySet{configured: slices.Clone(configured), discovered: map[string][]Library{},
+		configuredIDs: make(map[string]bool, len(configured)), configuredDrives: map[string]bool{}}
+	for _, l := range configured {
+		s.configuredIDs[l.ID] = true
+		if l.SharedDriveID != "" {
+			s.configuredDrives[l.SharedDriveID] = true
+		}
+	}
 	s.list, s.byID = s.build()
 	return s
 }
@@ -85,7 +95,7 @@ func (s *LibrarySet) IDs() []string {
 func (s *LibrarySet) Discovered(id string) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return !slices.ContainsFunc(s.configured, func(l Library) bool { return l.ID == id }) && s.byID[id] != nil
+	return !s.configuredIDs[id] && s.byID[id] != nil
 }
 
 // Subscribe has fn told of each change of the set, after it is made, in
@@ -133,9 +143,7 @@ func (s *LibrarySet) SetDiscovered(domain string, libs []Library) LibrarySetChan
 // isConfigured tells whether l is a configured library, or its drive that
 // of one. Call with s.mu held.
 func (s *LibrarySet) isConfigured(l Library) bool {
-	return slices.ContainsFunc(s.configured, func(c Library) bool {
-		return c.ID == l.ID || (l.SharedDriveID != "" && c.SharedDriveID == l.SharedDriveID)
-	})
+	return s.configuredIDs[l.ID] || (l.SharedDriveID != "" && s.configuredDrives[l.SharedDriveID])
 }
 
 // build returns the set as readers see it: configured libraries first, a
