@@ -81,3 +81,7 @@ func DriveRowVersions(ctx context.Context, db *DB, domain string) (map[string]st
 	})
 	return versions, err
 }
+
+// Refresh reads what other processes committed, once, as Run does every
+// Options.Poll.
+func Refresh(ctx context.Context, db *DB) error { return db.refresh(ctx) }

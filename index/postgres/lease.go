@@ -9,6 +9,7 @@ import (
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 var _ fm.Leases = (*DB)(nil)
@@ -57,7 +58,36 @@ func (db *DB) Acquire(ctx context.Context, name string) (fm.Lease, error) {
 		l.Release()
 		return nil, db.wrap("take the lease of "+name, err)
 	}
+	if err := db.readLibraryRow(take, conn, name); err != nil {
+		l.Release()
+		return nil, db.wrap("take the lease of "+name, err)
+	}
 	return l, nil
+}
+
+// readLibraryRow reads the row of the library a lease is named after, if
+// it has one, into the cache: what the lease's holder is about to do
+// depends on the library's state (never synced, or synced up to a token),
+// and the last holder may have committed it since the cache was last
+// refreshed (Options.Poll); a replica would sync again a library another
+// just synced. Under the lease no other process writes it. A row that
+// changed what readers see is announced by the next refresh, as if it had
+// read it.
+func (db *DB) readLibraryRow(ctx context.Context, conn *pgxpool.Conn, name string) error {
+	r, err := scanRecord(conn.QueryRow(ctx, "SELECT "+libraryColumns+" FROM libraries WHERE id = $1", name))
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil
+	case err != nil:
+		return err
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if was := db.libraries[name]; db.ready && (was == nil || !was.SameView(r.LibraryState)) {
+		db.unannounced[name] = true
+	}
+	db.libraries[name] = r
+	return nil
 }
 
 // heldBy returns the error saying who holds a lease.

@@ -100,8 +100,12 @@ type DB struct {
 	mu        sync.RWMutex
 	ready     bool
 	libraries map[string]*record
-	dirs      map[string]int64 // each domain's directory version
-	health    error            // the last failure to reach the database, nil when it answers
+	// unannounced are the libraries whose row another process changed,
+	// read under a lease this process took (readLibraryRow) before a
+	// refresh read it: the next refresh tells OnChange of them.
+	unannounced map[string]bool
+	dirs        map[string]int64 // each domain's directory version
+	health      error            // the last failure to reach the database, nil when it answers
 	// refused is why the database may no longer be used (a newer
 	// foldermirror migrated its schema), nil while it may.
 	refused error
@@ -141,7 +145,7 @@ func Open(url string, opts Options) (*DB, error) {
 	}
 	where := fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
 	return &DB{pool: pool, renewals: renewals, where: where, logger: opts.Logger, opts: opts, txLimits: defaultTxLimits,
-		libraries: map[string]*record{}, dirs: map[string]int64{}}, nil
+		libraries: map[string]*record{}, unannounced: map[string]bool{}, dirs: map[string]int64{}}, nil
 }
 
 // withDefaults fills in the options left unset.

@@ -115,11 +115,15 @@ func (db *DB) adopt(before map[string]*record, libs []*record) (changed []string
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	for _, r := range libs {
-		was := db.libraries[r.ID]
+		was, announce := db.libraries[r.ID], db.unannounced[r.ID]
+		delete(db.unannounced, r.ID)
 		if was != before[r.ID] {
+			if announce {
+				changed = append(changed, r.ID)
+			}
 			continue // written by this process meanwhile
 		}
-		if db.ready && (was == nil || !was.SameView(r.LibraryState)) {
+		if announce || (db.ready && (was == nil || !was.SameView(r.LibraryState))) {
 			changed = append(changed, r.ID)
 		}
 		db.libraries[r.ID] = r
@@ -131,6 +135,7 @@ func (db *DB) adopt(before map[string]*record, libs []*record) (changed []string
 	for id, was := range before {
 		if !read[id] && db.libraries[id] == was {
 			delete(db.libraries, id)
+			delete(db.unannounced, id)
 			changed = append(changed, id)
 		}
 	}
