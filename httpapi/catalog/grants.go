@@ -56,22 +56,14 @@ func (g *grantTable) add(set fm.PermissionSet) uint32 {
 	case g.byKey != nil:
 		g.byKey[set.Key] = n
 	case len(g.keys) > smallTable:
-		g.byKey = make(map[fm.PermissionSetKey]uint32, 2*len(g.keys))
-		for i, k := range g.keys {
-			g.byKey[k] = uint32(i)
-		}
+		g.byKey = indexOf[fm.PermissionSetKey, uint32](g.keys)
 	}
 	return n
 }
 
 // lookup returns the number of a set the table holds.
 func (g *grantTable) lookup(key fm.PermissionSetKey) (uint32, bool) {
-	if g.byKey != nil {
-		n, ok := g.byKey[key]
-		return n, ok
-	}
-	n := slices.Index(g.keys, key)
-	return uint32(n), n >= 0
+	return find(g.byKey, g.keys, key)
 }
 
 // view returns what the table holds now, for a Library to keep.
@@ -104,22 +96,32 @@ func (p *principalNumbers) number(name string) int32 {
 		}
 		p.byName[name] = n
 	case len(p.names) > smallTable:
-		p.byName = make(map[string]int32, 2*len(p.names))
-		for i, nm := range p.names {
-			p.byName[nm] = int32(i)
-		}
+		p.byName = indexOf[string, int32](p.names)
 	}
 	return n
 }
 
 // lookup returns the number of a principal, and whether it has one.
-func (p *principalNumbers) lookup(name string) (int32, bool) {
-	if p.byName != nil {
-		n, ok := p.byName[name]
+func (p *principalNumbers) lookup(name string) (int32, bool) { return find(p.byName, p.names, name) }
+
+// find returns the number of k: its index in list, found in byIndex when
+// there is one (a table past smallTable).
+func find[K comparable, N int32 | uint32](byIndex map[K]N, list []K, k K) (N, bool) {
+	if byIndex != nil {
+		n, ok := byIndex[k]
 		return n, ok
 	}
-	n := slices.Index(p.names, name)
-	return int32(n), n >= 0
+	i := slices.Index(list, k)
+	return N(i), i >= 0
+}
+
+// indexOf returns a map of each element of list to its index.
+func indexOf[K comparable, N int32 | uint32](list []K) map[K]N {
+	m := make(map[K]N, 2*len(list))
+	for i, k := range list {
+		m[k] = N(i)
+	}
+	return m
 }
 
 // view returns the principals numbered now, for a Library to keep.
