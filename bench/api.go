@@ -309,13 +309,15 @@ func client(ctx context.Context, url, token string, from, end time.Time) ([]time
 		if err != nil {
 			return nil, err
 		}
+		if resp.StatusCode != http.StatusOK {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 500))
+			resp.Body.Close()
+			return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, body)
+		}
 		_, err = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		if err != nil {
 			return nil, err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
 		}
 		if done := time.Now(); !done.Before(from) && !done.After(end) {
 			lat = append(lat, done.Sub(start))
