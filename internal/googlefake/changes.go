@@ -157,7 +157,7 @@ func (s *Server) changesList(c *call) (any, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	size, aerr := pageSizeParam(c.q, 100, 1000)
+	size, aerr := intParam(c.q, "pageSize", 100)
 	if aerr != nil {
 		return nil, aerr
 	}

@@ -179,8 +179,9 @@ func (p *param) inBounds(v string, x float64) *apiError {
 
 func formatBound(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
-// checkedSelections holds the valid fields checkedSelections by method, with the
-// deprecated fields each names (their DeprecatedUses keys).
+// checkedSelections holds the fields selections found valid, by method,
+// with the deprecated fields each names (their DeprecatedUses keys): a
+// selection is parsed and checked once.
 var checkedSelections sync.Map // checkedSelectionKey → []string
 
 type checkedSelectionKey struct {

@@ -1,13 +1,11 @@
 package googlefake
 
 import (
-	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	admin "google.golang.org/api/admin/directory/v1"
@@ -65,7 +63,7 @@ func (s *Server) usersList(c *call) (any, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	size, aerr := maxResultsParam(c.q, 100, 500, false)
+	size, aerr := intParam(c.q, "maxResults", 100)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -87,7 +85,7 @@ func (s *Server) groupsList(c *call) (any, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	size, aerr := maxResultsParam(c.q, 200, 200, true)
+	size, aerr := intParam(c.q, "maxResults", 200)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -119,7 +117,7 @@ func (s *Server) membersList(c *call) (any, *apiError) {
 	if s.customerOf(domainOf(group)) != customer {
 		return nil, errNotAuthorized
 	}
-	size, aerr := maxResultsParam(c.q, 200, 200, true)
+	size, aerr := intParam(c.q, "maxResults", 200)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -237,27 +235,6 @@ func inDomains(emails []string, selected func(domain string) bool) []string {
 	emails = slices.DeleteFunc(emails, func(e string) bool { return !selected(domainOf(e)) })
 	slices.Sort(emails)
 	return emails
-}
-
-// maxResultsParam reads maxResults: def when absent, an error below 1.
-// Above limit it is coerced down to limit when coerce is set (groups and
-// members, whose limit the discovery document states in prose only), else
-// refused (users, whose document declares the maximum). Behind the
-// discovery check, which refuses values outside both, neither applies.
-func maxResultsParam(q url.Values, def, limit int, coerce bool) (int, *apiError) {
-	v := q.Get("maxResults")
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, invalidParam("maxResults")
-	}
-	if n < 1 || n > limit && !coerce {
-		msg := fmt.Sprintf("Invalid value '%d'. Values must be within the range: [1, %d]", n, limit)
-		return 0, newAPIError(http.StatusBadRequest, "invalid", msg, "maxResults")
-	}
-	return min(n, limit), nil
 }
 
 // pageOf returns the page of sorted keys a request asks for and the token

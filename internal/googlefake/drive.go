@@ -233,7 +233,7 @@ func (s *Server) permissionsList(c *call) (any, *apiError) {
 	if f.DriveID != "" {
 		def = maxInlinePermissions
 	}
-	size, aerr := pageSizeParam(c.q, max(def, 1), 100)
+	size, aerr := intParam(c.q, "pageSize", max(def, 1))
 	if aerr != nil {
 		return nil, aerr
 	}

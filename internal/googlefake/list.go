@@ -17,7 +17,7 @@ func (s *Server) filesList(c *call) (any, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	size, aerr := pageSizeParam(c.q, 100, 1000)
+	size, aerr := intParam(c.q, "pageSize", 100)
 	if aerr != nil {
 		return nil, aerr
 	}

@@ -2,7 +2,6 @@ package googlefake
 
 import (
 	"encoding/base64"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -20,23 +19,19 @@ func boolParam(q url.Values, name string) (bool, *apiError) {
 	return false, invalidParam(name)
 }
 
-// pageSizeParam reads pageSize: def when absent, an error below 1, at most
-// limit. Behind the discovery check, which refuses values outside the
-// method's bounds, neither bound applies.
-func pageSizeParam(q url.Values, def, limit int) (int, *apiError) {
-	v := q.Get("pageSize")
+// intParam reads an integer parameter, def when absent. Its bounds (page
+// sizes' minimum and maximum) are the discovery check's: it refused a
+// request outside them before the method saw it.
+func intParam(q url.Values, name string, def int) (int, *apiError) {
+	v := q.Get(name)
 	if v == "" {
 		return def, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {
-		return 0, invalidParam("pageSize")
+		return 0, invalidParam(name)
 	}
-	if n < 1 {
-		msg := fmt.Sprintf("Invalid value '%d'. Values must be within the range: [1, %d]", n, limit)
-		return 0, newAPIError(http.StatusBadRequest, "invalid", msg, "pageSize")
-	}
-	return min(n, limit), nil
+	return n, nil
 }
 
 // allDrivesParam reads includeItemsFromAllDrives. A request reaching into

@@ -157,7 +157,7 @@ func (s *Server) drivesList(c *call) (any, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	size, aerr := pageSizeParam(c.q, 10, 100)
+	size, aerr := intParam(c.q, "pageSize", 10)
 	if aerr != nil {
 		return nil, aerr
 	}

@@ -410,7 +410,7 @@ func (s *Server) watchedFeed(c *call) (*changesRequest, bool, *apiError) {
 	if aerr != nil {
 		return nil, false, aerr
 	}
-	if _, aerr := pageSizeParam(c.q, 100, 1000); aerr != nil {
+	if _, aerr := intParam(c.q, "pageSize", 100); aerr != nil {
 		return nil, false, aerr
 	}
 	inDrive, aerr := driveSpace(c.q)
