@@ -96,6 +96,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return reportUsage(err, stdout, stderr)
 	}
+	if p, ok := cmd.(profiled); ok {
+		if err := p.profiles().start(); err != nil {
+			fmt.Fprintln(stderr, "foldermirror:", err)
+			return exitFailed
+		}
+		defer func() {
+			if err := p.profiles().stop(); err != nil {
+				fmt.Fprintln(stderr, "foldermirror:", err)
+			}
+		}()
+	}
 	status := exitOK
 	d, isDaemon := cmd.(daemon)
 	if err := cmd.Run(ctx); err != nil {

@@ -34,6 +34,7 @@ type serveCommand struct {
 	logLevel   string
 	logger     *slog.Logger
 	daemon     *daemonParts
+	profiling  profiles
 }
 
 // stopping logs that the daemon begins to stop, and the signal that stops
@@ -50,12 +51,15 @@ func (c *serveCommand) stopping(why error) {
 func (c *serveCommand) stopped() { c.logger.Info("stopped") }
 
 func (c *serveCommand) ParseFlags(args []string) error {
-	f := newFlags("serve", "--config FILE [--log-level LEVEL]",
+	f := newFlags("serve", "--config FILE [--log-level LEVEL] [--cpuprofile FILE] [--memprofile FILE]",
 		"Runs the daemon: the API on listen, the admin listener on adminListen, and the scheduled syncs.")
 	f.config(&c.configPath)
 	f.logLevel(&c.logLevel, "info")
+	f.profileFlags(&c.profiling)
 	return f.parse(args, &c.configPath)
 }
+
+func (c *serveCommand) profiles() *profiles { return &c.profiling }
 
 func (c *serveCommand) Run(context.Context) error {
 	cfg, err := config.Load(c.configPath)

@@ -26,6 +26,7 @@ type syncCommand struct {
 	library        string
 	full           bool
 	wait           time.Duration
+	profiling      profiles
 
 	db       fm.Index
 	progress *progressDisplay
@@ -33,15 +34,18 @@ type syncCommand struct {
 }
 
 func (c *syncCommand) ParseFlags(args []string) error {
-	f := newFlags("sync", "--config FILE [--library ID] [--full] [--wait DURATION] [--log-level LEVEL]",
+	f := newFlags("sync", "--config FILE [--library ID] [--full] [--wait DURATION] [--log-level LEVEL] [--cpuprofile FILE] [--memprofile FILE]",
 		"Syncs now, showing progress: through the daemon when one runs (it holds the index), else by opening the index.")
 	f.config(&c.configPath)
 	f.logLevel(&c.logLevel, "warn") // progress says what info logs would
 	f.fs.StringVar(&c.library, "library", "", "sync only this library `ID` (default: every directory and library)")
 	f.fs.BoolVar(&c.full, "full", false, "read whole trees even where a changes token is saved")
+	f.profileFlags(&c.profiling)
 	f.fs.DurationVar(&c.wait, "wait", time.Minute, "with a PostgreSQL index, how long (`DURATION`, such as 30s or 5m) to wait for a library another process (a replica) is syncing")
 	return f.parse(args, &c.configPath)
 }
+
+func (c *syncCommand) profiles() *profiles { return &c.profiling }
 
 func (c *syncCommand) Run(ctx context.Context) error {
 	cfg, err := config.Load(c.configPath)
