@@ -58,7 +58,7 @@ func (e *env) oneLibraryMemory(ctx context.Context, drives int, t *table) (*memo
 		return nil, err
 	}
 	h := &hosted{env: e, fake: fake, world: w}
-	if _, err := h.runSync(ctx, 0, cfg, lib.ID, true); err != nil {
+	if _, err := h.runSync(ctx, 0, cfg, lib.ID, true, ""); err != nil {
 		return nil, err
 	}
 	d, readyIn, err := e.startReady(ctx, filepath.Join(dir, "serve-one-library.log"), cfg, w.adminListen, 0)

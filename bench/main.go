@@ -156,6 +156,7 @@ func run() int {
 	grants := flag.String("grants", grantsVaried, "how the library's folders are shared: varied (the targets' world) or uniform")
 	mdFile := flag.String("md", "", "also write the tables as Markdown to this file")
 	latency := flag.String("latency", "30ms", "comma-separated Drive latencies the full-sync figures run at, e.g. 30ms,100ms")
+	profileDir := flag.String("profile", "", "write CPU and allocation profiles of each size's full syncs and of a serve start to this directory")
 	pgURL := flag.String("postgres", os.Getenv(envPostgres), "a PostgreSQL server's URL, for the postgres figures (default $"+envPostgres+")")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
@@ -213,7 +214,7 @@ func run() int {
 	defer stop()
 	t := &table{}
 	start := time.Now()
-	err = measure(ctx, &env{sc: sc, grants: *grants, latencies: latencies}, groups, *pgURL, t)
+	err = measure(ctx, &env{sc: sc, grants: *grants, latencies: latencies, profileDir: *profileDir}, groups, *pgURL, t)
 	if ctx.Err() != nil {
 		log.Print("interrupted")
 		return 1
@@ -301,6 +302,31 @@ type env struct {
 	grants string
 	// latencies are the Drive latencies the full-sync figures run at.
 	latencies []time.Duration
+	// profileDir, when not "", receives CPU and allocation profiles of the
+	// My Drive library's full syncs and of a serve start (-profile).
+	profileDir string
+}
+
+// profileArgs are the flags that have a foldermirror command write its
+// profiles as name.cpu and name.mem in the profile directory; none without
+// -profile or name.
+func (e *env) profileArgs(name string) []string {
+	if e.profileDir == "" || name == "" {
+		return nil
+	}
+	stem := filepath.Join(e.profileDir, name)
+	return []string{"--cpuprofile", stem + ".cpu", "--memprofile", stem + ".mem"}
+}
+
+// sizeName says a library size as -sizes does: 100k, 1m, 5000.
+func sizeName(n int) string {
+	switch {
+	case n%1_000_000 == 0:
+		return strconv.Itoa(n/1_000_000) + "m"
+	case n%1_000 == 0:
+		return strconv.Itoa(n/1_000) + "k"
+	}
+	return strconv.Itoa(n)
 }
 
 // hosted is a world in a fake of its own, and what the figures run on it
@@ -392,7 +418,7 @@ func (e *env) sizeFigures(ctx context.Context, size int, groups []string, t *tab
 	}
 	if !s.synced {
 		log.Printf("syncing %s for the serve figures", s.world.myDrive.ID)
-		if _, err := s.runSync(ctx, driveLatency, s.config, s.world.myDrive.ID, true); err != nil {
+		if _, err := s.runSync(ctx, driveLatency, s.config, s.world.myDrive.ID, true, ""); err != nil {
 			return nil, err
 		}
 		s.synced = true

@@ -106,13 +106,14 @@ var (
 
 // runSync runs `foldermirror sync --config configPath --library lib` (with
 // --full when full) under the measuring wrapper, each Drive call taking
-// latency, and measures it. env ("NAME=VALUE") overrides the
-// configuration.
-func (h *hosted) runSync(ctx context.Context, latency time.Duration, configPath, lib string, full bool, env ...string) (*syncRun, error) {
+// latency, and measures it; with -profile, its profiles are named profile
+// (none when ""). env ("NAME=VALUE") overrides the configuration.
+func (h *hosted) runSync(ctx context.Context, latency time.Duration, configPath, lib string, full bool, profile string, env ...string) (*syncRun, error) {
 	args := []string{"sync", "--config", configPath, "--library", lib}
 	if full {
 		args = append(args, "--full")
 	}
+	args = append(args, h.profileArgs(profile)...)
 	r, stdout, err := h.runMeasured(ctx, latency, args, env...)
 	if err != nil {
 		return nil, fmt.Errorf("foldermirror %s: %w", strings.Join(args, " "), err)
@@ -276,7 +277,7 @@ func (h *hosted) oneTimeFigures(ctx context.Context, latency time.Duration, t *t
 			env = append(env, "FOLDERMIRROR_STORAGE_CONCURRENCY=1")
 		}
 		log.Printf("full sync of %s, its folders all of one createdTime, %s a Drive call, %s", lib.ID, latencyText(latency), how)
-		r, err := h.runSync(ctx, latency, h.config, lib.ID, true, env...)
+		r, err := h.runSync(ctx, latency, h.config, lib.ID, true, "", env...)
 		if err != nil {
 			return err
 		}
@@ -302,7 +303,7 @@ func (h *hosted) syncFiguresAt(ctx context.Context, latency time.Duration, t *ta
 	}
 	h.synced = false
 	log.Printf("full sync of %s (%s folders), %s a Drive call", lib.ID, thousands(float64(lib.Folders)), latencyText(latency))
-	r, err := h.runSync(ctx, latency, h.config, lib.ID, true)
+	r, err := h.runSync(ctx, latency, h.config, lib.ID, true, fmt.Sprintf("sync-%s-%s", sizeName(h.size), latency))
 	if err != nil {
 		return err
 	}
@@ -321,10 +322,24 @@ func (h *hosted) syncFiguresAt(ctx context.Context, latency time.Duration, t *ta
 		rss.how = "interpolated"
 	}
 	t.add(rss)
+	t.add(row{section: sectionSync, figure: "CPU a folder" + at, size: h.size, value: cpuPerFolder(r), unit: unitMicros, cmp: atMost,
+		limit: syncCPULimit.Seconds() * 1e6, rule: "≤ 12 µs", how: fmt.Sprintf("%.2f s of CPU (user + system)", r.cpu.Seconds())})
 	t.note("%s folders, full sync at %s a Drive call: synced %s folders and %s permissions (the world has %s folders) in %d createdTime ranges; Drive calls %v; %s; it used %.1f s of CPU, the fake %.1f s (%.1f ms a call).",
 		thousands(float64(h.size)), latencyText(latency), thousands(float64(r.folders)), thousands(float64(r.permissions)), thousands(float64(lib.Folders)),
 		r.ranges, r.methods, describePhases(r), r.cpu.Seconds(), r.fakeCPU.Seconds(), ms(r.fakeCPU)/float64(max(r.calls, 1)))
 	return nil
+}
+
+// Full sync CPU (the process's user and system time, from rusage) a
+// folder: on bbolt, and on PostgreSQL (its server's CPU not counted).
+const (
+	syncCPULimit   = 12 * time.Microsecond
+	pgSyncCPULimit = 20 * time.Microsecond
+)
+
+// cpuPerFolder is the CPU a sync used a folder, in µs.
+func cpuPerFolder(r *syncRun) float64 {
+	return float64(r.cpu) / float64(time.Microsecond) / float64(max(r.folders, 1))
 }
 
 // latencyText says a latency in milliseconds, e.g. "30 ms".
@@ -382,7 +397,7 @@ func (e *env) driveFigures(ctx context.Context, t *table) error {
 	for _, lib := range w.drives {
 		log.Printf("full sync of shared drive %s (%s folders, %s with a permission of their own)",
 			lib.ID, thousands(float64(lib.Folders)), thousands(float64(lib.OwnPermissions)))
-		r, err := h.runSync(ctx, driveLatency, cfg, lib.ID, true)
+		r, err := h.runSync(ctx, driveLatency, cfg, lib.ID, true, "")
 		if err != nil {
 			return err
 		}
