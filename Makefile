@@ -55,6 +55,7 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzAuthenticate$$' -fuzztime 10s ./httpapi/auth/
 	go test -run '^$$' -fuzz '^FuzzQueryParameters$$' -fuzztime 10s ./httpapi/
 	go test -run '^$$' -fuzz '^FuzzFieldsSelection$$' -fuzztime 10s ./internal/googlefake/
+	go test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 10s ./internal/drivelist/
 
 # The performance figures, each beside its limit (see bench/README.md).
 bench:

@@ -1,0 +1,235 @@
+package drivelist
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	drive "google.golang.org/api/drive/v3"
+)
+
+// project keeps of a file list what the decoder reads: the decoder and
+// encoding/json must agree on it.
+func project(l *drive.FileList) *drive.FileList {
+	out := &drive.FileList{NextPageToken: l.NextPageToken, IncompleteSearch: l.IncompleteSearch, Kind: l.Kind}
+	if l.Files != nil {
+		out.Files = []*drive.File{}
+	}
+	for _, f := range l.Files {
+		var g *drive.File
+		if f != nil {
+			g = projectFile(f)
+		}
+		out.Files = append(out.Files, g)
+	}
+	return out
+}
+
+func projectFile(f *drive.File) *drive.File {
+	g := &drive.File{Id: f.Id, Name: f.Name, MimeType: f.MimeType, Parents: f.Parents, Trashed: f.Trashed,
+		ResourceKey: f.ResourceKey, AppProperties: f.AppProperties, CopyRequiresWriterPermission: f.CopyRequiresWriterPermission,
+		WritersCanShare: f.WritersCanShare, HasAugmentedPermissions: f.HasAugmentedPermissions,
+		InheritedPermissionsDisabled: f.InheritedPermissionsDisabled, CreatedTime: f.CreatedTime, ModifiedTime: f.ModifiedTime,
+		DriveId: f.DriveId, Kind: f.Kind}
+	if r := f.DownloadRestrictions; r != nil {
+		g.DownloadRestrictions = &drive.DownloadRestrictionsMetadata{}
+		if i := r.ItemDownloadRestriction; i != nil {
+			g.DownloadRestrictions.ItemDownloadRestriction = &drive.DownloadRestriction{
+				RestrictedForReaders: i.RestrictedForReaders, RestrictedForWriters: i.RestrictedForWriters}
+		}
+	}
+	if f.Permissions != nil {
+		g.Permissions = []*drive.Permission{}
+	}
+	for _, p := range f.Permissions {
+		var q *drive.Permission
+		if p != nil {
+			q = &drive.Permission{Id: p.Id, Type: p.Type, Role: p.Role, EmailAddress: p.EmailAddress, Domain: p.Domain,
+				DisplayName: p.DisplayName, PhotoLink: p.PhotoLink, AllowFileDiscovery: p.AllowFileDiscovery, Deleted: p.Deleted,
+				PermissionDetails: p.PermissionDetails, Kind: p.Kind, View: p.View, ExpirationTime: p.ExpirationTime,
+				PendingOwner: p.PendingOwner, InheritedPermissionsDisabled: p.InheritedPermissionsDisabled}
+		}
+		g.Permissions = append(g.Permissions, q)
+	}
+	return g
+}
+
+// agree decodes page with the decoder and with encoding/json (as the client
+// library does) and fails unless the decoder either read it as
+// encoding/json did or left it to encoding/json (ErrNotPlain). It returns
+// the decoder's error. A page that is not valid JSON is not the decoder's
+// (googleclient refuses it first): it must only not make it panic or hang.
+func agree(t *testing.T, d *Decoder, page []byte) error {
+	t.Helper()
+	if !json.Valid(page) {
+		_, _ = d.Decode(page)
+		return errors.New("not valid JSON")
+	}
+	got, err := d.Decode(page)
+	var want drive.FileList
+	stdErr := json.Unmarshal(page, &want)
+	if err != nil {
+		if !errors.Is(err, ErrNotPlain) {
+			t.Fatalf("Decode(%q): %v, not an ErrNotPlain", page, err)
+		}
+		return err
+	}
+	if stdErr != nil {
+		t.Fatalf("Decode(%q) took a page encoding/json refuses (%v)", page, stdErr)
+	}
+	if g, w := project(got), project(&want); !reflect.DeepEqual(g, w) {
+		gj, _ := json.Marshal(g)
+		wj, _ := json.Marshal(w)
+		t.Fatalf("Decode(%q):\n got %s\nwant %s", page, gj, wj)
+	}
+	return nil
+}
+
+const perm = `{"id":"p1","type":"user","role":"writer","emailAddress":"ann@example.com","displayName":"Ann",` +
+	`"photoLink":"https://x/a","allowFileDiscovery":false,"deleted":false,"permissionDetails":[{"role":"writer","inherited":true,"permissionType":"file","inheritedFrom":"r"}]}`
+
+// plainCases are pages the decoder must read itself.
+var plainCases = map[string]string{
+	"empty page":         `{"files":[]}`,
+	"no files key":       `{"nextPageToken":"t"}`,
+	"files null":         `{"files":null,"incompleteSearch":true}`,
+	"null page":          `null`,
+	"a folder":           `{"nextPageToken":"n","kind":"drive#fileList","files":[{"id":"a","name":"A","mimeType":"application/vnd.google-apps.folder","parents":["r"],"trashed":false,"permissions":[` + perm + `]}]}`,
+	"escapes":            `{"files":[{"id":"a\u0062","name":"na\u00efve \"q\" \\ \n \ud83d\ude00 é","parents":["p\/q"]}]}`,
+	"escaped key":        `{"files":[{"n\u0061me":"x"}]}`,
+	"unknown fields":     `{"files":[{"id":"a","extra":"123","more":{"x":[1,2,{"y":null}]},"x-y":1}],"other":true}`,
+	"nulls":              `{"nextPageToken":null,"files":[{"id":null,"name":null,"parents":null,"trashed":null,"appProperties":null,"downloadRestrictions":null,"permissions":null}]}`,
+	"empty lists":        `{"files":[{"id":"a","parents":[],"permissions":[],"appProperties":{}}]}`,
+	"restrictions":       `{"files":[{"downloadRestrictions":{"itemDownloadRestriction":{"restrictedForReaders":true,"restrictedForWriters":false}}}]}`,
+	"restriction null":   `{"files":[{"downloadRestrictions":{"itemDownloadRestriction":null}}]}`,
+	"properties":         `{"files":[{"appProperties":{"folderDefinitionId":"d1","k":"v"}}]}`,
+	"permission nulls":   `{"files":[{"permissions":[{"id":null,"permissionDetails":null,"deleted":null}]}]}`,
+	"details empty":      `{"files":[{"permissions":[{"id":"p","permissionDetails":[]}]}]}`,
+	"repeated lists":     `{"files":[{"id":"a","permissions":[` + perm + `]},{"id":"b","permissions":[` + perm + `]},{"id":"c","permissions":[` + perm + `,` + perm + `]}]}`,
+	"whitespace":         " \n{ \"files\" : [ { \"id\" : \"a\" , \"permissions\" : [ " + perm + " ] } ] } \n",
+	"every known field":  `{"files":[{"id":"a","name":"n","mimeType":"m","parents":["p","q"],"trashed":true,"resourceKey":"rk","copyRequiresWriterPermission":true,"writersCanShare":true,"hasAugmentedPermissions":true,"inheritedPermissionsDisabled":true,"createdTime":"2020-01-01T00:00:00.000Z","modifiedTime":"2021-01-01T00:00:00Z","driveId":"d","kind":"drive#file"}]}`,
+	"permission fields":  `{"files":[{"permissions":[{"id":"p","type":"domain","role":"reader","domain":"example.com","allowFileDiscovery":true,"kind":"drive#permission","view":"published","expirationTime":"2030-01-01T00:00:00Z","pendingOwner":true,"inheritedPermissionsDisabled":true}]}]}`,
+	"unknown in details": `{"files":[{"permissions":[{"permissionDetails":[{"role":"reader","extra":[{}]}]}]}]}`,
+}
+
+// leftCases are pages the decoder leaves to encoding/json, which may read
+// them or refuse them.
+var leftCases = map[string]string{
+	"case differs":          `{"files":[{"ID":"a"}]}`,
+	"a field not asked for": `{"files":[{"id":"a","description":"d"}]}`,
+	"its type wrong":        `{"files":[{"id":"a","description":{"x":1}}]}`,
+	"number as string":      `{"files":[{"size":"123"}]}`,
+	"number not as string":  `{"files":[{"size":123}]}`,
+	"case differs at top":   `{"Files":[{"id":"a"}]}`,
+	"underscore":            `{"files":[{"mime_type":"x"}]}`,
+	"non-ASCII key":         `{"files":[{"ſize":"1","nameK":"x"}]}`,
+	"name twice":            `{"files":[{"name":"a","name":"b"}]}`,
+	"property twice":        `{"files":[{"appProperties":{"k":"a","k":"b"}}]}`,
+	"restrictions twice":    `{"files":[{"downloadRestrictions":{"itemDownloadRestriction":{"restrictedForReaders":true},"itemDownloadRestriction":{"restrictedForWriters":true}}}]}`,
+	"bool as string":        `{"files":[{"trashed":"true"}]}`,
+	"string as number":      `{"files":[{"name":12}]}`,
+	"null file":             `{"files":[null]}`,
+	"null parent":           `{"files":[{"parents":["a",null]}]}`,
+	"null permission":       `{"files":[{"permissions":[null]}]}`,
+	"file not an object":    `{"files":["a"]}`,
+	"files not an array":    `{"files":{}}`,
+	"invalid UTF-8":         "{\"files\":[{\"name\":\"\xff\"}]}",
+	"lone surrogate":        `{"files":[{"name":"\ud800"}]}`,
+	"not an object":         `[]`,
+	"permissions an object": `{"files":[{"permissions":{}}]}`,
+}
+
+func TestDecodeReadsWhatEncodingJSONReads(t *testing.T) {
+	for name, page := range plainCases {
+		t.Run(name, func(t *testing.T) {
+			if err := agree(t, New(), []byte(page)); err != nil {
+				t.Fatalf("Decode left a plain page to encoding/json: %v", err)
+			}
+		})
+	}
+}
+
+func TestDecodeLeavesOddPagesToEncodingJSON(t *testing.T) {
+	for name, page := range leftCases {
+		t.Run(name, func(t *testing.T) {
+			if err := agree(t, New(), []byte(page)); err == nil {
+				t.Fatal("Decode read a page it should leave to encoding/json")
+			}
+		})
+	}
+}
+
+// invalidPages are not JSON: googleclient refuses them before any decoder.
+var invalidPages = []string{`{"files":[{"id":"a"`, `{"files":[]} {}`, `{"files":[{"id":"a\"}]}`, `{"files":[{"id":"a","permissions":[{"id":"\\\"}]}]}`,
+	`{"files":[`, `{"files":[{"permissions":[[[`, `"`, `{"a`, `{`, `]`, `{"files":[{"name":tru}]}`}
+
+func TestDecodeEndsOnInvalidJSON(t *testing.T) {
+	for _, page := range invalidPages {
+		_, _ = New().Decode([]byte(page)) // neither panics nor hangs
+	}
+}
+
+func TestDecodeSharesRepeatedPermissionLists(t *testing.T) {
+	d := New()
+	page := func(ids ...string) []byte {
+		var files []string
+		for _, id := range ids {
+			files = append(files, fmt.Sprintf(`{"id":%q,"permissions":[%s]}`, id, perm))
+		}
+		return []byte(`{"files":[` + strings.Join(files, ",") + `]}`)
+	}
+	first, err := d.Decode(page("a", "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := d.Decode(page("c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := first.Files[0].Permissions, first.Files[1].Permissions, second.Files[0].Permissions
+	if &a[0] != &b[0] || &a[0] != &c[0] {
+		t.Error("equal permission lists were decoded each time, not shared")
+	}
+	if a[0].EmailAddress != "ann@example.com" || !a[0].PermissionDetails[0].Inherited {
+		t.Errorf("shared list decoded wrong: %+v", a[0])
+	}
+}
+
+// TestDecodeKeepsNoPageBytes checks that nothing decoded points into the
+// page: a caller may reuse it.
+func TestDecodeKeepsNoPageBytes(t *testing.T) {
+	page := []byte(plainCases["a folder"])
+	list, err := New().Decode(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := project(list)
+	wantJSON, _ := json.Marshal(want)
+	for i := range page {
+		page[i] = 'x'
+	}
+	if got, _ := json.Marshal(project(list)); string(got) != string(wantJSON) {
+		t.Errorf("the files changed with the page's bytes:\n got %s\nwant %s", got, wantJSON)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, page := range plainCases {
+		f.Add([]byte(page))
+	}
+	for _, page := range leftCases {
+		f.Add([]byte(page))
+	}
+	for _, page := range invalidPages {
+		f.Add([]byte(page))
+	}
+	f.Add(benchPage(20, 4))
+	f.Fuzz(func(t *testing.T, page []byte) {
+		d := New()
+		_ = agree(t, d, page)
+		_ = agree(t, d, page) // again, with what the decoder kept of the first time
+	})
+}

@@ -1,0 +1,134 @@
+package drivelist
+
+import (
+	"fmt"
+
+	drive "google.golang.org/api/drive/v3"
+)
+
+// fileChunk is how many files a page's files are allocated by: a page's
+// drive.File structs in a few allocations, not one each.
+const fileChunk = 128
+
+// files reads a page's files.
+func (d *Decoder) files(dst *[]*drive.File) error {
+	*dst = []*drive.File{}
+	var chunk []drive.File
+	return d.array(func() { *dst = nil }, func() error {
+		if len(chunk) == 0 {
+			chunk = make([]drive.File, fileChunk)
+		}
+		f := &chunk[0]
+		chunk = chunk[1:]
+		*dst = append(*dst, f)
+		return d.file(f)
+	})
+}
+
+// file reads a file.
+func (d *Decoder) file(f *drive.File) error {
+	if d.s.peek() != '{' {
+		return fmt.Errorf("%w: a file is not an object", ErrNotPlain)
+	}
+	var seen uint32
+	return d.object(&seen, func(key []byte) error {
+		switch string(key) {
+		case "id":
+			return d.str(&f.Id)
+		case "name":
+			return d.str(&f.Name)
+		case "mimeType":
+			return d.interned(&f.MimeType)
+		case "parents":
+			return d.stringList(&f.Parents)
+		case "trashed":
+			return d.boolean(&f.Trashed)
+		case "resourceKey":
+			return d.str(&f.ResourceKey)
+		case "appProperties":
+			return d.properties(&f.AppProperties)
+		case "copyRequiresWriterPermission":
+			return d.boolean(&f.CopyRequiresWriterPermission)
+		case "downloadRestrictions":
+			return d.restrictions(&f.DownloadRestrictions)
+		case "writersCanShare":
+			return d.boolean(&f.WritersCanShare)
+		case "hasAugmentedPermissions":
+			return d.boolean(&f.HasAugmentedPermissions)
+		case "inheritedPermissionsDisabled":
+			return d.boolean(&f.InheritedPermissionsDisabled)
+		case "permissions":
+			return d.permissions(&f.Permissions)
+		case "createdTime":
+			return d.str(&f.CreatedTime)
+		case "modifiedTime":
+			return d.str(&f.ModifiedTime)
+		case "driveId":
+			return d.interned(&f.DriveId)
+		case "kind":
+			return d.interned(&f.Kind)
+		}
+		return errUnknown
+	}, fileKeys)
+}
+
+// properties reads appProperties: an object of strings. A key given twice
+// is left to encoding/json.
+func (d *Decoder) properties(dst *map[string]string) error {
+	if d.null() {
+		*dst = nil
+		return nil
+	}
+	if err := d.s.next('{'); err != nil {
+		return err
+	}
+	m := map[string]string{}
+	for d.s.peek() != '}' {
+		b, err := d.str0()
+		if err != nil {
+			return err
+		}
+		key := string(b)
+		if _, dup := m[key]; dup {
+			return fmt.Errorf("%w: property %q given twice", ErrNotPlain, key)
+		}
+		var v string
+		if err := d.str(&v); err != nil {
+			return err
+		}
+		m[key] = v
+	}
+	*dst = m
+	return d.s.next('}')
+}
+
+// restrictions reads downloadRestrictions.
+func (d *Decoder) restrictions(dst **drive.DownloadRestrictionsMetadata) error {
+	if d.null() {
+		return nil
+	}
+	r := &drive.DownloadRestrictionsMetadata{}
+	var seen uint32
+	err := d.object(&seen, func(key []byte) error {
+		if string(key) != "itemDownloadRestriction" {
+			return errUnknown
+		}
+		if d.null() {
+			return nil
+		}
+		item := &drive.DownloadRestriction{}
+		r.ItemDownloadRestriction = item
+		var seen uint32
+		return d.object(&seen, func(key []byte) error {
+			switch string(key) {
+			case "restrictedForReaders":
+				return d.boolean(&item.RestrictedForReaders)
+			case "restrictedForWriters":
+				return d.boolean(&item.RestrictedForWriters)
+			}
+			return errUnknown
+		}, restrictionKeys)
+	}, restrictionsKeys)
+	*dst = r
+	return err
+}

@@ -1,0 +1,162 @@
+package drivelist
+
+import (
+	"fmt"
+
+	drive "google.golang.org/api/drive/v3"
+)
+
+// permissions reads a file's permissions. A list met before, byte for byte,
+// is the one decoded then.
+func (d *Decoder) permissions(dst *[]*drive.Permission) error {
+	if d.s.peek() != '[' {
+		return d.array(func() { *dst = nil }, func() error { return nil }) // null, or not a list
+	}
+	if list, ok := d.recentAt(); ok {
+		*dst = list
+		return nil
+	}
+	from := d.s.i
+	raw, err := d.s.skip()
+	if err != nil {
+		return err
+	}
+	if list, ok := d.lists[string(raw)]; ok {
+		d.remember(raw, list)
+		*dst = list
+		return nil
+	}
+	d.s.i = from
+	list, err := d.permissionList()
+	if err != nil {
+		return err
+	}
+	if len(d.lists) >= maxLists || d.listBytes+len(raw) > maxListBytes {
+		clear(d.lists)
+		d.listBytes = 0
+	}
+	d.lists[string(raw)] = list
+	d.listBytes += len(raw)
+	d.remember(raw, list)
+	*dst = list
+	return nil
+}
+
+// recentList is a permission list decoded lately, with its JSON.
+type recentList struct {
+	raw  string
+	list []*drive.Permission
+}
+
+// recentLists is how many lists recentAt looks for: a listing gives the
+// folders of a parent together, and they mostly have its list.
+const recentLists = 4
+
+// recentAt reads a permission list that is one of the recent ones, if the
+// page goes on with one: a JSON array is over where it ends, so a page
+// whose bytes begin with a list's holds that list there, found without
+// reading it.
+func (d *Decoder) recentAt() ([]*drive.Permission, bool) {
+	rest := d.s.b[d.s.i:]
+	for k, r := range d.recent {
+		if len(r.raw) > 0 && len(rest) >= len(r.raw) && string(rest[:len(r.raw)]) == r.raw {
+			d.s.i += len(r.raw)
+			copy(d.recent[1:k+1], d.recent[:k])
+			d.recent[0] = r
+			return r.list, true
+		}
+	}
+	return nil, false
+}
+
+// remember makes a list the most recent.
+func (d *Decoder) remember(raw []byte, list []*drive.Permission) {
+	copy(d.recent[1:], d.recent[:recentLists-1])
+	d.recent[0] = recentList{raw: string(raw), list: list}
+}
+
+// permissionList decodes a list of permissions, their structs in one
+// allocation or a few.
+func (d *Decoder) permissionList() ([]*drive.Permission, error) {
+	list := []*drive.Permission{}
+	perms := make([]drive.Permission, 0, 8)
+	err := d.array(func() {}, func() error {
+		if len(perms) == cap(perms) {
+			perms = make([]drive.Permission, 0, 2*cap(perms))
+		}
+		perms = perms[:len(perms)+1]
+		p := &perms[len(perms)-1]
+		list = append(list, p)
+		return d.permission(p)
+	})
+	return list, err
+}
+
+// permission reads a permission.
+func (d *Decoder) permission(p *drive.Permission) error {
+	if d.s.peek() != '{' {
+		return fmt.Errorf("%w: a permission is not an object", ErrNotPlain)
+	}
+	var seen uint32
+	return d.object(&seen, func(key []byte) error {
+		switch string(key) {
+		case "id":
+			return d.interned(&p.Id)
+		case "type":
+			return d.interned(&p.Type)
+		case "role":
+			return d.interned(&p.Role)
+		case "emailAddress":
+			return d.interned(&p.EmailAddress)
+		case "domain":
+			return d.interned(&p.Domain)
+		case "displayName":
+			return d.interned(&p.DisplayName)
+		case "photoLink":
+			return d.interned(&p.PhotoLink)
+		case "allowFileDiscovery":
+			return d.boolean(&p.AllowFileDiscovery)
+		case "deleted":
+			return d.boolean(&p.Deleted)
+		case "permissionDetails":
+			return d.details(&p.PermissionDetails)
+		case "kind":
+			return d.interned(&p.Kind)
+		case "view":
+			return d.interned(&p.View)
+		case "expirationTime":
+			return d.interned(&p.ExpirationTime)
+		case "pendingOwner":
+			return d.boolean(&p.PendingOwner)
+		case "inheritedPermissionsDisabled":
+			return d.boolean(&p.InheritedPermissionsDisabled)
+		}
+		return errUnknown
+	}, permissionKeys)
+}
+
+// details reads a permission's permissionDetails.
+func (d *Decoder) details(dst *[]*drive.PermissionPermissionDetails) error {
+	*dst = []*drive.PermissionPermissionDetails{}
+	return d.array(func() { *dst = nil }, func() error {
+		if d.s.peek() != '{' {
+			return fmt.Errorf("%w: a permission detail is not an object", ErrNotPlain)
+		}
+		det := &drive.PermissionPermissionDetails{}
+		*dst = append(*dst, det)
+		var seen uint32
+		return d.object(&seen, func(key []byte) error {
+			switch string(key) {
+			case "role":
+				return d.interned(&det.Role)
+			case "inherited":
+				return d.boolean(&det.Inherited)
+			case "permissionType":
+				return d.interned(&det.PermissionType)
+			case "inheritedFrom":
+				return d.interned(&det.InheritedFrom)
+			}
+			return errUnknown
+		}, detailKeys)
+	})
+}
