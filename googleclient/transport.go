@@ -70,11 +70,15 @@ func countCall(ctx context.Context) {
 // RoundTrip implements http.RoundTripper. Only requests without a body, or
 // with a replayable one (GetBody), are retried. A listing that reads ahead
 // (WithReadAhead) gets its pages from the ones read ahead, each through
-// its PageGate, if it holds one.
+// its PageGate, if it holds one; one with a PageDecoder has its pages read
+// by it first.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ra := readAheadOf(req)
 	if ra == nil {
-		resp, _, err := t.send(req)
+		resp, body, err := t.send(req)
+		if err == nil {
+			decodePage(req, resp, body)
+		}
 		return resp, err
 	}
 	var resp *http.Response
@@ -93,6 +97,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		ra.start(t, req, body)
+		decodePage(req, resp, body)
 	}
 	return resp, err
 }

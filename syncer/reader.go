@@ -80,12 +80,19 @@ func (r *reader) listCall(q string) *drive.FilesListCall {
 	return call.Corpora("user")
 }
 
-// pages reads call's pages, one ahead, and hands each to page; an error
+// pages reads call's pages, one ahead, each decoded by drivelist (or, where
+// it leaves one, by the client library), and hands each to page; an error
 // that page returns stops the listing.
 func (r *reader) pages(ctx context.Context, call *drive.FilesListCall, page func(*drive.FileList) error) error {
 	ctx, stop := googleclient.WithReadAhead(ctx)
 	defer stop()
-	return call.Context(ctx).Pages(ctx, page)
+	listed := newListedPages()
+	ctx = googleclient.WithPageDecoder(ctx, listed.decode)
+	err := call.Context(ctx).Pages(ctx, func(list *drive.FileList) error { return page(listed.take(list)) })
+	if listed.left > 0 {
+		r.logger.Debug("pages left to the client library's decoding", "library", r.lib.ID, "pages", listed.left)
+	}
+	return err
 }
 
 // folders keeps the folders of files that can be a library's: Drive at
