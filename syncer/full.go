@@ -248,14 +248,17 @@ func (r *reader) stageFolder(st *stage, f *drive.File) (uint32, bool, error) {
 }
 
 // stagePermissions gives a staged folder the permissions Drive listed for
-// it: its list and its own.
+// it: its list and its own. A list the listing's decoder shared between
+// folders (drivelist) is converted and staged once.
 func (r *reader) stagePermissions(st *stage, n uint32, perms []*drive.Permission) error {
-	list, own := convertPermissions(perms, st.hasFlags(n, flagOpaque), &r.odd)
-	return r.stageSets(st, n, list, own)
-}
-
-// stageSets gives a staged folder its list and its own permissions.
-func (r *reader) stageSets(st *stage, n uint32, list, own []fm.Permission) error {
+	opaque := st.hasFlags(n, flagOpaque)
+	if sets, ok := st.knownSets(perms, opaque); ok {
+		r.odd.addPermissionCounts(sets.counts)
+		st.setPermissions(n, sets.set, sets.own)
+		return nil
+	}
+	var counts oddities
+	list, own := convertPermissions(perms, opaque, &counts)
 	set, err := st.addSet(list)
 	if err != nil {
 		return err
@@ -264,6 +267,9 @@ func (r *reader) stageSets(st *stage, n uint32, list, own []fm.Permission) error
 	if err != nil {
 		return err
 	}
+	sets := stagedSets{set: set, own: ownSet, counts: counts.permissionCounts()}
+	r.odd.addPermissionCounts(sets.counts)
+	st.rememberSets(perms, opaque, sets)
 	st.setPermissions(n, set, ownSet)
 	return nil
 }

@@ -113,6 +113,11 @@ type stage struct {
 	sets    []stagedSet
 	setOf   map[fm.PermissionSetKey]uint32
 	scratch []byte
+	// mapped is the file mapped into memory, for the tree's writing.
+	mapped []byte
+	// known are the sets of permission lists staged already, by the list
+	// (see knownSets).
+	known map[knownList]stagedSets
 
 	// expect is how many IDs the stage expects, 0 if it cannot tell.
 	expect int
@@ -133,11 +138,11 @@ func newStage(dir string, folders int) (*stage, error) {
 	}
 	expect := folders + folders/10 // room for some growth
 	return &stage{ids: intern.New(max(expect, 1024)), more: map[uint32][]uint32{}, file: f,
-		w: bufio.NewWriterSize(f, 256<<10), setOf: map[fm.PermissionSetKey]uint32{}, expect: expect}, nil
+		w: bufio.NewWriterSize(f, 256<<10), setOf: map[fm.PermissionSetKey]uint32{}, known: map[knownList]stagedSets{}, expect: expect}, nil
 }
 
 // close releases the stage's file.
-func (s *stage) close() error { return s.file.Close() }
+func (s *stage) close() error { return errors.Join(s.unmapFile(), s.file.Close()) }
 
 // number returns the number of an ID, numbering it if it is new. The first
 // makes room for the IDs expected, as long as it: the table then fills
@@ -228,6 +233,50 @@ func (s *stage) addSet(perms []fm.Permission) (uint32, error) {
 	return n, nil
 }
 
+// knownList is a permission list as the listing's decoder gave it: folders
+// with the same list share one (drivelist), which the key holds.
+type knownList struct {
+	first  *drive.Permission
+	n      int
+	opaque bool
+}
+
+// stagedSets are the sets a permission list was staged as, and its
+// oddities.
+type stagedSets struct {
+	set, own uint32
+	counts   permissionCounts
+}
+
+// maxKnownLists bounds the lists a stage remembers: lists not shared (the
+// client library's decoding makes each anew) would otherwise add up.
+const maxKnownLists = 1 << 12
+
+// knownSets returns the sets perms was staged as for a folder of the same
+// opacity, if it was.
+func (s *stage) knownSets(perms []*drive.Permission, opaque bool) (stagedSets, bool) {
+	if len(perms) == 0 {
+		return stagedSets{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sets, ok := s.known[knownList{first: perms[0], n: len(perms), opaque: opaque}]
+	return sets, ok
+}
+
+// rememberSets keeps the sets perms was staged as.
+func (s *stage) rememberSets(perms []*drive.Permission, opaque bool, sets stagedSets) {
+	if len(perms) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.known) >= maxKnownLists {
+		clear(s.known)
+	}
+	s.known[knownList{first: perms[0], n: len(perms), opaque: opaque}] = sets
+}
+
 // needsPermissions tells whether a folder's permissions are still to be
 // read: they are unknown, and it does not only inherit.
 func (s *stage) needsPermissions(n uint32) bool {
@@ -260,13 +309,47 @@ func (s *stage) flush() error {
 	return nil
 }
 
-// read reads a record of the file (after flush).
+// read reads a record of the file (after flush): from the file's map, if
+// it is mapped (mapFile) and holds it, else with a system call.
 func (s *stage) read(buf []byte, off int64, size uint32) ([]byte, error) {
+	if end := off + int64(size); end <= int64(len(s.mapped)) {
+		return append(buf[:0], s.mapped[off:end]...), nil
+	}
 	buf = append(buf[:0], make([]byte, size)...)
 	if _, err := s.file.ReadAt(buf, off); err != nil {
 		return nil, fmt.Errorf("full sync: read its temporary file: %w", err)
 	}
 	return buf, nil
+}
+
+// mapFile maps the file as it is now (after flush) into memory, read only,
+// for the tree's writing: it reads each folder's record, in the order of
+// their IDs, which is not the file's, and a system call each would cost
+// more than the rest of the record's writing. Where the system cannot map
+// files, the records are read as before.
+func (s *stage) mapFile() error {
+	if err := s.unmapFile(); err != nil {
+		return err
+	}
+	m, err := mapReadOnly(s.file, s.end)
+	if err != nil {
+		return fmt.Errorf("full sync: map its temporary file: %w", err)
+	}
+	s.mapped = m
+	return nil
+}
+
+// unmapFile undoes mapFile.
+func (s *stage) unmapFile() error {
+	if s.mapped == nil {
+		return nil
+	}
+	m := s.mapped
+	s.mapped = nil
+	if err := unmapReadOnly(m); err != nil {
+		return fmt.Errorf("full sync: unmap its temporary file: %w", err)
+	}
+	return nil
 }
 
 // record returns a folder's name, resource key and definition.

@@ -3,7 +3,6 @@ package syncer
 import (
 	"cmp"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -43,7 +42,16 @@ func newNode(f *drive.File) *node {
 // alone: it has several parents (it inherits from each), or inheritance
 // disabled.
 func isOpaque(f *drive.File) bool {
-	return f.InheritedPermissionsDisabled || len(slices.DeleteFunc(slices.Clone(f.Parents), func(p string) bool { return p == f.Id })) > 1
+	if f.InheritedPermissionsDisabled {
+		return true
+	}
+	parents := 0
+	for _, p := range f.Parents {
+		if p != f.Id {
+			parents++
+		}
+	}
+	return parents > 1
 }
 
 // folderDefinitionProperty is the appProperties key of a folder's definition.
@@ -91,6 +99,20 @@ type oddities struct {
 	// noDetails: permissions without permissionDetails (kept, but their
 	// folder's list is read from Drive rather than made from its parent's).
 	noDetails atomic.Int64
+}
+
+// permissionCounts are the counts of oddities that a permission list has.
+type permissionCounts struct{ deleted, noEmail, noDetails int64 }
+
+func (o *oddities) permissionCounts() permissionCounts {
+	return permissionCounts{deleted: o.deleted.Load(), noEmail: o.noEmail.Load(), noDetails: o.noDetails.Load()}
+}
+
+// addPermissionCounts adds a permission list's counts.
+func (o *oddities) addPermissionCounts(c permissionCounts) {
+	o.deleted.Add(c.deleted)
+	o.noEmail.Add(c.noEmail)
+	o.noDetails.Add(c.noDetails)
 }
 
 // report logs what was set aside, if anything.

@@ -28,6 +28,12 @@ func (s *Syncer) writeTree(ctx context.Context, libraryID string, fence fm.Fence
 	}
 	defer w.Abort() //nolint:errcheck // after Commit, a no-op; else the sync fails with the first error
 	progress(fm.Progress{Library: libraryID, Phase: "writing", Total: len(placed)})
+	if err := st.flush(); err != nil {
+		return fm.Drift{}, err
+	}
+	if err := st.mapFile(); err != nil { // unmapped when the stage is closed
+		return fm.Drift{}, err
+	}
 	if err := putSets(ctx, w, st, placed); err != nil {
 		return fm.Drift{}, err
 	}
