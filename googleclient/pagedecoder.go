@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"sync"
 )
 
 // A PageDecoder reads the body of a listing's page (a 200 answer, its JSON
@@ -35,4 +36,28 @@ func decodePage(req *http.Request, resp *http.Response, body []byte) {
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(rest))
 	resp.ContentLength = int64(len(rest))
+	recycleBody(body) // nothing holds it now: the decoder keeps nothing of it
+}
+
+// Bodies of pages read by a PageDecoder are used again for the bodies read
+// after them: a listing's pages are megabytes each, which would otherwise
+// be garbage as soon as decoded.
+var bodies sync.Pool
+
+// bodyBuffer returns an empty buffer with room for size bytes: one used
+// before, if there is one large enough.
+func bodyBuffer(size int) []byte {
+	if b, ok := bodies.Get().(*[]byte); ok {
+		if cap(*b) >= size {
+			return (*b)[:0]
+		}
+		bodies.Put(b)
+	}
+	return make([]byte, 0, size)
+}
+
+// recycleBody gives a body's buffer back, for bodyBuffer.
+func recycleBody(body []byte) {
+	body = body[:0]
+	bodies.Put(&body)
 }

@@ -173,7 +173,7 @@ func (t *transport) bufferBody(resp *http.Response, method string) ([]byte, erro
 	if resp.ContentLength >= 0 {
 		size = resp.ContentLength
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, min(size, maxBufferedBody)+bytes.MinRead))
+	buf := bytes.NewBuffer(bodyBuffer(int(min(size, maxBufferedBody)) + bytes.MinRead))
 	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, maxBufferedBody)); err != nil {
 		return nil, fmt.Errorf("read response body: %w", err)
 	}
