@@ -127,7 +127,17 @@ const (
 
 // encodeFolder encodes everything of f but its ID, which is the record's key.
 func encodeFolder(f *fm.Folder) []byte {
-	e := encoder{buf: make([]byte, 0, 48+len(f.ParentID)+len(f.Name)+len(f.ResourceKey)+len(f.DefinitionID))}
+	return appendFolder(make([]byte, 0, folderRecordSize(f)), f)
+}
+
+// folderRecordSize is about the size of f's record.
+func folderRecordSize(f *fm.Folder) int {
+	return 48 + len(f.ParentID) + len(f.Name) + len(f.ResourceKey) + len(f.DefinitionID)
+}
+
+// appendFolder appends f's record, as encodeFolder encodes it, to dst.
+func appendFolder(dst []byte, f *fm.Folder) []byte {
+	e := encoder{buf: dst}
 	e.byte(recordFormat)
 	e.str(f.ParentID)
 	e.str(f.Name)

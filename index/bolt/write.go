@@ -185,6 +185,9 @@ func (fs *fullSync) PutFolders(folders []fm.Folder) error {
 			return err
 		}
 		t.folders.FillPercent = packedFill
+		// The batch's keys and records in one buffer: bbolt keeps what it
+		// is given until the transaction commits.
+		buf := make([]byte, 0, batchRecordsSize(folders))
 		for i := range folders {
 			f := &folders[i]
 			n, ok := fs.sizes[f.PermissionSet]
@@ -192,8 +195,12 @@ func (fs *fullSync) PutFolders(folders []fm.Folder) error {
 				return fmt.Errorf("folder %s refers to a permission set not put", f.ID)
 			}
 			perms += n
-			record := encodeFolder(f)
-			if err := t.folders.Put([]byte(f.ID), record); err != nil {
+			start := len(buf)
+			buf = append(buf, f.ID...)
+			key := buf[start:len(buf):len(buf)]
+			buf = appendFolder(buf, f)
+			record := buf[len(key)+start : len(buf) : len(buf)]
+			if err := t.folders.Put(key, record); err != nil {
 				return err
 			}
 			if old == nil {
@@ -234,6 +241,15 @@ func (fs *fullSync) PutFolders(folders []fm.Folder) error {
 	}
 	fs.releaseSometimes(len(folders))
 	return nil
+}
+
+// batchRecordsSize is about the size of the keys and records of folders.
+func batchRecordsSize(folders []fm.Folder) int {
+	n := 0
+	for i := range folders {
+		n += len(folders[i].ID) + folderRecordSize(&folders[i])
+	}
+	return n
 }
 
 // checkOrder refuses folders that do not come in ascending order of ID.
