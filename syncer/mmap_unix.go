@@ -19,3 +19,12 @@ func mapReadOnly(f *os.File, size int64) ([]byte, error) {
 
 // unmapReadOnly undoes mapReadOnly.
 func unmapReadOnly(m []byte) error { return unix.Munmap(m) }
+
+// releaseMapped drops the pages of m the process has read: they stay in
+// the file and the system's cache, and are read again if used.
+func releaseMapped(m []byte) error {
+	if len(m) == 0 {
+		return nil
+	}
+	return unix.Madvise(m, unix.MADV_DONTNEED)
+}

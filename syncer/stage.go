@@ -339,6 +339,16 @@ func (s *stage) mapFile() error {
 	return nil
 }
 
+// releaseFile drops the pages of the file's map read so far from the
+// process's memory: read in the order of the folders' IDs, the whole file
+// would otherwise become part of it by the end of the writing.
+func (s *stage) releaseFile() error {
+	if err := releaseMapped(s.mapped); err != nil {
+		return fmt.Errorf("full sync: release its temporary file's pages: %w", err)
+	}
+	return nil
+}
+
 // unmapFile undoes mapFile.
 func (s *stage) unmapFile() error {
 	if s.mapped == nil {

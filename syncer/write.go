@@ -2,7 +2,9 @@ package syncer
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/binary"
 	"slices"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -38,7 +40,7 @@ func (s *Syncer) writeTree(ctx context.Context, libraryID string, fence fm.Fence
 		return fm.Drift{}, err
 	}
 	byID := placed
-	slices.SortFunc(byID, func(a, b uint32) int { return bytes.Compare(st.ids.Bytes(a), st.ids.Bytes(b)) })
+	sortByID(st, byID)
 	if err := putFolders(ctx, w, st, byID, func(done int) {
 		progress(fm.Progress{Library: libraryID, Phase: "writing", Done: done, Total: len(byID)})
 	}); err != nil {
@@ -96,27 +98,58 @@ func putFolders(ctx context.Context, w fm.FullSyncWriter, st *stage, byID []uint
 			}
 			batch = batch[:0]
 			done(i + 1)
+			if err := st.releaseFile(); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
+// sortByID sorts folders by ID. Each is sorted by its ID's first eight
+// bytes, as a number held beside it, and only equal ones by the IDs
+// themselves: a comparison is then most often of two numbers at hand, not
+// of two IDs in the stage's table, far apart in memory.
+func sortByID(st *stage, folders []uint32) {
+	type keyed struct {
+		prefix uint64
+		n      uint32
+	}
+	keys := make([]keyed, len(folders))
+	for i, n := range folders {
+		var b [8]byte
+		copy(b[:], st.ids.Bytes(n))
+		keys[i] = keyed{prefix: binary.BigEndian.Uint64(b[:]), n: n}
+	}
+	slices.SortFunc(keys, func(a, b keyed) int {
+		if c := cmp.Compare(a.prefix, b.prefix); c != 0 {
+			return c
+		}
+		return bytes.Compare(st.ids.Bytes(a.n), st.ids.Bytes(b.n))
+	})
+	for i, k := range keys {
+		folders[i] = k.n
+	}
+}
+
 // putLinks writes the links from parents to children, in order of parent
-// ID, then child ID. It reorders byID, the placed folders in order of ID.
+// ID, then child ID; byID are the placed folders in order of ID.
 func putLinks(ctx context.Context, w fm.FullSyncWriter, st *stage, byID []uint32) error {
 	rank := make([]uint32, st.folders.len())
 	for i, n := range byID {
 		rank[n] = uint32(i)
 	}
-	children := slices.DeleteFunc(byID, func(n uint32) bool { return st.folders.at(n).parent == none })
-	slices.SortFunc(children, func(a, b uint32) int {
-		if pa, pb := rank[st.folders.at(a).parent], rank[st.folders.at(b).parent]; pa != pb {
-			return int(pa) - int(pb)
+	// The links as numbers, each its parent's rank then its child's, sorted.
+	links := make([]uint64, 0, len(byID))
+	for _, n := range byID {
+		if p := st.folders.at(n).parent; p != none {
+			links = append(links, uint64(rank[p])<<32|uint64(rank[n]))
 		}
-		return int(rank[a]) - int(rank[b])
-	})
+	}
+	slices.Sort(links)
 	batch := make([]fm.ChildLink, 0, linkBatch)
-	for _, n := range children {
+	for _, l := range links {
+		n := byID[uint32(l)]
 		batch = append(batch, fm.ChildLink{ParentID: st.ids.String(st.folders.at(n).parent), ChildID: st.ids.String(n)})
 		if len(batch) == cap(batch) {
 			if err := putBatch(ctx, w.PutChildren, batch); err != nil {
