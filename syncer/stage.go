@@ -250,7 +250,7 @@ type stagedSets struct {
 
 // maxKnownLists bounds the lists a stage remembers: lists not shared (the
 // client library's decoding makes each anew) would otherwise add up.
-const maxKnownLists = 1 << 12
+const maxKnownLists = 1 << 10
 
 // knownSets returns the sets perms was staged as for a folder of the same
 // opacity, if it was.

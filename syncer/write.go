@@ -106,31 +106,39 @@ func putFolders(ctx context.Context, w fm.FullSyncWriter, st *stage, byID []uint
 	return nil
 }
 
-// sortByID sorts folders by ID. Each is sorted by its ID's first eight
-// bytes, as a number held beside it, and only equal ones by the IDs
-// themselves: a comparison is then most often of two numbers at hand, not
-// of two IDs in the stage's table, far apart in memory.
+// sortByID sorts folders by ID. Each is sorted by its ID's first five
+// bytes, held beside its number in one uint64, and only equal ones by the
+// IDs themselves: a comparison is then most often of two numbers at hand,
+// not of two IDs in the stage's table, far apart in memory.
 func sortByID(st *stage, folders []uint32) {
-	type keyed struct {
-		prefix uint64
-		n      uint32
+	if len(folders) > 1<<keyNumberBits {
+		slices.SortFunc(folders, func(a, b uint32) int { return bytes.Compare(st.ids.Bytes(a), st.ids.Bytes(b)) })
+		return
 	}
-	keys := make([]keyed, len(folders))
+	const prefixBytes = (64 - keyNumberBits) / 8
+	keys := make([]uint64, len(folders))
 	for i, n := range folders {
 		var b [8]byte
-		copy(b[:], st.ids.Bytes(n))
-		keys[i] = keyed{prefix: binary.BigEndian.Uint64(b[:]), n: n}
+		copy(b[:prefixBytes], st.ids.Bytes(n))
+		keys[i] = binary.BigEndian.Uint64(b[:]) | uint64(n)
 	}
-	slices.SortFunc(keys, func(a, b keyed) int {
-		if c := cmp.Compare(a.prefix, b.prefix); c != 0 {
+	slices.SortFunc(keys, func(a, b uint64) int {
+		if c := cmp.Compare(a>>keyNumberBits, b>>keyNumberBits); c != 0 {
 			return c
 		}
-		return bytes.Compare(st.ids.Bytes(a.n), st.ids.Bytes(b.n))
+		return bytes.Compare(st.ids.Bytes(uint32(a&keyNumberMask)), st.ids.Bytes(uint32(b&keyNumberMask)))
 	})
 	for i, k := range keys {
-		folders[i] = k.n
+		folders[i] = uint32(k & keyNumberMask)
 	}
 }
+
+// The bits of sortByID's keys that hold a folder's number: up to 16,777,216
+// folders are sorted by key, more by ID alone.
+const (
+	keyNumberBits = 24
+	keyNumberMask = 1<<keyNumberBits - 1
+)
 
 // putLinks writes the links from parents to children, in order of parent
 // ID, then child ID; byID are the placed folders in order of ID.

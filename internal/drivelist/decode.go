@@ -29,9 +29,9 @@ var ErrNotPlain = errors.New("drivelist: not a plain page")
 // Bounds on what a Decoder keeps between pages: the distinct permission
 // lists, and the distinct strings of permissions, with their bytes.
 const (
-	maxLists      = 1 << 10
-	maxListBytes  = 2 << 20
-	maxStrings    = 1 << 16
+	maxLists      = 1 << 8
+	maxListBytes  = 512 << 10
+	maxStrings    = 1 << 14
 	maxStringSize = 256 // longer strings are not interned
 )
 

@@ -50,7 +50,7 @@ type recentList struct {
 
 // recentLists is how many lists recentAt looks for: a listing gives the
 // folders of a parent together, and they mostly have its list.
-const recentLists = 4
+const recentLists = 8
 
 // recentAt reads a permission list that is one of the recent ones, if the
 // page goes on with one: a JSON array is over where it ends, so a page
