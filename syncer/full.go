@@ -216,7 +216,7 @@ func (r *reader) listFolders(ctx context.Context, st *stage, early *permissionQu
 	} else {
 		r.ranges = 1
 		r.listing.ranges.Store(1)
-		err = r.pages(ctx, r.listCall(foldersQuery), func(list *drive.FileList) error { return stageAll(folders(list.Files)) })
+		err = r.pages(ctx, r.listCall(foldersQuery), true, func(list *drive.FileList) error { return stageAll(folders(list.Files)) })
 	}
 	if err != nil {
 		return fmt.Errorf("list folders: %w", err)

@@ -36,6 +36,13 @@ func (l *listedPages) decode(body []byte) ([]byte, error) {
 	return json.Marshal(&drive.FileList{NextPageToken: list.NextPageToken, IncompleteSearch: list.IncompleteSearch, Kind: list.Kind})
 }
 
+// reuse gives drivelist back the files of a page taken, for the next.
+func (l *listedPages) reuse(list *drive.FileList) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.dec.Reuse(list)
+}
+
 // take returns the page the client library decoded as list: the one
 // drivelist read, if it read it.
 func (l *listedPages) take(list *drive.FileList) *drive.FileList {

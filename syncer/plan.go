@@ -466,7 +466,7 @@ func (p *plan) listChildren(ctx context.Context, parents []string) ([]*drive.Fil
 	}
 	var out []*drive.File
 	call := p.listCall("(" + strings.Join(terms, " or ") + ") and " + foldersQuery)
-	err := p.pages(ctx, call, func(list *drive.FileList) error {
+	err := p.pages(ctx, call, false, func(list *drive.FileList) error {
 		out = append(out, folders(list.Files)...)
 		return nil
 	})

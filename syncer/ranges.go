@@ -284,7 +284,7 @@ func (l *rangeLister) list(rg *timeRange) error {
 	call := l.r.listCall(q).OrderBy("createdTime").Fields(rangeListFields)
 	ctx, done := l.gate.Hold(l.ctx)
 	defer done()
-	err := l.r.pages(ctx, call, func(list *drive.FileList) error {
+	err := l.r.pages(ctx, call, true, func(list *drive.FileList) error {
 		keep, more, probe := l.take(rg, list)
 		if probe {
 			l.group.Go(l.probeNewest)

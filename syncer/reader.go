@@ -82,13 +82,21 @@ func (r *reader) listCall(q string) *drive.FilesListCall {
 
 // pages reads call's pages, one ahead, each decoded by drivelist (or, where
 // it leaves one, by the client library), and hands each to page; an error
-// that page returns stops the listing.
-func (r *reader) pages(ctx context.Context, call *drive.FilesListCall, page func(*drive.FileList) error) error {
+// that page returns stops the listing. With transient, page keeps nothing
+// of a page's files once it returns: their memory is the next page's.
+func (r *reader) pages(ctx context.Context, call *drive.FilesListCall, transient bool, page func(*drive.FileList) error) error {
 	ctx, stop := googleclient.WithReadAhead(ctx)
 	defer stop()
 	listed := newListedPages()
 	ctx = googleclient.WithPageDecoder(ctx, listed.decode)
-	err := call.Context(ctx).Pages(ctx, func(list *drive.FileList) error { return page(listed.take(list)) })
+	err := call.Context(ctx).Pages(ctx, func(list *drive.FileList) error {
+		list = listed.take(list)
+		err := page(list)
+		if transient {
+			listed.reuse(list)
+		}
+		return err
+	})
 	if listed.left > 0 {
 		r.logger.Debug("pages left to the client library's decoding", "library", r.lib.ID, "pages", listed.left)
 	}

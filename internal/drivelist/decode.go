@@ -43,7 +43,11 @@ type Decoder struct {
 	listBytes int
 	recent    [recentLists]recentList
 	strings   map[string]string
-	scratch   []byte
+	// last is the page decoded last, whose files are in chunks; spare are
+	// chunks given back (Reuse).
+	last          *drive.FileList
+	chunks, spare [][]drive.File
+	scratch       []byte
 }
 
 // New returns a Decoder.
@@ -59,6 +63,7 @@ func New() *Decoder {
 // changed.
 func (d *Decoder) Decode(page []byte) (*drive.FileList, error) {
 	d.s = scanner{b: page}
+	d.chunks, d.last = nil, nil
 	list := &drive.FileList{}
 	var seen uint32
 	err := d.object(&seen, func(key []byte) error {
@@ -78,6 +83,7 @@ func (d *Decoder) Decode(page []byte) (*drive.FileList, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.last = list
 	return list, nil
 }
 

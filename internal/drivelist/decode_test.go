@@ -216,6 +216,33 @@ func TestDecodeKeepsNoPageBytes(t *testing.T) {
 	}
 }
 
+// Files given back are the memory of the next page's, cleared: nothing of
+// the first page shows in the second.
+func TestDecodeReusesFiles(t *testing.T) {
+	d := New()
+	first, err := d.Decode([]byte(plainCases["every known field"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := first.Files[0]
+	d.Reuse(first)
+	page := []byte(`{"files":[{"id":"b"}]}`)
+	second, err := d.Decode(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Files[0] != was {
+		t.Error("the files given back were not used again")
+	}
+	var want drive.FileList
+	if err := json.Unmarshal(page, &want); err != nil {
+		t.Fatal(err)
+	}
+	if g, w := project(second), project(&want); !reflect.DeepEqual(g, w) {
+		t.Errorf("the second page in the first's memory: got %+v, want %+v", g.Files[0], w.Files[0])
+	}
+}
+
 func FuzzDecode(f *testing.F) {
 	for _, page := range plainCases {
 		f.Add([]byte(page))

@@ -16,13 +16,38 @@ func (d *Decoder) files(dst *[]*drive.File) error {
 	var chunk []drive.File
 	return d.array(func() { *dst = nil }, func() error {
 		if len(chunk) == 0 {
-			chunk = make([]drive.File, fileChunk)
+			chunk = d.chunk()
 		}
 		f := &chunk[0]
 		chunk = chunk[1:]
 		*dst = append(*dst, f)
 		return d.file(f)
 	})
+}
+
+// chunk returns room for fileChunk files: a chunk given back (Reuse),
+// cleared, or a new one.
+func (d *Decoder) chunk() []drive.File {
+	var c []drive.File
+	if n := len(d.spare); n > 0 {
+		c, d.spare = d.spare[n-1], d.spare[:n-1]
+		clear(c)
+	} else {
+		c = make([]drive.File, fileChunk)
+	}
+	d.chunks = append(d.chunks, c)
+	return c
+}
+
+// Reuse gives back the files of list, the page Decode returned last, once
+// its caller is done with them: the next pages are decoded into their
+// memory, and nothing may use them any more.
+func (d *Decoder) Reuse(list *drive.FileList) {
+	if list != d.last {
+		return
+	}
+	d.spare = append(d.spare, d.chunks...)
+	d.chunks, d.last = nil, nil
 }
 
 // file reads a file.
