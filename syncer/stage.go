@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"unsafe"
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/foldermirror/foldermirror/internal/intern"
@@ -309,14 +310,21 @@ func (s *stage) flush() error {
 	return nil
 }
 
-// read reads a record of the file (after flush): from the file's map, if
-// it is mapped (mapFile) and holds it, else with a system call.
+// read reads a record of the file (after flush) into buf.
 func (s *stage) read(buf []byte, off int64, size uint32) ([]byte, error) {
+	return s.readAppend(buf[:0], off, size)
+}
+
+// readAppend reads a record of the file (after flush) and appends it to
+// buf: from the file's map, if it is mapped (mapFile) and holds it, else
+// with a system call.
+func (s *stage) readAppend(buf []byte, off int64, size uint32) ([]byte, error) {
 	if end := off + int64(size); end <= int64(len(s.mapped)) {
-		return append(buf[:0], s.mapped[off:end]...), nil
+		return append(buf, s.mapped[off:end]...), nil
 	}
-	buf = append(buf[:0], make([]byte, size)...)
-	if _, err := s.file.ReadAt(buf, off); err != nil {
+	start := len(buf)
+	buf = append(buf, make([]byte, size)...)
+	if _, err := s.file.ReadAt(buf[start:], off); err != nil {
 		return nil, fmt.Errorf("full sync: read its temporary file: %w", err)
 	}
 	return buf, nil
@@ -363,22 +371,32 @@ func (s *stage) unmapFile() error {
 }
 
 // record returns a folder's name, resource key and definition.
-func (s *stage) record(buf []byte, n uint32) (name, resourceKey, definition string, err error) {
+//
+// The record is appended to arena, returned, and the strings are of its
+// memory: a batch of folders shares one arena, not an allocation a string.
+// Its bytes must not be changed while the strings are in use.
+func (s *stage) record(arena []byte, n uint32) (name, resourceKey, definition string, _ []byte, err error) {
 	record := s.folders.at(n).record
-	if buf, err = s.read(buf, int64(record>>recordSizeBits), uint32(record&(1<<recordSizeBits-1))); err != nil {
-		return "", "", "", err
+	start := len(arena)
+	if arena, err = s.readAppend(arena, int64(record>>recordSizeBits), uint32(record&(1<<recordSizeBits-1))); err != nil {
+		return "", "", "", nil, err
 	}
+	buf := arena[start:]
 	var fields [3]string
 	for i := range fields {
 		l, k := binary.Uvarint(buf)
 		if k <= 0 || l > uint64(len(buf)-k) {
-			return "", "", "", errors.New("full sync: corrupt temporary file")
+			return "", "", "", nil, errors.New("full sync: corrupt temporary file")
 		}
-		fields[i] = string(buf[k : k+int(l)])
+		fields[i] = unsafeString(buf[k : k+int(l)])
 		buf = buf[k+int(l):]
 	}
-	return fields[0], fields[1], fields[2], nil
+	return fields[0], fields[1], fields[2], arena, nil
 }
+
+// unsafeString is b as a string, without a copy: b must not change while
+// the string is in use.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // set returns a staged permission set.
 func (s *stage) set(buf []byte, n uint32) (fm.PermissionSet, error) {
@@ -497,14 +515,16 @@ func linksNotFollowed(start, kids []uint32, depth []int32, order []uint32) int {
 	return links - (len(order) - 1)
 }
 
-// folder returns a placed folder as the index keeps it.
-func (s *stage) folder(buf []byte, n uint32) (fm.Folder, error) {
-	name, rk, def, err := s.record(buf, n)
+// folder returns a placed folder as the index keeps it, its record
+// appended to arena (see record). Its IDs are of the ID table's memory,
+// which the stage no longer changes once placed.
+func (s *stage) folder(arena []byte, n uint32) (fm.Folder, []byte, error) {
+	name, rk, def, arena, err := s.record(arena, n)
 	if err != nil {
-		return fm.Folder{}, err
+		return fm.Folder{}, nil, err
 	}
 	sf := s.folders.at(n)
-	f := fm.Folder{ID: s.ids.String(n), Name: name, ResourceKey: rk, DefinitionID: def,
+	f := fm.Folder{ID: unsafeString(s.ids.Bytes(n)), Name: name, ResourceKey: rk, DefinitionID: def,
 		OwnRestrictedDownload: sf.flags&flagOwnRestricted != 0,
 		RestrictedDownload:    sf.flags&flagRestricted != 0,
 		WritersCanShare:       sf.flags&flagWritersCanShare != 0,
@@ -512,7 +532,7 @@ func (s *stage) folder(buf []byte, n uint32) (fm.Folder, error) {
 		OwnSet:                s.sets[sf.own].key,
 	}
 	if sf.parent != none {
-		f.ParentID = s.ids.String(sf.parent)
+		f.ParentID = unsafeString(s.ids.Bytes(sf.parent))
 	}
-	return f, nil
+	return f, arena, nil
 }

@@ -106,7 +106,7 @@ func TestStagedRecords(t *testing.T) {
 	}
 	for i, want := range names {
 		n, _ := st.ids.Lookup(fmt.Sprint("f", i))
-		name, rk, def, err := st.record(nil, n)
+		name, rk, def, _, err := st.record(nil, n)
 		if err != nil || name != want || rk != fmt.Sprint("rk", i) || def != fmt.Sprint("def", i) {
 			t.Errorf("record %d: %.20q %q %q, %v", i, name, rk, def, err)
 		}

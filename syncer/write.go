@@ -85,18 +85,19 @@ func putSets(ctx context.Context, w fm.FullSyncWriter, st *stage, placed []uint3
 
 // putFolders writes the folders, byID being the placed ones in order of ID.
 func putFolders(ctx context.Context, w fm.FullSyncWriter, st *stage, byID []uint32, done func(int)) error {
-	var buf []byte
+	var arena []byte // the batch's records, which its strings are of: a new one each batch
 	batch := make([]fm.Folder, 0, folderBatch)
 	for i, n := range byID {
-		f, err := st.folder(buf, n)
-		if err != nil {
+		var f fm.Folder
+		var err error
+		if f, arena, err = st.folder(arena, n); err != nil {
 			return err
 		}
 		if batch = append(batch, f); len(batch) == cap(batch) || i == len(byID)-1 {
 			if err := putBatch(ctx, w.PutFolders, batch); err != nil {
 				return err
 			}
-			batch = batch[:0]
+			batch, arena = batch[:0], make([]byte, 0, 2*len(arena))
 			done(i + 1)
 			if err := st.releaseFile(); err != nil {
 				return err
@@ -158,7 +159,7 @@ func putLinks(ctx context.Context, w fm.FullSyncWriter, st *stage, byID []uint32
 	batch := make([]fm.ChildLink, 0, linkBatch)
 	for _, l := range links {
 		n := byID[uint32(l)]
-		batch = append(batch, fm.ChildLink{ParentID: st.ids.String(st.folders.at(n).parent), ChildID: st.ids.String(n)})
+		batch = append(batch, fm.ChildLink{ParentID: unsafeString(st.ids.Bytes(st.folders.at(n).parent)), ChildID: unsafeString(st.ids.Bytes(n))})
 		if len(batch) == cap(batch) {
 			if err := putBatch(ctx, w.PutChildren, batch); err != nil {
 				return err
