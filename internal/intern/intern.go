@@ -21,12 +21,16 @@ type Table struct {
 	ends []uint32
 	// slots index the numbers by hash: 0 is empty, n+1 holds number n.
 	slots []uint32
-	seed  maphash.Seed
+	// tags hold a byte of each slot's string's hash: a probe compares the
+	// strings only when it matches, not at each slot in use it passes.
+	tags []uint8
+	seed maphash.Seed
 }
 
 // New returns a table with room for about n strings.
 func New(n int) *Table {
-	return &Table{ends: make([]uint32, 0, n), slots: make([]uint32, slotsFor(n)), seed: maphash.MakeSeed()}
+	slots := slotsFor(n)
+	return &Table{ends: make([]uint32, 0, n), slots: make([]uint32, slots), tags: make([]uint8, slots), seed: maphash.MakeSeed()}
 }
 
 // slotsFor is a power of two above n/0.75, so that at most three slots in
@@ -50,14 +54,14 @@ func (t *Table) Intern(s string) (n uint32, added bool) {
 	if len(t.slots) == 0 {
 		*t = *New(0)
 	}
-	i := t.find(s)
+	i, tag := t.find(s)
 	if t.slots[i] != 0 {
 		return t.slots[i] - 1, false
 	}
 	n = uint32(len(t.ends))
 	t.data = append(t.data, s...)
 	t.ends = append(t.ends, uint32(len(t.data)))
-	t.slots[i] = n + 1
+	t.slots[i], t.tags[i] = n+1, tag
 	if len(t.ends)*4 > len(t.slots)*3 {
 		t.grow()
 	}
@@ -69,7 +73,8 @@ func (t *Table) Lookup(s string) (uint32, bool) {
 	if len(t.slots) == 0 {
 		return 0, false
 	}
-	n := t.slots[t.find(s)]
+	i, _ := t.find(s)
+	n := t.slots[i]
 	return n - 1, n != 0
 }
 
@@ -91,9 +96,10 @@ func (t *Table) String(n uint32) string { return string(t.Bytes(n)) }
 func (t *Table) Reset(n int) {
 	t.data, t.ends = t.data[:0], t.ends[:0]
 	if want := slotsFor(n); len(t.slots) < want || len(t.slots) > 4*want {
-		t.slots = make([]uint32, want)
+		t.slots, t.tags = make([]uint32, want), make([]uint8, want)
 	} else {
 		clear(t.slots)
+		clear(t.tags)
 	}
 	if t.seed == (maphash.Seed{}) {
 		t.seed = maphash.MakeSeed()
@@ -104,30 +110,36 @@ func (t *Table) Reset(n int) {
 func (t *Table) DataLen() int { return len(t.data) }
 
 // Size returns the bytes the table holds, for memory accounting.
-func (t *Table) Size() int { return cap(t.data) + 4*cap(t.ends) + 4*len(t.slots) }
+func (t *Table) Size() int { return cap(t.data) + 4*cap(t.ends) + 5*len(t.slots) }
 
-// find returns the slot of s: the one holding it, or the empty one where it
-// would go.
-func (t *Table) find(s string) int {
+// find returns the slot of s, the one holding it or the empty one where it
+// would go, and its tag.
+func (t *Table) find(s string) (int, uint8) {
 	mask := uint64(len(t.slots) - 1)
-	for i := maphash.String(t.seed, s) & mask; ; i = (i + 1) & mask {
+	h := maphash.String(t.seed, s)
+	tag := tagOf(h)
+	for i := h & mask; ; i = (i + 1) & mask {
 		n := t.slots[i]
-		if n == 0 || bytesEqual(t.Bytes(n-1), s) {
-			return int(i)
+		if n == 0 || (t.tags[i] == tag && bytesEqual(t.Bytes(n-1), s)) {
+			return int(i), tag
 		}
 	}
 }
 
+// tagOf is a hash's tag: its top byte, which its slot does not depend on.
+func tagOf(h uint64) uint8 { return uint8(h >> 56) }
+
 // grow doubles the index and puts every number in its new slot.
 func (t *Table) grow() {
-	t.slots = make([]uint32, len(t.slots)*2)
+	t.slots, t.tags = make([]uint32, len(t.slots)*2), make([]uint8, len(t.slots)*2)
 	mask := uint64(len(t.slots) - 1)
 	for n := range uint32(len(t.ends)) {
-		i := maphash.Bytes(t.seed, t.Bytes(n)) & mask
+		h := maphash.Bytes(t.seed, t.Bytes(n))
+		i := h & mask
 		for t.slots[i] != 0 {
 			i = (i + 1) & mask
 		}
-		t.slots[i] = n + 1
+		t.slots[i], t.tags[i] = n+1, tagOf(h)
 	}
 }
 

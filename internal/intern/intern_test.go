@@ -89,3 +89,23 @@ func TestReset(t *testing.T) {
 		t.Errorf("a table reset for 10 strings, then given 20, has %d slots, want %d", got, want*2)
 	}
 }
+
+// BenchmarkInternMillion interns a million new IDs, as a full sync of a
+// million folders numbers them, into a table that grows as they come, then
+// looks each up again: a table far larger than the processor's caches.
+func BenchmarkInternMillion(b *testing.B) {
+	ids := make([]string, 1_000_000)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("1%016x%016x", uint64(i)*0x9E3779B97F4A7C15, i)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		tab := New(0)
+		for _, id := range ids {
+			tab.Intern(id)
+		}
+		for _, id := range ids {
+			tab.Intern(id)
+		}
+	}
+}
