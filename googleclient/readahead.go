@@ -62,8 +62,12 @@ func (ra *readAhead) stop() {
 	ra.next = nil
 }
 
-// take returns the page read ahead for req, if it is the one read ahead.
+// take returns the page read ahead for req, if it is the one read ahead
+// (none for a request of no listing that reads ahead: ra nil).
 func (ra *readAhead) take(req *http.Request) *prefetch {
+	if ra == nil {
+		return nil
+	}
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
 	if p := ra.next; p != nil && sameRequest(p.url, req.URL) {
@@ -73,9 +77,12 @@ func (ra *readAhead) take(req *http.Request) *prefetch {
 	return nil
 }
 
-// start reads ahead the page after body, the page req asked for, if body
+// start reads ahead (unless ra is nil) the page after body, the page req asked for, if body
 // names one.
 func (ra *readAhead) start(t *transport, req *http.Request, body []byte) {
+	if ra == nil {
+		return
+	}
 	token := nextPageToken(body)
 	if token == "" || ra.ctx.Err() != nil {
 		return

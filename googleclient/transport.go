@@ -74,13 +74,6 @@ func countCall(ctx context.Context) {
 // by it first.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ra := readAheadOf(req)
-	if ra == nil {
-		resp, body, err := t.send(req)
-		if err == nil {
-			decodePage(req, resp, body)
-		}
-		return resp, err
-	}
 	var resp *http.Response
 	var body []byte
 	var err error
@@ -89,15 +82,28 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	} else {
 		resp, body, err = t.send(req)
 	}
-	if err == nil && resp.StatusCode == http.StatusOK {
+	for attempt := 1; err == nil && resp.StatusCode == http.StatusOK; attempt++ {
 		// The next page is read once this one may be used: pages waiting
 		// for the gate (when decoding them is the bottleneck) keep no
 		// second page in memory.
 		if err := enterGate(req, resp); err != nil {
 			return nil, err
 		}
-		ra.start(t, req, body)
-		decodePage(req, resp, body)
+		rest, derr := decodePage(req, resp, body)
+		if derr == nil {
+			ra.start(t, req, rest)
+			break
+		}
+		// A page its decoder found cut short or invalid is read again, as
+		// send retries any other body that is.
+		if attempt >= t.policy.Attempts || req.Context().Err() != nil {
+			return nil, fmt.Errorf("read response body: %w", derr)
+		}
+		t.metrics.retries.WithLabelValues(apiMethod(req)).Inc()
+		if err := sleep(req.Context(), t.backoff(attempt)); err != nil {
+			return nil, err
+		}
+		resp, body, err = t.send(req)
 	}
 	return resp, err
 }
@@ -119,7 +125,7 @@ func (t *transport) send(req *http.Request) (*http.Response, []byte, error) {
 		resp, err := t.base.RoundTrip(try)
 		var body []byte
 		if err == nil {
-			body, err = t.bufferBody(resp, method)
+			body, err = t.bufferBody(try, resp, method)
 		}
 		t.count(method, resp, err)
 		wait, retry := t.shouldRetry(ctx, resp, body, err, attempt)
@@ -165,7 +171,7 @@ func cloneRequest(req *http.Request) (*http.Request, error) {
 // shorter than announced shows as an error here, where it can be retried.
 // It returns the body read, which resp.Body then replays; method is the
 // API method it answers.
-func (t *transport) bufferBody(resp *http.Response, method string) ([]byte, error) {
+func (t *transport) bufferBody(req *http.Request, resp *http.Response, method string) ([]byte, error) {
 	defer resp.Body.Close()
 	last, _ := t.bodySizes.LoadOrStore(method, new(atomic.Int64))
 	size := last.(*atomic.Int64).Load()
@@ -179,8 +185,8 @@ func (t *transport) bufferBody(resp *http.Response, method string) ([]byte, erro
 	}
 	data := buf.Bytes()
 	last.(*atomic.Int64).Store(int64(len(data)))
-	if resp.StatusCode == http.StatusOK && isJSON(resp) && !json.Valid(data) {
-		return nil, errors.New("read response body: truncated or invalid JSON")
+	if _, decoded := pageDecoderOf(req); !decoded && resp.StatusCode == http.StatusOK && isJSON(resp) && !json.Valid(data) {
+		return nil, fmt.Errorf("read response body: %w", ErrInvalidJSON) // a listing's page decoder checks its own
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(data))
 	resp.ContentLength = int64(len(data))

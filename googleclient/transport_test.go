@@ -2,6 +2,7 @@ package googleclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -69,7 +70,32 @@ func cutJSON(w http.ResponseWriter) {
 	io.WriteString(w, `{"files":[{"id":"a"`)
 }
 
+// Page decoders of the retry tests: none, one that checks and reads every
+// page, and one that leaves every page to the client library.
+var retryDecoders = []struct {
+	name    string
+	decoder PageDecoder
+	decoded string // what the client library reads of a page answered 200
+}{
+	{"no page decoder", nil, ""},
+	{"a page decoder", func(body []byte) ([]byte, error) {
+		if !json.Valid(body) {
+			return nil, ErrInvalidJSON
+		}
+		return []byte(`{"decoded":true}`), nil
+	}, `{"decoded":true}`},
+	{"a page decoder leaving the pages", func([]byte) ([]byte, error) { return nil, errors.New("not a page it reads") }, ""},
+}
+
 func TestTransportRetries(t *testing.T) {
+	for _, dec := range retryDecoders {
+		t.Run(dec.name, func(t *testing.T) { testTransportRetries(t, dec.decoder, dec.decoded) })
+	}
+}
+
+// testTransportRetries runs the retry tests with a listing's page decoder,
+// if decode is not nil; decoded is what it makes of a page answered 200.
+func testTransportRetries(t *testing.T, decode PageDecoder, decoded string) {
 	for _, tc := range []struct {
 		name     string
 		replies  []func(http.ResponseWriter)
@@ -95,7 +121,14 @@ func TestTransportRetries(t *testing.T) {
 			tr := &transport{base: http.DefaultTransport, limiter: rate.NewLimiter(rate.Inf, 1),
 				policy: RetryPolicy{Attempts: 4, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Second}, metrics: metrics}
 			var calls atomic.Int64
-			req, _ := http.NewRequestWithContext(WithCallCounter(context.Background(), &calls), http.MethodGet, ts.URL, nil)
+			ctx := WithCallCounter(context.Background(), &calls)
+			if decode != nil {
+				ctx = WithPageDecoder(ctx, decode)
+				if tc.status == http.StatusOK && decoded != "" {
+					tc.wantBody = decoded
+				}
+			}
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL, nil)
 			resp, err := (&http.Client{Transport: tr}).Do(req)
 			if err != nil {
 				t.Fatal(err)

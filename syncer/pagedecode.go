@@ -2,8 +2,11 @@ package syncer
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"sync"
 
+	"github.com/foldermirror/foldermirror/googleclient"
 	"github.com/foldermirror/foldermirror/internal/drivelist"
 	drive "google.golang.org/api/drive/v3"
 )
@@ -27,6 +30,10 @@ func (l *listedPages) decode(body []byte) ([]byte, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	list, err := l.dec.Decode(body)
+	if errors.Is(err, drivelist.ErrInvalid) {
+		l.last = nil
+		return nil, fmt.Errorf("%w: %w", googleclient.ErrInvalidJSON, err)
+	}
 	if err != nil {
 		l.last = nil
 		l.left++

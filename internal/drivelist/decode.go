@@ -9,10 +9,14 @@
 // sure to read as encoding/json would (a key that differs from a field's
 // name only in case, a name given twice, a value of an unexpected type,
 // invalid UTF-8) is an error, and the caller lets the client library decode
-// the page instead: a page is read exactly as before, or faster.
+// the page instead: a page is read exactly as before, or faster. A page
+// that is not valid JSON is an error too: the decoder checks each page with
+// encoding/json's Valid, but for the permission lists it met before, whose
+// bytes it checked then.
 package drivelist
 
 import (
+	"encoding/json"
 	"encoding/json/jsontext"
 	"errors"
 	"fmt"
@@ -23,8 +27,12 @@ import (
 	drive "google.golang.org/api/drive/v3"
 )
 
-// ErrNotPlain is the error for a page the decoder leaves to encoding/json.
-var ErrNotPlain = errors.New("drivelist: not a plain page")
+// Errors of Decode: a page the decoder leaves to encoding/json, and a page
+// that is not valid JSON.
+var (
+	ErrNotPlain = errors.New("drivelist: not a plain page")
+	ErrInvalid  = errors.New("drivelist: not valid JSON")
+)
 
 // Bounds on what a Decoder keeps between pages: the distinct permission
 // lists, and the distinct strings of permissions, with their bytes.
@@ -43,6 +51,13 @@ type Decoder struct {
 	listBytes int
 	recent    [recentLists]recentList
 	strings   map[string]string
+	// checked is the page being decoded with the permission lists known
+	// already (valid, as they were) left out, which encoding/json's Valid
+	// checks at the end; copied is how far the page is in it; added are
+	// the lists the page added to lists, forgotten if it is not valid.
+	checked []byte
+	copied  int
+	added   []string
 	// last is the page decoded last, whose files are in chunks; spare are
 	// chunks given back (Reuse).
 	last          *drive.FileList
@@ -55,13 +70,51 @@ func New() *Decoder {
 	return &Decoder{lists: map[string][]*drive.Permission{}, strings: map[string]string{}}
 }
 
-// Decode decodes a files.list page, which encoding/json's Valid accepted
-// (googleclient checks every JSON body it reads). It fails with an error
-// wrapping ErrNotPlain for a page it does not take (see the package's
-// comment). Nothing it returns points into page; the files may share
-// permission lists with the other pages it decoded: they must not be
-// changed.
+// Decode decodes a files.list page. It fails with ErrInvalid for a page
+// that is not valid JSON as encoding/json's Valid says (it checks the page
+// but for the permission lists it met before, byte for byte: their bytes
+// were checked then), and, before it knows, possibly with an error wrapping
+// ErrNotPlain, for a page it does not take (see the package's comment).
+// Nothing it returns points into page; the files may share permission
+// lists with the other pages it decoded: they must not be changed.
 func (d *Decoder) Decode(page []byte) (*drive.FileList, error) {
+	list, err := d.decode(page)
+	if err == nil {
+		d.checked = append(d.checked, page[d.copied:]...)
+		if !json.Valid(d.checked) {
+			err = ErrInvalid
+		}
+	}
+	d.s, d.checked, d.copied = scanner{}, d.checked[:0], 0
+	if err != nil {
+		d.forgetAdded()
+		return nil, err
+	}
+	d.added = d.added[:0]
+	d.last = list
+	return list, nil
+}
+
+// forgetAdded forgets the permission lists of a page that failed: they may
+// not be valid JSON, and must never stand for what a later page holds.
+func (d *Decoder) forgetAdded() {
+	for _, raw := range d.added {
+		delete(d.lists, raw)
+	}
+	d.added = d.added[:0]
+	d.recent = [recentLists]recentList{}
+}
+
+// leaveOut leaves the page's bytes from from to to, a permission list met
+// before, out of what Valid checks.
+func (d *Decoder) leaveOut(from, to int) {
+	d.checked = append(d.checked, d.s.b[d.copied:from]...)
+	d.checked = append(d.checked, "[]"...)
+	d.copied = to
+}
+
+// decode decodes a page, as Decode does, without checking it.
+func (d *Decoder) decode(page []byte) (*drive.FileList, error) {
 	d.s = scanner{b: page}
 	d.chunks, d.last = nil, nil
 	list := &drive.FileList{}
@@ -79,11 +132,9 @@ func (d *Decoder) Decode(page []byte) (*drive.FileList, error) {
 		}
 		return errUnknown
 	}, fileListKeys)
-	d.s = scanner{}
 	if err != nil {
 		return nil, err
 	}
-	d.last = list
 	return list, nil
 }
 

@@ -60,15 +60,16 @@ func projectFile(f *drive.File) *drive.File {
 // agree decodes page with the decoder and with encoding/json (as the client
 // library does) and fails unless the decoder either read it as
 // encoding/json did or left it to encoding/json (ErrNotPlain). It returns
-// the decoder's error. A page that is not valid JSON is not the decoder's
-// (googleclient refuses it first): it must only not make it panic or hang.
+// the decoder's error. A page that is not valid JSON must fail.
 func agree(t *testing.T, d *Decoder, page []byte) error {
 	t.Helper()
-	if !json.Valid(page) {
-		_, _ = d.Decode(page)
-		return errors.New("not valid JSON")
-	}
 	got, err := d.Decode(page)
+	if !json.Valid(page) {
+		if err == nil {
+			t.Fatalf("Decode(%q) took a page that is not valid JSON", page)
+		}
+		return err
+	}
 	var want drive.FileList
 	stdErr := json.Unmarshal(page, &want)
 	if err != nil {
@@ -162,13 +163,37 @@ func TestDecodeLeavesOddPagesToEncodingJSON(t *testing.T) {
 	}
 }
 
-// invalidPages are not JSON: googleclient refuses them before any decoder.
+// invalidPages are not JSON: Decode fails on them.
 var invalidPages = []string{`{"files":[{"id":"a"`, `{"files":[]} {}`, `{"files":[{"id":"a\"}]}`, `{"files":[{"id":"a","permissions":[{"id":"\\\"}]}]}`,
 	`{"files":[`, `{"files":[{"permissions":[[[`, `"`, `{"a`, `{`, `]`, `{"files":[{"name":tru}]}`}
 
-func TestDecodeEndsOnInvalidJSON(t *testing.T) {
+func TestDecodeRefusesInvalidJSON(t *testing.T) {
 	for _, page := range invalidPages {
-		_, _ = New().Decode([]byte(page)) // neither panics nor hangs
+		if _, err := New().Decode([]byte(page)); err == nil {
+			t.Errorf("Decode(%q) took a page that is not valid JSON", page)
+		}
+	}
+}
+
+// A permission list met before is not checked again, but the page around
+// it is; a list of a page found invalid is not kept.
+func TestDecodeChecksPagesOfKnownLists(t *testing.T) {
+	list := `[` + perm + `]`
+	for name, tc := range map[string]struct{ first, second string }{
+		"around a recent list":      {`{"files":[{"permissions":` + list + `}]}`, `{"files":[{"permissions":` + list + `} {"permissions":` + list + `}]}`},
+		"around a list met earlier": {`{"files":[{"permissions":` + list + `}]}`, `{"files":[{"permissions":[]},{"permissions":[{"id":"x"}]},{"permissions":[{"id":"y"}]},{"permissions":[{"id":"z"}]},{"permissions":[{"id":"w"}]},{"permissions":[{"id":"v"}]},{"permissions":[{"id":"u"}]},{"permissions":[{"id":"t"}]},{"permissions":[{"id":"s"}]},{"permissions":` + list + `}],}`},
+		"a list of an invalid page": {`{"files":[{"permissions":[{"id":"a" "type":"user"}]}]}`, `{"files":[{"permissions":[{"id":"a" "type":"user"}]}]}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := New()
+			first, _ := d.Decode([]byte(tc.first))
+			if first == nil && json.Valid([]byte(tc.first)) {
+				t.Fatalf("Decode(%q) failed", tc.first)
+			}
+			if _, err := d.Decode([]byte(tc.second)); !errors.Is(err, ErrInvalid) {
+				t.Errorf("Decode(%q): %v; want ErrInvalid", tc.second, err)
+			}
+		})
 	}
 }
 

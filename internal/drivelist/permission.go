@@ -12,17 +12,19 @@ func (d *Decoder) permissions(dst *[]*drive.Permission) error {
 	if d.s.peek() != '[' {
 		return d.array(func() { *dst = nil }, func() error { return nil }) // null, or not a list
 	}
+	from := d.s.i
 	if list, ok := d.recentAt(); ok {
+		d.leaveOut(from, d.s.i)
 		*dst = list
 		return nil
 	}
-	from := d.s.i
 	raw, err := d.s.skip()
 	if err != nil {
 		return err
 	}
 	if list, ok := d.lists[string(raw)]; ok {
-		d.remember(raw, list)
+		d.leaveOut(from, d.s.i)
+		d.remember(string(raw), list)
 		*dst = list
 		return nil
 	}
@@ -35,9 +37,11 @@ func (d *Decoder) permissions(dst *[]*drive.Permission) error {
 		clear(d.lists)
 		d.listBytes = 0
 	}
-	d.lists[string(raw)] = list
+	key := string(raw)
+	d.lists[key] = list
+	d.added = append(d.added, key)
 	d.listBytes += len(raw)
-	d.remember(raw, list)
+	d.remember(key, list)
 	*dst = list
 	return nil
 }
@@ -70,9 +74,9 @@ func (d *Decoder) recentAt() ([]*drive.Permission, bool) {
 }
 
 // remember makes a list the most recent.
-func (d *Decoder) remember(raw []byte, list []*drive.Permission) {
+func (d *Decoder) remember(raw string, list []*drive.Permission) {
 	copy(d.recent[1:], d.recent[:recentLists-1])
-	d.recent[0] = recentList{raw: string(raw), list: list}
+	d.recent[0] = recentList{raw: raw, list: list}
 }
 
 // permissionList decodes a list of permissions, their structs in one
