@@ -87,7 +87,11 @@ func (ra *readAhead) start(t *transport, req *http.Request, body []byte) {
 	if token == "" || ra.ctx.Err() != nil {
 		return
 	}
-	next := req.Clone(ra.ctx)
+	ctx := ra.ctx
+	if decode, ok := pageDecoderOf(req); ok {
+		ctx = WithPageDecoder(ctx, decode) // the page read ahead is checked by it too
+	}
+	next := req.Clone(ctx)
 	u := *req.URL
 	q := u.Query()
 	q.Set("pageToken", token)

@@ -250,3 +250,44 @@ func TestAPIMethodNames(t *testing.T) {
 		}
 	}
 }
+
+// A listing's page decoder reads every page, those read ahead included, in
+// place of the transport's own check of their JSON: a page only the
+// decoder takes (here, JSON with a trailing comma) is not read again.
+func TestPageDecoderChecksPagesReadAhead(t *testing.T) {
+	var served atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		if r.URL.Query().Get("pageToken") == "" {
+			io.WriteString(w, `{"nextPageToken":"p2","files":[],}`)
+			return
+		}
+		io.WriteString(w, `{"files":[],}`)
+	}))
+	defer ts.Close()
+	tr := &transport{base: http.DefaultTransport, limiter: rate.NewLimiter(rate.Inf, 1),
+		policy: RetryPolicy{Attempts: 4, BaseDelay: time.Millisecond, MaxDelay: time.Second}, metrics: testMetrics}
+	var decoded atomic.Int32
+	ctx, stop := WithReadAhead(context.Background())
+	defer stop()
+	ctx = WithPageDecoder(ctx, func(body []byte) ([]byte, error) {
+		decoded.Add(1)
+		if strings.Contains(string(body), "p2") {
+			return []byte(`{"nextPageToken":"p2"}`), nil
+		}
+		return []byte(`{}`), nil
+	})
+	client := &http.Client{Transport: tr}
+	for _, url := range []string{ts.URL + "/files", ts.URL + "/files?pageToken=p2"} {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+		resp.Body.Close()
+	}
+	if served.Load() != 2 || decoded.Load() != 2 {
+		t.Errorf("%d pages served, %d decoded; want 2 and 2 (the second read ahead, not read again)", served.Load(), decoded.Load())
+	}
+}

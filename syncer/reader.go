@@ -85,10 +85,10 @@ func (r *reader) listCall(q string) *drive.FilesListCall {
 // that page returns stops the listing. With transient, page keeps nothing
 // of a page's files once it returns: their memory is the next page's.
 func (r *reader) pages(ctx context.Context, call *drive.FilesListCall, transient bool, page func(*drive.FileList) error) error {
-	ctx, stop := googleclient.WithReadAhead(ctx)
-	defer stop()
 	listed := newListedPages()
 	ctx = googleclient.WithPageDecoder(ctx, listed.decode)
+	ctx, stop := googleclient.WithReadAhead(ctx)
+	defer stop()
 	err := call.Context(ctx).Pages(ctx, func(list *drive.FileList) error {
 		list = listed.take(list)
 		err := page(list)
