@@ -14,6 +14,7 @@ COPY config/ config/
 COPY discovery/ discovery/
 COPY googleclient/ googleclient/
 COPY internal/demo/ internal/demo/
+COPY internal/drivelist/ internal/drivelist/
 COPY internal/googlefake/ internal/googlefake/
 COPY internal/graceful/ internal/graceful/
 COPY httpapi/ httpapi/
