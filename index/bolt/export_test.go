@@ -61,3 +61,10 @@ func (db *DB) PruneLog(libraryID string, keep uint64) error {
 	}
 	return err
 }
+
+// PagesWritten returns how many pages the index's commits have written
+// since it was opened.
+func (db *DB) PagesWritten() int64 {
+	stats := db.bolt.Stats().TxStats
+	return stats.GetWrite()
+}

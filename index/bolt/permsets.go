@@ -44,13 +44,6 @@ func (t *tree) addSet(key fm.PermissionSetKey, list []byte, n uint64) error {
 	return t.permsets.Put(key[:], joinPermset(refs+n, list))
 }
 
-// putList stores a list, or adds a reference to it, and returns its key.
-func (t *tree) putList(perms []fm.Permission) (fm.PermissionSetKey, error) {
-	list := fm.AppendPermissions(nil, perms)
-	key := fm.KeyOf(list)
-	return key, t.addSet(key, list, 1)
-}
-
 // dropSet removes a reference to a set, and the set with its last one; it
 // returns the number of permissions in the set.
 func (t *tree) dropSet(key fm.PermissionSetKey) (int, error) {

@@ -84,38 +84,96 @@ func (l *libraryTx) Children(id string) ([]string, error) {
 	return ids, nil
 }
 
+// Put writes what differs from the folder's record, if it has one: the
+// record, its children entry, the references to its permission sets. A
+// write rewrites the pages it touches at the commit, so one that changes
+// nothing is left out.
 func (l *libraryTx) Put(sf fm.SyncedFolder) error {
-	if _, err := l.unlink(sf.ID); err != nil {
-		return err
-	}
-	var err error
-	if sf.PermissionSet, err = l.putList(sf.Permissions); err != nil {
-		return err
-	}
-	if sf.OwnSet, err = l.putList(sf.OwnPermissions); err != nil {
-		return err
-	}
-	if err := l.link(&sf.Folder); err != nil {
-		return err
-	}
-	l.rec.Folders++
-	l.rec.Permissions += len(sf.Permissions)
-	return nil
-}
-
-func (l *libraryTx) Replace(f *fm.Folder) error {
-	old, err := l.folder(f.ID)
+	list, own := fm.AppendPermissions(nil, sf.Permissions), fm.AppendPermissions(nil, sf.OwnPermissions)
+	sf.PermissionSet, sf.OwnSet = fm.KeyOf(list), fm.KeyOf(own)
+	old, err := l.stored(sf.ID)
 	if err != nil {
 		return err
 	}
-	if old.ParentID != "" {
-		if err := l.children.Delete(childKey(old.ParentID, old.ID)); err != nil {
+	if old == nil {
+		l.rec.Folders++
+		old = &fm.Folder{ID: sf.ID}
+	}
+	l.touched[sf.ID] = true
+	if old.PermissionSet != sf.PermissionSet {
+		n, err := l.swapSet(old.PermissionSet, sf.PermissionSet, list)
+		if err != nil {
+			return err
+		}
+		l.rec.Permissions += len(sf.Permissions) - n
+	}
+	if old.OwnSet != sf.OwnSet {
+		if _, err := l.swapSet(old.OwnSet, sf.OwnSet, own); err != nil {
 			return err
 		}
 	}
+	return l.rewrite(old, &sf.Folder)
+}
+
+// Replace rewrites a folder's record but for its permission sets, which it
+// keeps.
+func (l *libraryTx) Replace(f *fm.Folder) error {
+	old, err := l.stored(f.ID)
+	if err != nil {
+		return err
+	}
+	if old == nil {
+		return folderNotFound(f.ID)
+	}
+	l.touched[f.ID] = true
 	kept := *f
 	kept.PermissionSet, kept.OwnSet = old.PermissionSet, old.OwnSet
-	return l.link(&kept)
+	return l.rewrite(old, &kept)
+}
+
+// stored returns a folder's record, nil if none.
+func (l *libraryTx) stored(id string) (*fm.Folder, error) {
+	v := l.folders.Get([]byte(id))
+	if v == nil {
+		return nil, nil
+	}
+	old := &fm.Folder{}
+	return old, decodeFolder(old, id, v)
+}
+
+// swapSet moves a folder's reference from the set from (none if zero) to
+// the set to, whose encoded list is list; it returns the number of
+// permissions of from.
+func (l *libraryTx) swapSet(from, to fm.PermissionSetKey, list []byte) (int, error) {
+	n := 0
+	if from != (fm.PermissionSetKey{}) {
+		var err error
+		if n, err = l.dropSet(from); err != nil {
+			return 0, err
+		}
+	}
+	return n, l.addSet(to, list, 1)
+}
+
+// rewrite writes f's record and children entry where they differ from
+// old's (old.ParentID "" and no set: a new folder).
+func (l *libraryTx) rewrite(old, f *fm.Folder) error {
+	if old.ParentID != f.ParentID {
+		if old.ParentID != "" {
+			if err := l.children.Delete(childKey(old.ParentID, f.ID)); err != nil {
+				return err
+			}
+		}
+		if f.ParentID != "" {
+			if err := l.children.Put(childKey(f.ParentID, f.ID), nil); err != nil {
+				return err
+			}
+		}
+	}
+	if *old == *f {
+		return nil
+	}
+	return l.folders.Put([]byte(f.ID), encodeFolder(f))
 }
 
 func (l *libraryTx) Delete(id string) error {
@@ -123,28 +181,12 @@ func (l *libraryTx) Delete(id string) error {
 	return err
 }
 
-// link writes a folder's record and its parent's children entry.
-func (l *libraryTx) link(f *fm.Folder) error {
-	l.touched[f.ID] = true
-	if err := l.folders.Put([]byte(f.ID), encodeFolder(f)); err != nil {
-		return err
-	}
-	if f.ParentID == "" {
-		return nil
-	}
-	return l.children.Put(childKey(f.ParentID, f.ID), nil)
-}
-
 // unlink removes a folder's record, children entry and references to its
 // permission sets, and takes them out of the counts; it returns the
 // removed folder, nil if none.
 func (l *libraryTx) unlink(id string) (*fm.Folder, error) {
-	v := l.folders.Get([]byte(id))
-	if v == nil {
-		return nil, nil
-	}
-	old := &fm.Folder{}
-	if err := decodeFolder(old, id, v); err != nil {
+	old, err := l.stored(id)
+	if old == nil || err != nil {
 		return nil, err
 	}
 	l.touched[id] = true
