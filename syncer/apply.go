@@ -97,12 +97,15 @@ func (p *plan) put(tx fm.LibraryTx, n *node) (bool, error) {
 		}
 	}
 	old, err := tx.Folder(n.ID)
-	if fm.ErrorCode(err) == fm.ENOTFOUND {
+	switch {
+	case fm.ErrorCode(err) == fm.ENOTFOUND:
 		old = nil
-	} else if err != nil {
+		n.RestrictedDownload = n.OwnRestrictedDownload // fixed below
+	case err != nil:
 		return false, err
+	default:
+		n.RestrictedDownload = old.RestrictedDownload // fixed below (see fixRestricted)
 	}
-	n.RestrictedDownload = n.OwnRestrictedDownload // fixed below
 	if err := tx.Put(n.SyncedFolder); err != nil {
 		return false, err
 	}
@@ -133,38 +136,34 @@ func deleteSubtree(tx fm.LibraryTx, id string) (int, error) {
 	return n, nil
 }
 
-// fixRestricted sets a folder's restrictedDownload from its own flag and its
-// ancestors', and carries the change down its subtree.
+// fixRestricted sets a staged folder's restrictedDownload from its own
+// flag and its parent's restrictedDownload, and carries a change down its
+// subtree. Until it is fixed, a folder the index had keeps its
+// restrictedDownload, which its children followed: a parent fixed after
+// its child carries down what changed, and a parent whose restriction did
+// not change has children that are right. So every folder ends with its
+// own flag or its parent's restriction, as from the root down.
 func fixRestricted(tx fm.LibraryTx, id string) error {
 	f, err := tx.Folder(id)
 	if err != nil {
 		return err
 	}
-	restricted, err := inheritedRestriction(tx, f)
-	if err != nil {
-		return err
-	}
-	if f.RestrictedDownload != restricted {
-		f.RestrictedDownload = restricted
-		if err := tx.Replace(f); err != nil {
+	restricted := f.OwnRestrictedDownload
+	if !restricted && f.ParentID != "" {
+		parent, err := tx.Folder(f.ParentID)
+		if err != nil && fm.ErrorCode(err) != fm.ENOTFOUND {
 			return err
 		}
+		restricted = parent != nil && parent.RestrictedDownload
+	}
+	if f.RestrictedDownload == restricted {
+		return nil
+	}
+	f.RestrictedDownload = restricted
+	if err := tx.Replace(f); err != nil {
+		return err
 	}
 	return propagateRestriction(tx, id, restricted)
-}
-
-func inheritedRestriction(tx fm.LibraryTx, f *fm.Folder) (bool, error) {
-	restricted := f.OwnRestrictedDownload
-	for id, steps := f.ParentID, 0; id != "" && !restricted && steps < maxDepth; steps++ {
-		a, err := tx.Folder(id)
-		if fm.ErrorCode(err) == fm.ENOTFOUND {
-			break
-		} else if err != nil {
-			return false, err
-		}
-		restricted, id = a.OwnRestrictedDownload, a.ParentID
-	}
-	return restricted, nil
 }
 
 // propagateRestriction updates the children of a folder whose effective
