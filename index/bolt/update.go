@@ -21,7 +21,8 @@ func (db *DB) UpdateLibrary(_ context.Context, libraryID string, _ fm.Fence, fn 
 		if err != nil {
 			return err
 		}
-		ltx := &libraryTx{tree: t, rec: *old, touched: map[string]bool{}}
+		ltx := &libraryTx{tree: t, rec: *old, touched: map[string]bool{}, known: map[string]*fm.Folder{},
+			lists: map[fm.PermissionSetKey][]fm.Permission{}}
 		if err := fn(ltx); err != nil {
 			return err
 		}
@@ -53,25 +54,70 @@ type libraryTx struct {
 	rec libraryRecord
 	// touched are the folders written or removed.
 	touched map[string]bool
+	// known are folders as the transaction has them, decoded, once read or
+	// written (nil: none such), up to maxKnown; lists are the permission
+	// lists read, by key (a key's list never changes). An update reads the
+	// folders it writes, and their parents, several times over.
+	known map[string]*fm.Folder
+	lists map[fm.PermissionSetKey][]fm.Permission
+	// encoded and encodedOwn are the encodings of the lists Put writes,
+	// kept for the next.
+	encoded, encodedOwn []byte
 }
+
+// maxKnown bounds the folders and lists a libraryTx keeps decoded: past
+// it, it forgets them all.
+const maxKnown = 10_000
 
 func (l *libraryTx) State() fm.LibraryState { return l.rec.LibraryState }
 
 // SetState keeps the ID, counts and revision, which the index maintains.
 func (l *libraryTx) SetState(s fm.LibraryState) { l.rec.LibraryState = l.rec.Adopt(s) }
 
-func (l *libraryTx) Folder(id string) (*fm.Folder, error) { return l.folder(id) }
+// Folder returns a copy of the folder as the transaction has it.
+func (l *libraryTx) Folder(id string) (*fm.Folder, error) {
+	f, err := l.stored(id)
+	if err != nil {
+		return nil, err
+	}
+	if f == nil {
+		return nil, folderNotFound(id)
+	}
+	c := *f
+	return &c, nil
+}
 
+// Permissions returns a folder's lists, which its caller must not change:
+// they are shared with the other callers of the same lists.
 func (l *libraryTx) Permissions(id string) (perms, own []fm.Permission, err error) {
-	f, err := l.folder(id)
+	f, err := l.stored(id)
 	if err != nil {
 		return nil, nil, err
 	}
-	if perms, err = l.permissions(f.PermissionSet); err != nil {
+	if f == nil {
+		return nil, nil, folderNotFound(id)
+	}
+	if perms, err = l.list(f.PermissionSet); err != nil {
 		return nil, nil, err
 	}
-	own, err = l.permissions(f.OwnSet)
+	own, err = l.list(f.OwnSet)
 	return perms, own, err
+}
+
+// list returns the list of a set, decoded once.
+func (l *libraryTx) list(key fm.PermissionSetKey) ([]fm.Permission, error) {
+	if perms, ok := l.lists[key]; ok {
+		return perms, nil
+	}
+	perms, err := l.permissions(key)
+	if err != nil {
+		return nil, err
+	}
+	if len(l.lists) >= maxKnown {
+		clear(l.lists)
+	}
+	l.lists[key] = perms
+	return perms, nil
 }
 
 func (l *libraryTx) Children(id string) ([]string, error) {
@@ -89,8 +135,9 @@ func (l *libraryTx) Children(id string) ([]string, error) {
 // write rewrites the pages it touches at the commit, so one that changes
 // nothing is left out.
 func (l *libraryTx) Put(sf fm.SyncedFolder) error {
-	list, own := fm.AppendPermissions(nil, sf.Permissions), fm.AppendPermissions(nil, sf.OwnPermissions)
-	sf.PermissionSet, sf.OwnSet = fm.KeyOf(list), fm.KeyOf(own)
+	l.encoded = fm.AppendPermissions(l.encoded[:0], sf.Permissions)
+	l.encodedOwn = fm.AppendPermissions(l.encodedOwn[:0], sf.OwnPermissions)
+	sf.PermissionSet, sf.OwnSet = fm.KeyOf(l.encoded), fm.KeyOf(l.encodedOwn)
 	old, err := l.stored(sf.ID)
 	if err != nil {
 		return err
@@ -101,14 +148,14 @@ func (l *libraryTx) Put(sf fm.SyncedFolder) error {
 	}
 	l.touched[sf.ID] = true
 	if old.PermissionSet != sf.PermissionSet {
-		n, err := l.swapSet(old.PermissionSet, sf.PermissionSet, list)
+		n, err := l.swapSet(old.PermissionSet, sf.PermissionSet, l.encoded)
 		if err != nil {
 			return err
 		}
 		l.rec.Permissions += len(sf.Permissions) - n
 	}
 	if old.OwnSet != sf.OwnSet {
-		if _, err := l.swapSet(old.OwnSet, sf.OwnSet, own); err != nil {
+		if _, err := l.swapSet(old.OwnSet, sf.OwnSet, l.encodedOwn); err != nil {
 			return err
 		}
 	}
@@ -131,14 +178,29 @@ func (l *libraryTx) Replace(f *fm.Folder) error {
 	return l.rewrite(old, &kept)
 }
 
-// stored returns a folder's record, nil if none.
+// stored returns a folder as the transaction has it, nil if none; the
+// caller must not change it.
 func (l *libraryTx) stored(id string) (*fm.Folder, error) {
-	v := l.folders.Get([]byte(id))
-	if v == nil {
-		return nil, nil
+	if f, ok := l.known[id]; ok {
+		return f, nil
 	}
-	old := &fm.Folder{}
-	return old, decodeFolder(old, id, v)
+	var f *fm.Folder
+	if v := l.folders.Get([]byte(id)); v != nil {
+		f = &fm.Folder{}
+		if err := decodeFolder(f, id, v); err != nil {
+			return nil, err
+		}
+	}
+	l.know(id, f)
+	return f, nil
+}
+
+// know records a folder as the transaction now has it (nil: none).
+func (l *libraryTx) know(id string, f *fm.Folder) {
+	if _, ok := l.known[id]; !ok && len(l.known) >= maxKnown {
+		clear(l.known)
+	}
+	l.known[id] = f
 }
 
 // swapSet moves a folder's reference from the set from (none if zero) to
@@ -173,6 +235,8 @@ func (l *libraryTx) rewrite(old, f *fm.Folder) error {
 	if *old == *f {
 		return nil
 	}
+	kept := *f
+	l.know(f.ID, &kept)
 	return l.folders.Put([]byte(f.ID), encodeFolder(f))
 }
 
@@ -204,5 +268,6 @@ func (l *libraryTx) unlink(id string) (*fm.Folder, error) {
 	}
 	l.rec.Permissions -= n
 	l.rec.Folders--
+	l.know(id, nil)
 	return old, l.folders.Delete([]byte(id))
 }
