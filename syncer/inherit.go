@@ -129,8 +129,11 @@ func (p *plan) carryTo(c *carrier, parent *fm.Folder, id string) (bool, error) {
 // markOpaque makes opaque the own permissions of the staged folders whose
 // list, as Drive gave it, is not the one made from their own permissions
 // and their parent's list, now final (fm.ListFollows), as a full sync does.
+// Folders mostly repeat their lists: each distinct case is told once.
 func (p *plan) markOpaque(tx fm.LibraryTx) error {
 	parents := map[string][]fm.Permission{}
+	follows := map[string]bool{} // by the encodings of the list, the own permissions and the parent's list
+	var key []byte
 	for _, n := range p.order {
 		if n.ParentID == "" || n.inherits || slices.ContainsFunc(n.OwnPermissions, func(p fm.Permission) bool { return p.Opaque }) {
 			continue
@@ -143,7 +146,13 @@ func (p *plan) markOpaque(tx fm.LibraryTx) error {
 			}
 			parents[n.ParentID] = parent
 		}
-		if fm.ListFollows(n.Permissions, n.OwnPermissions, parent) {
+		key = fm.AppendPermissions(fm.AppendPermissions(fm.AppendPermissions(key[:0], n.Permissions), n.OwnPermissions), parent)
+		follow, told := follows[string(key)]
+		if !told {
+			follow = fm.ListFollows(n.Permissions, n.OwnPermissions, parent)
+			follows[string(key)] = follow
+		}
+		if follow {
 			continue
 		}
 		n.OwnPermissions = fm.OpaquePermissions(n.Permissions)
