@@ -56,6 +56,7 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzQueryParameters$$' -fuzztime 10s ./httpapi/
 	go test -run '^$$' -fuzz '^FuzzFieldsSelection$$' -fuzztime 10s ./internal/googlefake/
 	go test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 10s ./internal/drivelist/
+	go test -run '^$$' -fuzz '^FuzzDecodeChanges$$' -fuzztime 10s ./syncer/
 
 # The performance figures, each beside its limit (see bench/README.md).
 bench:

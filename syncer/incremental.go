@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/googleclient"
 	drive "google.golang.org/api/drive/v3"
 	"google.golang.org/api/googleapi"
 )
@@ -82,6 +83,13 @@ func (s *Syncer) applyPlan(ctx context.Context, lib *fm.Library, fence fm.Fence,
 // readChanges reads every change since token, and the token to read from
 // next time.
 func (r *reader) readChanges(ctx context.Context, token string) ([]*drive.Change, string, error) {
+	read := newChangePages()
+	ctx = googleclient.WithPageDecoder(ctx, read.decode)
+	defer func() {
+		if read.left > 0 {
+			r.logger.Debug("pages of changes left to the client library's decoding", "library", r.lib.ID, "pages", read.left)
+		}
+	}()
 	var changes []*drive.Change
 	for {
 		call := r.svc.Changes.List(token).PageSize(changesPageSize).IncludeRemoved(true).SupportsAllDrives(true).
@@ -101,6 +109,7 @@ func (r *reader) readChanges(ctx context.Context, token string) ([]*drive.Change
 		if err != nil {
 			return nil, "", fmt.Errorf("list changes: %w", err)
 		}
+		page = read.take(page)
 		changes = append(changes, page.Changes...)
 		r.progress(fm.Progress{Library: r.lib.ID, Phase: "changes", Done: len(changes)})
 		if page.NewStartPageToken != "" {
