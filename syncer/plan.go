@@ -154,16 +154,16 @@ func (p *plan) readAhead(ctx context.Context, changes []*drive.Change) error {
 		}
 	}
 	for depth := 0; len(ids) > 0 && depth < maxDepth; depth++ {
-		ids = slices.Compact(slices.Sorted(slices.Values(slices.DeleteFunc(ids, func(id string) bool {
-			_, read := p.indexed[id]
-			return read || id == ""
-		}))))
+		ids = slices.DeleteFunc(ids, func(id string) bool {
+			if _, read := p.indexed[id]; read || id == "" {
+				return true
+			}
+			p.indexed[id] = nil // read below; nil if the index has none such
+			return false
+		})
 		folders, err := fr.Folders(ctx, p.lib.ID, ids)
 		if err != nil {
 			return err
-		}
-		for _, id := range ids {
-			p.indexed[id] = nil
 		}
 		ids = nil
 		for i := range folders {
