@@ -109,7 +109,14 @@ func (p *plan) put(tx fm.LibraryTx, n *node) (bool, error) {
 	if err := tx.Put(n.SyncedFolder); err != nil {
 		return false, err
 	}
-	return old == nil || old.PermissionSet != fm.NewPermissionSet(n.Permissions).Key, nil
+	if old == nil {
+		return true, nil
+	}
+	now, err := tx.Folder(n.ID) // with the key of its list
+	if err != nil {
+		return false, err
+	}
+	return old.PermissionSet != now.PermissionSet, nil
 }
 
 // deleteSubtree removes a folder and everything under it; it returns how
