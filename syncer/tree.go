@@ -63,23 +63,65 @@ func restrictsReaders(r *drive.DownloadRestrictionsMetadata) bool {
 
 // permissionLists keeps one copy of each distinct permission list: the
 // folders of a tree mostly repeat the permissions they inherit, and a large
-// library's sync would otherwise hold the same strings many times over.
+// library's sync would otherwise hold the same strings many times over. It
+// also keeps what it made of each list of Drive's permissions it was given:
+// drivelist gives the files that list the same permissions one list.
 type permissionLists struct {
 	mu    sync.Mutex
 	lists map[string][]fm.Permission
+	made  map[driveList]madeLists
+	key   []byte // the encoding of the list looked up, kept for the next
 }
 
-func (p *permissionLists) intern(perms []fm.Permission) []fm.Permission {
-	key := string(fm.AppendPermissions(nil, perms))
+// driveList is a list of Drive's permissions (the same slice, not an equal
+// one: its first element and length), and whether its folder is opaque.
+type driveList struct {
+	first  **drive.Permission
+	len    int
+	opaque bool
+}
+
+// madeLists is what convertPermissions made of a list, and the oddities it
+// counted.
+type madeLists struct {
+	list, own []fm.Permission
+	counts    permissionCounts
+}
+
+// convert returns convertPermissions's lists of perms, each one kept
+// (intern), and adds the oddities they have to odd.
+func (p *permissionLists) convert(perms []*drive.Permission, opaque bool, odd *oddities) (list, own []fm.Permission) {
+	key := driveList{len: len(perms), opaque: opaque}
+	if len(perms) > 0 {
+		key.first = &perms[0]
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	m, ok := p.made[key]
+	if !ok {
+		var counted oddities
+		m.list, m.own = convertPermissions(perms, opaque, &counted)
+		m.list, m.own, m.counts = p.intern(m.list), p.intern(m.own), counted.permissionCounts()
+		if p.made == nil {
+			p.made = map[driveList]madeLists{}
+		}
+		p.made[key] = m
+	}
+	odd.addPermissionCounts(m.counts)
+	return m.list, m.own
+}
+
+// intern returns the list kept equal to perms, perms if none was; p.mu
+// held.
+func (p *permissionLists) intern(perms []fm.Permission) []fm.Permission {
+	p.key = fm.AppendPermissions(p.key[:0], perms)
+	if kept, ok := p.lists[string(p.key)]; ok {
+		return kept
+	}
 	if p.lists == nil {
 		p.lists = map[string][]fm.Permission{}
 	}
-	if kept, ok := p.lists[key]; ok {
-		return kept
-	}
-	p.lists[key] = perms
+	p.lists[string(p.key)] = perms
 	return perms
 }
 
@@ -191,7 +233,6 @@ func (r *reader) newNode(f *drive.File) *node {
 
 // keepPermissions gives a node the permissions Drive listed for it.
 func (r *reader) keepPermissions(n *node, perms []*drive.Permission) {
-	list, own := convertPermissions(perms, n.opaque, &r.odd)
-	n.Permissions, n.OwnPermissions = r.lists.intern(list), r.lists.intern(own)
+	n.Permissions, n.OwnPermissions = r.lists.convert(perms, n.opaque, &r.odd)
 	n.permsKnown = true
 }
