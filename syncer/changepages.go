@@ -15,8 +15,10 @@ import (
 // changePages reads the pages of changes.list in place of the client
 // library's decoding (googleclient.WithPageDecoder), as listedPages reads
 // those of files.list: the changes around the files with jsontext, the
-// files with drivelist. A page it does not take is the client library's to
-// read, as before.
+// files with drivelist. A page it takes is valid JSON (jsontext reads all
+// of it, strictly), and nothing it keeps points into it; a page it does not
+// take is the client library's to read, as before, once googleclient has
+// checked it.
 type changePages struct {
 	mu   sync.Mutex
 	dec  *drivelist.Decoder

@@ -2,7 +2,6 @@ package syncer
 
 import (
 	"encoding/json"
-	"errors"
 	"testing"
 
 	"github.com/foldermirror/foldermirror/internal/drivelist"
@@ -11,15 +10,17 @@ import (
 
 // agreeOnChanges decodes page with decodeChanges and with encoding/json
 // (as the client library does) and fails unless decodeChanges read it as
-// encoding/json did, or left it to encoding/json (an error). It returns
-// decodeChanges's error. A page that is not valid JSON is not the
-// decoder's (googleclient refuses it first): it must only not make it
-// panic or hang.
+// encoding/json did, or left it (an error: googleclient then checks it, and
+// has the client library read it). A page that is not valid JSON must be
+// left. It returns decodeChanges's error.
 func agreeOnChanges(t *testing.T, dec *drivelist.Decoder, page []byte) error {
 	t.Helper()
 	got, err := decodeChanges(dec, page)
-	if !json.Valid(page) || err != nil {
-		return errors.Join(err, errors.New("left"))
+	if err != nil {
+		return err
+	}
+	if !json.Valid(page) {
+		t.Fatalf("decodeChanges(%q) took a page that is not valid JSON", page)
 	}
 	var want drive.ChangeList
 	if err := json.Unmarshal(page, &want); err != nil {
@@ -109,6 +110,19 @@ func TestDecodeChangesLeavesOddPagesToEncodingJSON(t *testing.T) {
 	}
 }
 
+// invalidChanges are not JSON.
+var invalidChanges = []string{`{"changes":[{"file":{"id":"a"`, `{"changes":[]} {}`, `{"changes":[{"fileId":"a\"}]}`,
+	`{"changes":[{"file":{"id":"a","permissions":[{"id":"\\\"}]}}]}`, `{"changes":[`, `{"changes":[{"file":{"permissions":[[[`,
+	`"`, `{"a`, `{`, `]`, `{"changes":[{"removed":tru}]}`, `{"changes":[{"file":{"id":"a",}}]}`, `{"changes":[{"drive":{"id":"d"]}}]}`}
+
+func TestDecodeChangesRefusesInvalidJSON(t *testing.T) {
+	for _, page := range invalidChanges {
+		if _, err := decodeChanges(drivelist.New(), []byte(page)); err == nil {
+			t.Errorf("decodeChanges took %q, which is not JSON", page)
+		}
+	}
+}
+
 // TestChangePagesHandOverWhatTheyRead: the client library is given a page
 // without changes, and take returns the page read in its place; a page
 // left to the client library is the library's.
@@ -145,7 +159,9 @@ func FuzzDecodeChanges(f *testing.F) {
 	for _, page := range leftChanges {
 		f.Add([]byte(page))
 	}
-	f.Add([]byte(`{"changes":[{"file":{"permissions":[[[`))
+	for _, page := range invalidChanges {
+		f.Add([]byte(page))
+	}
 	f.Fuzz(func(t *testing.T, page []byte) {
 		dec := drivelist.New()
 		_ = agreeOnChanges(t, dec, page)
