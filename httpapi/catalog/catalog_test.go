@@ -220,13 +220,17 @@ func (w *world) change(tx fm.LibraryTx) {
 }
 
 // TestCatalogFollowsTheIndex: in random worlds (one in each mode, four with
-// -tags long), the catalog follows 150 steps of changes to the index.
+// -tags long), the catalog follows 150 steps of changes to the index; in
+// the last mode, each library is read on two cores, as a large one is.
 func TestCatalogFollowsTheIndex(t *testing.T) {
-	for _, small := range []bool{false, true} {
-		t.Run(fmt.Sprintf("compact often %v", small), func(t *testing.T) {
-			if small {
+	for _, mode := range []string{"compact seldom", "compact often", "read on two cores"} {
+		t.Run(mode, func(t *testing.T) {
+			if mode == "compact often" {
 				defer func(share, least int) { compactShare, minDeltaToCompact = share, least }(compactShare, minDeltaToCompact)
 				compactShare, minDeltaToCompact = 4, 8
+			}
+			if mode == "read on two cores" {
+				readOnTwoCores(t)
 			}
 			for seed := range uint64(catalogSeeds) {
 				runWorld(t, seed)
@@ -235,7 +239,10 @@ func TestCatalogFollowsTheIndex(t *testing.T) {
 	}
 }
 
-func runWorld(t *testing.T, seed uint64) {
+// newWorld returns a random world of 41 folders, synced to a new index as
+// library "lib".
+func newWorld(t *testing.T, seed uint64) *world {
+	t.Helper()
 	db := fmtest.OpenBolt(t, t.TempDir())
 	w := &world{t: t, rng: rand.New(rand.NewPCG(seed, 1)), db: db, m: model{}}
 	w.m["root"] = w.folder("root", "")
@@ -248,6 +255,12 @@ func runWorld(t *testing.T, seed uint64) {
 		all = append(all, w.m[id])
 	}
 	indextest.FullSync(t, db, "lib", fm.LibraryState{RootID: "root"}, 50, all...)
+	return w
+}
+
+func runWorld(t *testing.T, seed uint64) {
+	w := newWorld(t, seed)
+	db := w.db
 	// held is what the Diffs of the Libraries observed say the catalog
 	// holds.
 	held, observed := map[string]bool{}, (*Library)(nil)
@@ -367,6 +380,58 @@ func TestCatalogsReadInTurnShareNothing(t *testing.T) {
 		check(t, fmt.Sprintf("library %d, once all were read", i), r.l, r.m, r.root)
 		if used, room := len(r.l.base.arena), cap(r.l.base.arena); room > used+used/8 {
 			t.Errorf("library %d (%d folders): its records take %d bytes of an arena of %d", i, r.l.Len(), used, room)
+		}
+	}
+}
+
+// readOnTwoCores has libraries of every size read on two cores (pipe), for
+// the test.
+func readOnTwoCores(t *testing.T) {
+	t.Helper()
+	old := pipeFrom
+	pipeFrom = 0
+	t.Cleanup(func() { pipeFrom = old })
+}
+
+// A library whose index gives a folder twice, or one of a permission set it
+// did not give, is refused, read on one core or two (the error found by
+// the goroutine that adds the folders, and told at once or at the end).
+func TestLoaderRefusesBadLibraries(t *testing.T) {
+	set := fm.NewPermissionSet(nil)
+	folder := func(id, parent string) *fm.Folder {
+		return &fm.Folder{ID: id, ParentID: parent, Name: id, PermissionSet: set.Key}
+	}
+	for _, tc := range []struct {
+		name    string
+		folders []*fm.Folder
+		want    string
+	}{
+		{"given twice", []*fm.Folder{folder("root", ""), folder("a", "root"), folder("a", "root")}, "folder a given twice"},
+		{"given twice, then more", append([]*fm.Folder{folder("root", ""), folder("a", "root"), folder("a", "root")},
+			slices.Repeat([]*fm.Folder{folder("b", "root")}, 3*batchFolders)...), "folder a given twice"},
+		{"an unknown set", []*fm.Folder{folder("root", ""), {ID: "x", ParentID: "root"}}, "permission set the index did not give"},
+		{"no root", []*fm.Folder{folder("a", "root")}, "the root folder root is not in the index"},
+	} {
+		for _, piped := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, piped %v", tc.name, piped), func(t *testing.T) {
+				ld := newLoader(newGrantTable(), 0)
+				ld.piped = piped
+				err := ld.PermissionSet(set)
+				for _, f := range tc.folders {
+					if err == nil {
+						err = ld.Folder(f)
+					}
+				}
+				if werr := ld.wait(); err == nil {
+					err = werr
+				}
+				if err == nil {
+					_, err = ld.base("root")
+				}
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("error %v, want one saying %q", err, tc.want)
+				}
+			})
 		}
 	}
 }

@@ -55,3 +55,28 @@ func lower(r rune) rune {
 	}
 	return unicode.ToLower(r)
 }
+
+// nameKey returns the first 8 bytes of a name lower-cased as compareFolded
+// reads it (in UTF-8, invalid bytes read as U+FFFD), big-endian, padded
+// with zeros: of two names, the one of the lower key comes first; names of
+// equal keys are compared whole.
+func nameKey(name string) uint64 {
+	var k uint64
+	var buf [utf8.UTFMax]byte
+	shift := 56
+	for i := 0; i < len(name) && shift >= 0; {
+		r, w := rune(name[i]), 1
+		if r >= utf8.RuneSelf {
+			r, w = utf8.DecodeRuneInString(name[i:])
+		}
+		i += w
+		for _, c := range utf8.AppendRune(buf[:0], lower(r)) {
+			if shift < 0 {
+				break
+			}
+			k |= uint64(c) << shift
+			shift -= 8
+		}
+	}
+	return k
+}

@@ -89,17 +89,26 @@ func (c *Catalog) read(ctx context.Context) (*Library, error) {
 	}
 	ld := loaderFor(newGrantTable(), size)
 	state, err := c.index.ReadLibrary(ctx, c.libraryID, ld)
+	if werr := ld.wait(); err == nil {
+		err = werr
+	}
 	var b *base
 	if err == nil {
+		if ld.large() {
+			// Reading the permission sets left garbage (tens of
+			// megabytes for a million folders): the system's again
+			// before the base takes about as much as the loader.
+			debug.FreeOSMemory()
+		}
 		b, err = ld.base(state.RootID)
 	}
-	grants := ld.grants
+	grants, large := ld.grants, ld.large()
 	ld.done() // before the memory is given back: a large loader is garbage then
 	if err != nil {
 		return nil, err
 	}
 	c.grants = grants
-	if b.len() >= releaseFrom {
+	if large {
 		// The loader was as large as the base: give its memory back to the
 		// system now rather than over minutes, so that a daemon that read a
 		// large library holds about what it keeps.

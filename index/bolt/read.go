@@ -80,9 +80,11 @@ func (t *tree) folder(id string) (*fm.Folder, error) {
 }
 
 // ReadLibrary hands the library's sets, then its folders, to r, all read in
-// one transaction; the pages it read are released soon after (releaseSoon).
+// one transaction. The pages it read are released soon after (releaseSoon)
+// for a small library, and all along (releasing) for a large one, whose
+// pages would otherwise add up to the size of its tree.
 func (db *DB) ReadLibrary(_ context.Context, libraryID string, r fm.LibraryReader) (*fm.LibraryState, error) {
-	defer db.releaseSoon()
+	defer db.releaseAfter(libraryID)()
 	var state fm.LibraryState
 	err := db.bolt.View(func(tx *bbolt.Tx) error {
 		t, _, rec, err := currentLibrary(tx, libraryID)
@@ -170,4 +172,14 @@ func (db *DB) Snapshot(_ context.Context, libraryID string) ([]fm.SyncedFolder, 
 		})
 	})
 	return out, err
+}
+
+// releaseAfter returns what releases the pages a read of the library maps
+// once it ends: releasing all along for a library of releaseEvery folders
+// or more, else releaseSoon.
+func (db *DB) releaseAfter(libraryID string) func() {
+	if rec := db.library(libraryID); rec != nil && rec.Folders >= releaseEvery {
+		return db.releasing()
+	}
+	return db.releaseSoon
 }

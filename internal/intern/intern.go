@@ -16,9 +16,7 @@ import (
 // come. It is not safe for concurrent writers; readers may share a table no
 // one writes to.
 type Table struct {
-	data []byte
-	// ends[n] is where string n ends in data; it starts where n-1 ends.
-	ends []uint32
+	list
 	// slots index the numbers by hash: 0 is empty, n+1 holds number n.
 	slots []uint32
 	// tags hold a byte of each slot's string's hash: a probe compares the
@@ -27,10 +25,17 @@ type Table struct {
 	seed maphash.Seed
 }
 
+// list holds strings numbered 0, 1, 2..., back to back.
+type list struct {
+	data []byte
+	// ends[n] is where string n ends in data; it starts where n-1 ends.
+	ends []uint32
+}
+
 // New returns a table with room for about n strings.
 func New(n int) *Table {
 	slots := slotsFor(n)
-	return &Table{ends: make([]uint32, 0, n), slots: make([]uint32, slots), tags: make([]uint8, slots), seed: maphash.MakeSeed()}
+	return &Table{list: list{ends: make([]uint32, 0, n)}, slots: make([]uint32, slots), tags: make([]uint8, slots), seed: maphash.MakeSeed()}
 }
 
 // slotsFor is a power of two above n/0.75, so that at most three slots in
@@ -46,7 +51,14 @@ func (t *Table) Reserve(bytes int) {
 }
 
 // Len returns how many strings the table holds.
-func (t *Table) Len() int { return len(t.ends) }
+func (t *list) Len() int { return len(t.ends) }
+
+// add appends s and returns its number.
+func (t *list) add(s string) uint32 {
+	t.data = append(t.data, s...)
+	t.ends = append(t.ends, uint32(len(t.data)))
+	return uint32(len(t.ends) - 1)
+}
 
 // Intern returns the number of s, giving it the next one if the table does
 // not hold it yet (added then tells so).
@@ -58,9 +70,7 @@ func (t *Table) Intern(s string) (n uint32, added bool) {
 	if t.slots[i] != 0 {
 		return t.slots[i] - 1, false
 	}
-	n = uint32(len(t.ends))
-	t.data = append(t.data, s...)
-	t.ends = append(t.ends, uint32(len(t.data)))
+	n = t.add(s)
 	t.slots[i], t.tags[i] = n+1, tag
 	if len(t.ends)*4 > len(t.slots)*3 {
 		t.grow()
@@ -80,7 +90,7 @@ func (t *Table) Lookup(s string) (uint32, bool) {
 
 // Bytes returns string n as bytes of the table's own: they must not be
 // changed, and stay valid until the next Intern.
-func (t *Table) Bytes(n uint32) []byte {
+func (t *list) Bytes(n uint32) []byte {
 	start := uint32(0)
 	if n > 0 {
 		start = t.ends[n-1]
@@ -89,7 +99,7 @@ func (t *Table) Bytes(n uint32) []byte {
 }
 
 // String returns string n.
-func (t *Table) String(n uint32) string { return string(t.Bytes(n)) }
+func (t *list) String(n uint32) string { return string(t.Bytes(n)) }
 
 // Reset empties the table and readies it for about n strings, keeping
 // the memory it has where that is not far more than n strings need.
@@ -107,7 +117,12 @@ func (t *Table) Reset(n int) {
 }
 
 // DataLen returns the bytes of the strings interned, for a copy to reserve.
-func (t *Table) DataLen() int { return len(t.data) }
+func (t *list) DataLen() int { return len(t.data) }
+
+// Parts returns the strings back to back and where each ends, to be kept
+// and made a table again by FromParts. They are the table's own: they
+// must not be changed.
+func (t *list) Parts() (data []byte, ends []uint32) { return t.data, t.ends }
 
 // Size returns the bytes the table holds, for memory accounting.
 func (t *Table) Size() int { return cap(t.data) + 4*cap(t.ends) + 5*len(t.slots) }
@@ -146,4 +161,31 @@ func (t *Table) grow() {
 // bytesEqual compares without converting b to a string (which would copy it).
 func bytesEqual(b []byte, s string) bool {
 	return len(b) == len(s) && unsafe.String(unsafe.SliceData(b), len(b)) == s
+}
+
+// FromParts returns the table of distinct strings, data back to back,
+// string n ending at ends[n], numbered so; it takes data and ends as its
+// own, and does not compare the strings. False if ends do not rise to
+// len(data).
+func FromParts(data []byte, ends []uint32) (*Table, bool) {
+	if n := len(ends); n > 0 && int(ends[n-1]) != len(data) || n == 0 && len(data) != 0 {
+		return nil, false
+	}
+	slots := slotsFor(len(ends))
+	t := &Table{list: list{data: data, ends: ends}, slots: make([]uint32, slots), tags: make([]uint8, slots), seed: maphash.MakeSeed()}
+	mask := uint64(slots - 1)
+	start := uint32(0)
+	for n, end := range ends {
+		if end < start || int(end) > len(data) {
+			return nil, false
+		}
+		h := maphash.Bytes(t.seed, data[start:end])
+		i := h & mask
+		for t.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t.slots[i], t.tags[i] = uint32(n)+1, tagOf(h)
+		start = end
+	}
+	return t, true
 }

@@ -5,8 +5,30 @@ import (
 	"testing"
 )
 
+// numbering is what a Table and a Tagged share.
+type numbering interface {
+	Intern(s string) (uint32, bool)
+	Lookup(s string) (uint32, bool)
+	String(n uint32) string
+	Len() int
+}
+
+// Both kinds of table number strings in the order they come, find them
+// again, and grow as they fill.
 func TestTable(t *testing.T) {
-	tab := New(2) // grows many times
+	for _, tc := range []struct {
+		name string
+		new  func(n int) numbering
+	}{
+		{"Table", func(n int) numbering { return New(n) }},
+		{"Tagged", func(n int) numbering { return NewTagged(n) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testTable(t, tc.new) })
+	}
+}
+
+func testTable(t *testing.T, newTable func(n int) numbering) {
+	tab := newTable(2) // grows many times
 	const n = 20_000
 	for i := range n {
 		s := fmt.Sprintf("1Ab%dcD", i)
@@ -38,12 +60,54 @@ func TestTable(t *testing.T) {
 	if got, added := tab.Intern(""); !added || tab.String(got) != "" {
 		t.Error("the empty string is not interned like any other")
 	}
+}
+
+// The zero Table takes strings.
+func TestZeroTable(t *testing.T) {
 	var empty Table
 	if _, ok := empty.Lookup("a"); ok {
 		t.Error("the zero table holds something")
 	}
 	if n, added := empty.Intern("a"); n != 0 || !added || empty.String(0) != "a" {
 		t.Error("the zero table does not take a string")
+	}
+}
+
+// A table made again from its parts finds each string at its number; parts
+// whose ends do not rise to the data's length are refused.
+func TestFromParts(t *testing.T) {
+	tagged := NewTagged(10)
+	for i := range 5000 {
+		tagged.Intern(fmt.Sprint("s", i*31))
+	}
+	data, ends := tagged.Parts()
+	tab, ok := FromParts(data, ends)
+	if !ok || tab.Len() != 5000 {
+		t.Fatalf("FromParts: %v, %d strings", ok, tab.Len())
+	}
+	for i := range 5000 {
+		if n, ok := tab.Lookup(fmt.Sprint("s", i*31)); !ok || n != uint32(i) {
+			t.Fatalf("Lookup(s%d) = %d, %v; want %d", i*31, n, ok, i)
+		}
+	}
+	if _, ok := tab.Lookup("s1"); ok {
+		t.Error("a string never given is found")
+	}
+	for _, bad := range []struct {
+		data string
+		ends []uint32
+	}{
+		{"abc", []uint32{1, 2}},
+		{"abc", []uint32{2, 1, 3}},
+		{"abc", nil},
+		{"", []uint32{1}},
+	} {
+		if _, ok := FromParts([]byte(bad.data), bad.ends); ok {
+			t.Errorf("FromParts(%q, %v) took them", bad.data, bad.ends)
+		}
+	}
+	if tab, ok := FromParts(nil, nil); !ok || tab.Len() != 0 {
+		t.Error("FromParts refuses an empty table")
 	}
 }
 
