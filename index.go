@@ -3,6 +3,7 @@ package foldermirror
 import (
 	"context"
 	"errors"
+	"io"
 )
 
 // Index is an open index, whichever backend keeps it: a bbolt file that one
@@ -197,4 +198,22 @@ type LibraryPrefetcher interface {
 	// parents, with their permissions. IDs of no folder are fine: the
 	// transaction then knows there is none such.
 	Prefetch(ids, parents []string) error
+}
+
+// CatalogStore is an index that keeps, beside each library's tree, one
+// copy of the API's catalog of it (httpapi/catalog), so that a process
+// starting reads the catalog rather than making it again from every
+// folder. The index keeps the bytes and nothing else: what they hold, the
+// revision they were made at, and whether they may be used, is the
+// catalog's to say. A library's copy goes when the library does. (bbolt
+// keeps them; a shared database does not, each replica making its own.)
+type CatalogStore interface {
+	// SaveCatalog keeps the concatenation of parts as the library's
+	// catalog, in place of the one it kept, in one transaction; parts are
+	// not changed until it returns. ENOTFOUND if the library was never
+	// synced.
+	SaveCatalog(ctx context.Context, libraryID string, parts [][]byte) error
+	// ReadCatalog hands fn the library's catalog as a reader of its size
+	// bytes, within a read transaction; ENOTFOUND if it keeps none.
+	ReadCatalog(ctx context.Context, libraryID string, fn func(r io.Reader, size int64) error) error
 }

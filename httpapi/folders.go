@@ -59,10 +59,19 @@ func (s *Server) synced(ctx context.Context, lib fm.Library, st *libState, cl *c
 // (bringing up to date only those that hold the folder). A library read
 // before its first sync, or a folder new in a catalog not brought up to
 // date, is found once Warm (or a request naming the library) reads it.
+// Warm then has an index that keeps catalogs keep the one made, if it is
+// new and large (catalog.Save), so that the next start reads it rather
+// than the whole library; a failure to keep it is logged.
 func (s *Server) Warm(ctx context.Context, libraryID string) error {
 	if _, st, ok := s.libs.get(libraryID); ok {
-		_, err := s.current(ctx, libraryID, st)
-		return err
+		if _, err := s.current(ctx, libraryID, st); err != nil {
+			return err
+		}
+		if err := st.catalog.Save(ctx); err != nil && ctx.Err() == nil {
+			s.logger.Warn("could not keep the library's catalog in the index; the next start reads the library whole",
+				"library", libraryID, "err", err)
+		}
+		return nil
 	}
 	return fm.Errorf(fm.ENOTFOUND, "Library %s is not served.", libraryID)
 }

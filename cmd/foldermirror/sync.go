@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/foldermirror/foldermirror/config"
 	"github.com/foldermirror/foldermirror/discovery"
 	"github.com/foldermirror/foldermirror/httpapi/admin"
+	"github.com/foldermirror/foldermirror/httpapi/catalog"
 	"github.com/foldermirror/foldermirror/internal/wire"
 	"github.com/foldermirror/foldermirror/schedule"
 	"github.com/prometheus/client_golang/prometheus"
@@ -162,9 +164,22 @@ func (c *syncCommand) locally(ctx context.Context, cfg *config.Config) error {
 		}
 		if err := c.show(ev); err != nil {
 			failed = append(failed, err)
+		} else if ev.Result != nil {
+			keepCatalog(ctx, c.db, logger, ev.Result.Library)
 		}
 	}
 	return c.joinFailures(failed)
+}
+
+// keepCatalog has an index that keeps the API's catalogs keep that of a
+// library just synced (catalog.Keep), so that a daemon starting next reads
+// it rather than the whole library. A failure only costs that daemon's
+// start the time of reading the library, so it is logged.
+func keepCatalog(ctx context.Context, db fm.Index, logger *slog.Logger, libraryID string) {
+	if err := catalog.Keep(ctx, db, libraryID); err != nil {
+		logger.Warn("could not keep the library's catalog in the index; the next start reads the library whole",
+			"library", libraryID, "err", err)
+	}
 }
 
 // discoveredLibraries returns the set of cfg's libraries and of the shared

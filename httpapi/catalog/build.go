@@ -137,7 +137,9 @@ func (l *Library) compact() (*Library, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Library{State: l.State, base: bl.done(), grants: l.grants}, nil
+	b := bl.done()
+	b.revision = l.State.Revision
+	return &Library{State: l.State, base: b, grants: l.grants}, nil
 }
 
 // loader reads a whole library from an index (it is the LibraryReader the

@@ -41,13 +41,15 @@ type Library struct {
 // base is a library's folders, depth first with siblings in the API's
 // order: a folder's subtree is the run of size folders that starts with it.
 type base struct {
-	ids    *intern.Table // folder n's ID is string n
-	size   []uint32
-	parent []uint32 // none for the root
-	set    []uint32
-	flags  []uint8
-	record []uint32 // where folder n's fields start in arena
-	arena  []byte
+	// revision is the library's revision the base holds (without a delta).
+	revision uint64
+	ids      *intern.Table // folder n's ID is string n
+	size     []uint32
+	parent   []uint32 // none for the root
+	set      []uint32
+	flags    []uint8
+	record   []uint32 // where folder n's fields start in arena
+	arena    []byte
 }
 
 // Ref is a folder of a Library: a folder of its base (b), one of its

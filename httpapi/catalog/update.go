@@ -27,6 +27,11 @@ type Catalog struct {
 	updating chan struct{}
 	grants   *grantTable
 	current  atomic.Pointer[Library]
+
+	// saving holds a token while Save runs. saved is the base the index
+	// keeps: read from it, or saved last.
+	saving chan struct{}
+	saved  atomic.Pointer[base]
 }
 
 // New returns the catalog of a library of idx; it holds nothing until its
@@ -34,7 +39,8 @@ type Catalog struct {
 // makes current, once it is: one call at a time, in order, before the
 // update that made it returns.
 func New(idx fm.IndexReader, libraryID string, observe func(*Library)) *Catalog {
-	return &Catalog{libraryID: libraryID, index: idx, observe: observe, updating: make(chan struct{}, 1)}
+	return &Catalog{libraryID: libraryID, index: idx, observe: observe, updating: make(chan struct{}, 1),
+		saving: make(chan struct{}, 1)}
 }
 
 // Current returns the Library made last, nil before the first Update.
@@ -77,12 +83,24 @@ func (c *Catalog) next(ctx context.Context, cur *Library) (*Library, error) {
 			}
 			return cur.apply(c.grants, cs)
 		}
+		// The catalog the index keeps is no newer than cur, whose
+		// revision the changes do not lead from: it is of no use.
+		return c.readAll(ctx)
 	}
 	return c.read(ctx)
 }
 
-// read reads the whole library, with grants of its own.
+// read makes the library's Library from the catalog the index keeps, if
+// it keeps one it can bring up to date, else from the whole library.
 func (c *Catalog) read(ctx context.Context) (*Library, error) {
+	if l, err := c.readKept(ctx); err == nil {
+		return l, nil
+	}
+	return c.readAll(ctx)
+}
+
+// readAll reads the whole library, with grants of its own.
+func (c *Catalog) readAll(ctx context.Context) (*Library, error) {
 	var size int // the library's size as last read, a hint to size the loader
 	if st, err := c.index.Library(ctx, c.libraryID); err == nil {
 		size = st.Folders
@@ -101,6 +119,9 @@ func (c *Catalog) read(ctx context.Context) (*Library, error) {
 			debug.FreeOSMemory()
 		}
 		b, err = ld.base(state.RootID)
+	}
+	if err == nil {
+		b.revision = state.Revision
 	}
 	grants, large := ld.grants, ld.large()
 	ld.done() // before the memory is given back: a large loader is garbage then

@@ -7,6 +7,7 @@
 //	libraries/<libraryID>       state → library record (current generation, sync state, log bounds);
 //	                            retired → the last revision of the library deleted, in its place
 //	libraries/<libraryID>/log   revision (8 bytes) folderID → nothing: the folders each revision changed
+//	libraries/<libraryID>/catalog  the API's catalog of the library, in chunks (see catalog.go)
 //	libraries/<libraryID>/g<N>  one generation of the library's tree:
 //	    folders     folderID → folder record, with the keys of its permission sets
 //	    children    parentID 0x00 childID → nothing

@@ -99,6 +99,7 @@ func TestFromParts(t *testing.T) {
 	}{
 		{"abc", []uint32{1, 2}},
 		{"abc", []uint32{2, 1, 3}},
+		{"abc", []uint32{9, 1, 3}},
 		{"abc", nil},
 		{"", []uint32{1}},
 	} {
