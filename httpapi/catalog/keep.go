@@ -15,6 +15,13 @@ import (
 // can keep small ones.)
 var keepFrom = 10_000
 
+// keepAfterSyncFrom is the size of a library, in folders, from which a
+// process that syncs without serving (Keep) makes and keeps its catalog:
+// below it, a daemon reads the library whole at start in about a tenth of a
+// second, less than Keep would add to the sync. (A variable, so that tests
+// can keep small ones.)
+var keepAfterSyncFrom = 200_000
+
 // readKept reads the catalog the index keeps, and brings it to the index's
 // revision with the changes since; an error if the index keeps none, or
 // none that can be used (see decodeSaved), or none the changes it logged
@@ -84,13 +91,14 @@ func (c *Catalog) Save(ctx context.Context) error {
 // (foldermirror sync), so that the next start of a daemon reads it: it
 // reads the catalog kept and the changes since, or, when the index can
 // lead from none, the library whole, and saves the catalog made if it is
-// new (see Save). An index that keeps no catalogs does nothing.
+// new (see Save). An index that keeps no catalogs does nothing, nor does a
+// library smaller than keepAfterSyncFrom.
 func Keep(ctx context.Context, idx fm.IndexReader, libraryID string) error {
 	if _, ok := idx.(fm.CatalogStore); !ok {
 		return nil
 	}
 	st, err := idx.Library(ctx, libraryID)
-	if err != nil || st.Folders < keepFrom {
+	if err != nil || st.Folders < max(keepFrom, keepAfterSyncFrom) {
 		return err
 	}
 	if st.Folders >= releaseFrom {

@@ -35,9 +35,21 @@ func (c *countingIndex) SaveCatalog(ctx context.Context, libraryID string, parts
 // keepAll has catalogs of every size kept, for the test.
 func keepAll(t *testing.T) {
 	t.Helper()
-	old := keepFrom
-	keepFrom = 1
-	t.Cleanup(func() { keepFrom = old })
+	old, oldAfterSync := keepFrom, keepAfterSyncFrom
+	keepFrom, keepAfterSyncFrom = 1, 1
+	t.Cleanup(func() { keepFrom, keepAfterSyncFrom = old, oldAfterSync })
+}
+
+// Keep leaves a library smaller than keepAfterSyncFrom to be read whole at
+// the next start: it neither reads nor saves it.
+func TestKeepLeavesSmallLibraries(t *testing.T) {
+	keepAll(t)
+	keepAfterSyncFrom = 1 << 30
+	w := newWorld(t, 11)
+	idx := &countingIndex{DB: w.db}
+	if err := Keep(context.Background(), idx, "lib"); err != nil || idx.reads != 0 || idx.saves != 0 {
+		t.Fatalf("Keep of a small library: %v, %d reads, %d saves; want none", err, idx.reads, idx.saves)
+	}
 }
 
 // update brings c to the index's revision.
