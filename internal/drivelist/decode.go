@@ -37,9 +37,9 @@ var (
 // Bounds on what a Decoder keeps between pages: the distinct permission
 // lists, and the distinct strings of permissions, with their bytes.
 const (
-	maxLists      = 1 << 8
-	maxListBytes  = 512 << 10
-	maxStrings    = 1 << 14
+	maxLists      = 1 << 6
+	maxListBytes  = 128 << 10
+	maxStrings    = 1 << 12
 	maxStringSize = 256 // longer strings are not interned
 )
 
