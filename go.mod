@@ -1,6 +1,6 @@
 module github.com/foldermirror/foldermirror
 
-go 1.27.0
+go 1.26.8
 
 toolchain go1.27.3
 

@@ -15,7 +15,7 @@ import (
 // left. It returns decodeChanges's error.
 func agreeOnChanges(t *testing.T, dec *drivelist.Decoder, page []byte) error {
 	t.Helper()
-	got, err := decodeChanges(dec, page)
+	got, err := dec.DecodeChanges(page)
 	if err != nil {
 		return err
 	}
@@ -53,38 +53,37 @@ const changedFile = `{"id":"f1","name":"A \"b\" é","mimeType":"application/vnd.
 
 // plainChanges are pages decodeChanges reads itself.
 var plainChanges = map[string]string{
-	"last page":       `{"newStartPageToken":"42","changes":[]}`,
-	"a page of more":  `{"nextPageToken":"7","kind":"drive#changeList","changes":[{"kind":"drive#change","changeType":"file","fileId":"f1","removed":false,"file":` + changedFile + `}]}`,
-	"removed":         `{"newStartPageToken":"9","changes":[{"changeType":"file","fileId":"f2","removed":true}]}`,
-	"file null":       `{"newStartPageToken":"9","changes":[{"changeType":"file","fileId":"f2","file":null}]}`,
-	"files in order":  `{"newStartPageToken":"9","changes":[{"fileId":"a","file":` + changedFile + `},{"fileId":"b","removed":true},{"fileId":"c","file":{"id":"c","parents":["a"]}}]}`,
-	"a drive's ID":    `{"newStartPageToken":"9","changes":[{"changeType":"file","fileId":"f","driveId":"d","file":{"id":"f","driveId":"d"}}]}`,
-	"whitespace":      " {\n \"newStartPageToken\" : \"9\" , \"changes\" : [ { \"fileId\" : \"f\" , \"file\" : " + changedFile + " } ] }\n",
-	"escaped value":   `{"newStartPageToken":"a\u0062","changes":[{"fileId":"f\"1\""}]}`,
-	"a drive":         `{"newStartPageToken":"9","changes":[{"changeType":"drive","driveId":"d","drive":{"id":"d","name":"D","restrictions":{"copyRequiresWriterPermission":true}}}]}`,
-	"drive null":      `{"newStartPageToken":"9","changes":[{"changeType":"drive","driveId":"d","removed":true,"drive":null}]}`,
-	"unknown in file": `{"newStartPageToken":"9","changes":[{"fileId":"f","file":{"id":"f","extra":[1,{"x":null}]}}]}`,
+	"last page":          `{"newStartPageToken":"42","changes":[]}`,
+	"a page of more":     `{"nextPageToken":"7","kind":"drive#changeList","changes":[{"kind":"drive#change","changeType":"file","fileId":"f1","removed":false,"file":` + changedFile + `}]}`,
+	"removed":            `{"newStartPageToken":"9","changes":[{"changeType":"file","fileId":"f2","removed":true}]}`,
+	"file null":          `{"newStartPageToken":"9","changes":[{"changeType":"file","fileId":"f2","file":null}]}`,
+	"files in order":     `{"newStartPageToken":"9","changes":[{"fileId":"a","file":` + changedFile + `},{"fileId":"b","removed":true},{"fileId":"c","file":{"id":"c","parents":["a"]}}]}`,
+	"a drive's ID":       `{"newStartPageToken":"9","changes":[{"changeType":"file","fileId":"f","driveId":"d","file":{"id":"f","driveId":"d"}}]}`,
+	"whitespace":         " {\n \"newStartPageToken\" : \"9\" , \"changes\" : [ { \"fileId\" : \"f\" , \"file\" : " + changedFile + " } ] }\n",
+	"escaped value":      `{"newStartPageToken":"a\u0062","changes":[{"fileId":"f\"1\""}]}`,
+	"a drive":            `{"newStartPageToken":"9","changes":[{"changeType":"drive","driveId":"d","drive":{"id":"d","name":"D","restrictions":{"copyRequiresWriterPermission":true}}}]}`,
+	"drive null":         `{"newStartPageToken":"9","changes":[{"changeType":"drive","driveId":"d","removed":true,"drive":null}]}`,
+	"unknown in file":    `{"newStartPageToken":"9","changes":[{"fileId":"f","file":{"id":"f","extra":[1,{"x":null}]}}]}`,
+	"unknown key":        `{"newStartPageToken":"9","changes":[{"fileId":"f","time":"2020-01-01T00:00:00Z"}]}`,
+	"unknown key at top": `{"newStartPageToken":"9","changes":[],"extra":1}`,
+	"escaped name":       `{"newStartPageToken":"9","changes":[{"file\u0049d":"f"}]}`,
+	"changes null":       `{"newStartPageToken":"9","changes":null}`,
+	"field null":         `{"newStartPageToken":"9","changes":[{"fileId":null}]}`,
 }
 
 // leftChanges are pages decodeChanges leaves to encoding/json, which may
 // read them or refuse them.
 var leftChanges = map[string]string{
-	"a drive twice":        `{"newStartPageToken":"9","changes":[{"drive":{"id":"d","id":"e"}}]}`,
 	"a drive's field odd":  `{"newStartPageToken":"9","changes":[{"drive":{"id":1}}]}`,
 	"drive not an object":  `{"newStartPageToken":"9","changes":[{"drive":[]}]}`,
 	"case differs":         `{"newStartPageToken":"9","changes":[{"FileId":"f"}]}`,
 	"case differs at top":  `{"NewStartPageToken":"9","changes":[]}`,
-	"unknown key":          `{"newStartPageToken":"9","changes":[{"fileId":"f","time":"2020-01-01T00:00:00Z"}]}`,
-	"unknown key at top":   `{"newStartPageToken":"9","changes":[],"extra":1}`,
 	"name twice":           `{"newStartPageToken":"9","changes":[{"fileId":"a","fileId":"b"}]}`,
 	"file twice":           `{"newStartPageToken":"9","changes":[{"file":{"id":"a"},"file":null}]}`,
-	"escaped name":         `{"newStartPageToken":"9","changes":[{"file\u0049d":"f"}]}`,
 	"removed as a string":  `{"newStartPageToken":"9","changes":[{"removed":"true"}]}`,
 	"token as a number":    `{"newStartPageToken":9,"changes":[]}`,
 	"file not an object":   `{"newStartPageToken":"9","changes":[{"file":"f"}]}`,
 	"change not an object": `{"newStartPageToken":"9","changes":[null]}`,
-	"changes null":         `{"newStartPageToken":"9","changes":null}`,
-	"field null":           `{"newStartPageToken":"9","changes":[{"fileId":null}]}`,
 	"case differs in file": `{"newStartPageToken":"9","changes":[{"file":{"ID":"f"}}]}`,
 	"invalid UTF-8":        "{\"newStartPageToken\":\"9\",\"changes\":[{\"fileId\":\"\xff\"}]}",
 	"not an object":        `[]`,
@@ -117,7 +116,7 @@ var invalidChanges = []string{`{"changes":[{"file":{"id":"a"`, `{"changes":[]} {
 
 func TestDecodeChangesRefusesInvalidJSON(t *testing.T) {
 	for _, page := range invalidChanges {
-		if _, err := decodeChanges(drivelist.New(), []byte(page)); err == nil {
+		if _, err := drivelist.New().DecodeChanges([]byte(page)); err == nil {
 			t.Errorf("decodeChanges took %q, which is not JSON", page)
 		}
 	}

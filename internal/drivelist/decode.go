@@ -17,7 +17,6 @@ package drivelist
 
 import (
 	"encoding/json"
-	"encoding/json/jsontext"
 	"errors"
 	"fmt"
 	"reflect"
@@ -78,7 +77,19 @@ func New() *Decoder {
 // Nothing it returns points into page; the files may share permission
 // lists with the other pages it decoded: they must not be changed.
 func (d *Decoder) Decode(page []byte) (*drive.FileList, error) {
-	list, err := d.decode(page)
+	list := &drive.FileList{}
+	if err := d.readChecked(page, func() error { return d.fileList(list) }); err != nil {
+		return nil, err
+	}
+	d.last = list
+	return list, nil
+}
+
+// checked_ reads page with read, then checks it (see Decode).
+func (d *Decoder) readChecked(page []byte, read func() error) error {
+	d.s = scanner{b: page}
+	d.chunks, d.last = nil, nil
+	err := read()
 	if err == nil {
 		d.checked = append(d.checked, page[d.copied:]...)
 		if !json.Valid(d.checked) {
@@ -88,11 +99,10 @@ func (d *Decoder) Decode(page []byte) (*drive.FileList, error) {
 	d.s, d.checked, d.copied = scanner{}, d.checked[:0], 0
 	if err != nil {
 		d.forgetAdded()
-		return nil, err
+		return err
 	}
 	d.added = d.added[:0]
-	d.last = list
-	return list, nil
+	return nil
 }
 
 // forgetAdded forgets the permission lists of a page that failed: they may
@@ -113,13 +123,10 @@ func (d *Decoder) leaveOut(from, to int) {
 	d.copied = to
 }
 
-// decode decodes a page, as Decode does, without checking it.
-func (d *Decoder) decode(page []byte) (*drive.FileList, error) {
-	d.s = scanner{b: page}
-	d.chunks, d.last = nil, nil
-	list := &drive.FileList{}
+// fileList reads a files.list page into list.
+func (d *Decoder) fileList(list *drive.FileList) error {
 	var seen uint32
-	err := d.object(&seen, func(key []byte) error {
+	return d.object(&seen, func(key []byte) error {
 		switch string(key) {
 		case "nextPageToken":
 			return d.str(&list.NextPageToken)
@@ -132,10 +139,6 @@ func (d *Decoder) decode(page []byte) (*drive.FileList, error) {
 		}
 		return errUnknown
 	}, fileListKeys)
-	if err != nil {
-		return nil, err
-	}
-	return list, nil
 }
 
 // errUnknown tells object that a key is none of the fields decoded.
@@ -262,11 +265,12 @@ func (d *Decoder) str0() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if escaped {
-		d.scratch, err = jsontext.AppendUnquote(d.scratch[:0], raw)
-		if err != nil {
+	if escaped { // rare: encoding/json reads it, as it would
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrNotPlain, err)
 		}
+		d.scratch = append(d.scratch[:0], s...)
 		return d.scratch, nil
 	}
 	inner := raw[1 : len(raw)-1]

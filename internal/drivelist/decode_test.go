@@ -101,6 +101,7 @@ var plainCases = map[string]string{
 	"a folder":           `{"nextPageToken":"n","kind":"drive#fileList","files":[{"id":"a","name":"A","mimeType":"application/vnd.google-apps.folder","parents":["r"],"trashed":false,"permissions":[` + perm + `]}]}`,
 	"escapes":            `{"files":[{"id":"a\u0062","name":"na\u00efve \"q\" \\ \n \ud83d\ude00 é","parents":["p\/q"]}]}`,
 	"escaped key":        `{"files":[{"n\u0061me":"x"}]}`,
+	"lone surrogate":     `{"files":[{"name":"\ud800"}]}`, // escapes are read as encoding/json reads them
 	"unknown fields":     `{"files":[{"id":"a","extra":"123","more":{"x":[1,2,{"y":null}]},"x-y":1}],"other":true}`,
 	"nulls":              `{"nextPageToken":null,"files":[{"id":null,"name":null,"parents":null,"trashed":null,"appProperties":null,"downloadRestrictions":null,"permissions":null}]}`,
 	"empty lists":        `{"files":[{"id":"a","parents":[],"permissions":[],"appProperties":{}}]}`,
@@ -138,7 +139,6 @@ var leftCases = map[string]string{
 	"file not an object":    `{"files":["a"]}`,
 	"files not an array":    `{"files":{}}`,
 	"invalid UTF-8":         "{\"files\":[{\"name\":\"\xff\"}]}",
-	"lone surrogate":        `{"files":[{"name":"\ud800"}]}`,
 	"not an object":         `[]`,
 	"permissions an object": `{"files":[{"permissions":{}}]}`,
 }
