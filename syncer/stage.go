@@ -119,9 +119,6 @@ type stage struct {
 	// known are the sets of permission lists staged already, by the list
 	// (see knownSets).
 	known map[knownList]stagedSets
-
-	// expect is how many IDs the stage expects, 0 if it cannot tell.
-	expect int
 }
 
 // newStage returns a stage whose file is in dir (a full sync's is in the
@@ -138,21 +135,19 @@ func newStage(dir string, folders int) (*stage, error) {
 		return nil, fmt.Errorf("full sync: %w", err)
 	}
 	expect := folders + folders/10 // room for some growth
-	return &stage{ids: intern.New(max(expect, 1024)), more: map[uint32][]uint32{}, file: f,
-		w: bufio.NewWriterSize(f, 256<<10), setOf: map[fm.PermissionSetKey]uint32{}, known: map[knownList]stagedSets{}, expect: expect}, nil
+	return &stage{ids: intern.NewChunked(max(expect, 1024)), more: map[uint32][]uint32{}, file: f,
+		w: bufio.NewWriterSize(f, 256<<10), setOf: map[fm.PermissionSetKey]uint32{}, known: map[knownList]stagedSets{}}, nil
 }
 
 // close releases the stage's file.
 func (s *stage) close() error { return errors.Join(s.unmapFile(), s.file.Close()) }
 
-// number returns the number of an ID, numbering it if it is new. The first
-// makes room for the IDs expected, as long as it: the table then fills
-// without copying them as it grows, the last time near the end of the
-// listing, when the heap is largest.
+// number returns the number of an ID, numbering it if it is new. The IDs
+// are kept in chunks (intern.NewChunked): a first sync, which cannot tell
+// how many it will meet, numbers them without copying them as the table
+// grows, the last time near the end of the listing, when the heap is
+// largest.
 func (s *stage) number(id string) uint32 {
-	if s.ids.Len() == 0 {
-		s.ids.Reserve(s.expect * len(id))
-	}
 	n, added := s.ids.Intern(id)
 	if added {
 		s.folders.add(stagedFolder{parent: none, set: none, own: none})

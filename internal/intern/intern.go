@@ -25,17 +25,45 @@ type Table struct {
 	seed maphash.Seed
 }
 
-// list holds strings numbered 0, 1, 2..., back to back.
+// list holds strings numbered 0, 1, 2..., back to back: in data, or, in
+// a chunked list, in chunks of chunkSize bytes.
 type list struct {
 	data []byte
 	// ends[n] is where string n ends in data; it starts where n-1 ends.
+	// In a chunked list they are offsets in the chunks taken end to end,
+	// and a string that would cross the end of a chunk starts the next
+	// (see chunkedStart).
 	ends []uint32
+	// chunks, in a chunked list, hold the strings in place of data: chunk
+	// c holds the bytes from c*chunkSize. A string longer than a chunk
+	// has chunks of its own, one array whose parts they are.
+	chunks  [][]byte
+	chunked bool
 }
+
+// chunkBits sizes a chunked list's chunks: 1 MiB.
+const (
+	chunkBits = 20
+	chunkSize = 1 << chunkBits
+	chunkMask = chunkSize - 1
+)
 
 // New returns a table with room for about n strings.
 func New(n int) *Table {
 	slots := slotsFor(n)
 	return &Table{list: list{ends: make([]uint32, 0, n)}, slots: make([]uint32, slots), tags: make([]uint8, slots), seed: maphash.MakeSeed()}
+}
+
+// NewChunked returns a table with room for about n strings that keeps
+// them in chunks of a MiB rather than in one slice, for a table whose size
+// is not known ahead: it grows without copying its strings, which a slice
+// growing by append does, holding the old array and the new at once, the
+// last time when the table is largest. Its strings cannot be had as one
+// slice (Parts, Reserve).
+func NewChunked(n int) *Table {
+	t := New(n)
+	t.chunked = true
+	return t
 }
 
 // slotsFor is a power of two above n/0.75, so that at most three slots in
@@ -45,9 +73,12 @@ func slotsFor(n int) int {
 }
 
 // Reserve makes room for about bytes more bytes of strings, so that a table
-// whose size is known ahead fills without copying its data as it grows.
+// whose size is known ahead fills without copying its data as it grows. A
+// chunked table needs none: it does nothing.
 func (t *Table) Reserve(bytes int) {
-	t.data = slices.Grow(t.data, bytes)
+	if !t.chunked {
+		t.data = slices.Grow(t.data, bytes)
+	}
 }
 
 // Len returns how many strings the table holds.
@@ -55,9 +86,58 @@ func (t *list) Len() int { return len(t.ends) }
 
 // add appends s and returns its number.
 func (t *list) add(s string) uint32 {
+	if t.chunked {
+		return t.addChunked(s)
+	}
 	t.data = append(t.data, s...)
 	t.ends = append(t.ends, uint32(len(t.data)))
 	return uint32(len(t.ends) - 1)
+}
+
+// size returns where the strings end: the next string starts there, or at
+// the next chunk.
+func (t *list) size() uint32 {
+	if len(t.ends) == 0 {
+		return 0
+	}
+	return t.ends[len(t.ends)-1]
+}
+
+// addChunked appends s to a chunked list and returns its number.
+func (t *list) addChunked(s string) uint32 {
+	start := t.size()
+	if len(s) > 0 {
+		start = chunkedStart(start, start+uint32(len(s)))
+		if int(start>>chunkBits) == len(t.chunks) {
+			t.newChunks(len(s))
+		}
+		copy(t.chunks[start>>chunkBits][start&chunkMask:], s)
+	}
+	t.ends = append(t.ends, start+uint32(len(s)))
+	return uint32(len(t.ends) - 1)
+}
+
+// chunkEnd returns the end of the chunk off is in, or off if a chunk
+// starts there.
+func chunkEnd(off uint32) uint32 { return (off + chunkMask) &^ chunkMask }
+
+// newChunks adds the chunks a string of n bytes needs: one, or as many as
+// it fills, parts of one array.
+func (t *list) newChunks(n int) {
+	room := make([]byte, (n+chunkMask)&^chunkMask)
+	for off := 0; off < len(room); off += chunkSize {
+		t.chunks = append(t.chunks, room[off:])
+	}
+}
+
+// chunkedStart returns where the string ending at end starts, the one
+// before it ending at prev: there, or, if it would not fit in the rest of
+// prev's chunk, at the next chunk (an empty string is never moved).
+func chunkedStart(prev, end uint32) uint32 {
+	if end > chunkEnd(prev) {
+		return chunkEnd(prev)
+	}
+	return prev
 }
 
 // Intern returns the number of s, giving it the next one if the table does
@@ -91,11 +171,16 @@ func (t *Table) Lookup(s string) (uint32, bool) {
 // Bytes returns string n as bytes of the table's own: they must not be
 // changed, and stay valid until the next Intern.
 func (t *list) Bytes(n uint32) []byte {
-	start := uint32(0)
+	start, end := uint32(0), t.ends[n]
 	if n > 0 {
 		start = t.ends[n-1]
 	}
-	return t.data[start:t.ends[n]:t.ends[n]]
+	if t.chunked {
+		start = chunkedStart(start, end)
+		from := start & chunkMask
+		return t.chunks[start>>chunkBits][from : from+end-start : from+end-start]
+	}
+	return t.data[start:end:end]
 }
 
 // String returns string n.
@@ -104,7 +189,7 @@ func (t *list) String(n uint32) string { return string(t.Bytes(n)) }
 // Reset empties the table and readies it for about n strings, keeping
 // the memory it has where that is not far more than n strings need.
 func (t *Table) Reset(n int) {
-	t.data, t.ends = t.data[:0], t.ends[:0]
+	t.data, t.ends, t.chunks = t.data[:0], t.ends[:0], nil
 	if want := slotsFor(n); len(t.slots) < want || len(t.slots) > 4*want {
 		t.slots, t.tags = make([]uint32, want), make([]uint8, want)
 	} else {
@@ -116,16 +201,29 @@ func (t *Table) Reset(n int) {
 	}
 }
 
-// DataLen returns the bytes of the strings interned, for a copy to reserve.
-func (t *list) DataLen() int { return len(t.data) }
+// DataLen returns the bytes of the strings interned, for a copy to reserve
+// (in a chunked table, with the ends of chunks they left unused).
+func (t *list) DataLen() int {
+	if t.chunked {
+		return int(t.size())
+	}
+	return len(t.data)
+}
 
 // Parts returns the strings back to back and where each ends, to be kept
 // and made a table again by FromParts. They are the table's own: they
-// must not be changed.
-func (t *list) Parts() (data []byte, ends []uint32) { return t.data, t.ends }
+// must not be changed. A chunked table has no such parts.
+func (t *list) Parts() (data []byte, ends []uint32) {
+	if t.chunked {
+		panic("intern: Parts of a chunked table")
+	}
+	return t.data, t.ends
+}
 
 // Size returns the bytes the table holds, for memory accounting.
-func (t *Table) Size() int { return cap(t.data) + 4*cap(t.ends) + 5*len(t.slots) }
+func (t *Table) Size() int {
+	return cap(t.data) + len(t.chunks)*chunkSize + 4*cap(t.ends) + 5*len(t.slots)
+}
 
 // find returns the slot of s, the one holding it or the empty one where it
 // would go, and its tag.

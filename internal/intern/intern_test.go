@@ -1,8 +1,11 @@
 package intern
 
 import (
+	"bytes"
 	"fmt"
+	"strconv"
 	"testing"
+	"unsafe"
 )
 
 // numbering is what a Table and a Tagged share.
@@ -22,6 +25,7 @@ func TestTable(t *testing.T) {
 	}{
 		{"Table", func(n int) numbering { return New(n) }},
 		{"Tagged", func(n int) numbering { return NewTagged(n) }},
+		{"Chunked", func(n int) numbering { return NewChunked(n) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) { testTable(t, tc.new) })
 	}
@@ -59,6 +63,60 @@ func testTable(t *testing.T, newTable func(n int) numbering) {
 	}
 	if got, added := tab.Intern(""); !added || tab.String(got) != "" {
 		t.Error("the empty string is not interned like any other")
+	}
+}
+
+// A chunked table keeps each string whole whatever its length and wherever
+// a chunk ends, and never moves a string it holds.
+func TestChunkedKeepsStringsWhole(t *testing.T) {
+	lengths := []int{
+		chunkSize - 10, 10, // ends exactly at a chunk's end
+		0, 5, // the empty string where no chunk is yet, then one after it
+		chunkSize - 8, 4, // 4 bytes do not fit in the 3 left: the next chunk
+		chunkSize - 8, 3, // 3 do
+		2*chunkSize + 3, 100, 100, // longer than a chunk, then two in its last chunk's rest
+		chunkSize, 1, // a chunk exactly, then the next
+	}
+	for i := range 3000 {
+		lengths = append(lengths, 1+i*37%700)
+	}
+	tab := NewChunked(2)
+	var want []string
+	for i, n := range lengths {
+		b := bytes.Repeat([]byte{byte('a' + i%26)}, n)
+		if digits := strconv.Itoa(i); n > len(digits) {
+			copy(b, digits) // distinct, of length n
+		}
+		if got, added := tab.Intern(string(b)); !added || got != uint32(i) {
+			t.Fatalf("Intern(string %d, %d bytes) = %d, %v", i, n, got, added)
+		}
+		want = append(want, string(b))
+	}
+	first := unsafe.SliceData(tab.Bytes(0))
+	for i, s := range want {
+		if got := tab.String(uint32(i)); got != s {
+			t.Fatalf("string %d: got %d bytes starting %.8q, want %d bytes starting %.8q", i, len(got), got, len(s), s)
+		}
+		if n, ok := tab.Lookup(s); !ok || n != uint32(i) {
+			t.Fatalf("Lookup(string %d) = %d, %v", i, n, ok)
+		}
+	}
+	if unsafe.SliceData(tab.Bytes(0)) != first {
+		t.Error("string 0 moved as the table grew")
+	}
+}
+
+// A chunked table of short strings leaves less than a string's length
+// unused at the end of each chunk.
+func TestChunkedWastesLittle(t *testing.T) {
+	tab, total, longest := NewChunked(0), 0, 0
+	for i := range 40_000 {
+		s := fmt.Sprintf("%0*d", 1+i*37%700, i)
+		tab.Intern(s)
+		total, longest = total+len(s), max(longest, len(s))
+	}
+	if most := (total + chunkSize - longest - 1) / (chunkSize - longest); len(tab.chunks) > most {
+		t.Errorf("%d chunks for %d bytes of strings of at most %d bytes, want at most %d", len(tab.chunks), total, longest, most)
 	}
 }
 
@@ -163,14 +221,21 @@ func BenchmarkInternMillion(b *testing.B) {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("1%016x%016x", uint64(i)*0x9E3779B97F4A7C15, i)
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		tab := New(0)
-		for _, id := range ids {
-			tab.Intern(id)
-		}
-		for _, id := range ids {
-			tab.Intern(id)
-		}
+	for _, tc := range []struct {
+		name string
+		new  func(n int) *Table
+	}{{"contiguous", New}, {"chunked", NewChunked}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				tab := tc.new(0)
+				for _, id := range ids {
+					tab.Intern(id)
+				}
+				for _, id := range ids {
+					tab.Intern(id)
+				}
+			}
+		})
 	}
 }
