@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"net"
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/jackc/pgx/v5"
@@ -85,3 +86,9 @@ func DriveRowVersions(ctx context.Context, db *DB, domain string) (map[string]st
 // Refresh reads what other processes committed, once, as Run does every
 // Options.Poll.
 func Refresh(ctx context.Context, db *DB) error { return db.refresh(ctx) }
+
+// OpenWrapped is Open, each connection of the pool (not the renewals')
+// wrapped by wrap.
+func OpenWrapped(url string, opts Options, wrap func(net.Conn) net.Conn) (*DB, error) {
+	return open(url, opts, wrap)
+}

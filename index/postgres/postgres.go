@@ -30,6 +30,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -38,6 +39,7 @@ import (
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/tern/v2/migrate"
 )
@@ -61,6 +63,9 @@ const (
 	renewalConns     = 2
 	statementTimeout = 10 * time.Minute
 	lockTimeout      = 30 * time.Second
+	// cancelDeadlineDelay is how long a statement whose context ended
+	// waits for the server to cancel it before its connection is cut off.
+	cancelDeadlineDelay = 5 * time.Second
 )
 
 // Options configure a PostgreSQL index.
@@ -118,6 +123,12 @@ var _ fm.Index = (*DB)(nil)
 // Open returns an index of the database at url, without connecting to it:
 // Connect (once) or Run (until it succeeds) does.
 func Open(url string, opts Options) (*DB, error) {
+	return open(url, opts, nil)
+}
+
+// open is Open, the pool's connections (not the renewals') wrapped by wrap
+// if it is set: tests see what the pool writes.
+func open(url string, opts Options, wrap func(net.Conn) net.Conn) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("index.url: %w", err)
@@ -125,6 +136,16 @@ func Open(url string, opts Options) (*DB, error) {
 	opts = withDefaults(opts)
 	cfg.ConnConfig.ConnectTimeout = 10 * time.Second
 	renewalsCfg := cfg.Copy()
+	if wrap != nil {
+		dial := cfg.ConnConfig.DialFunc
+		cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return wrap(conn), nil
+		}
+	}
 	switch {
 	case opts.MaxConns > 0:
 		cfg.MaxConns = opts.MaxConns
@@ -134,6 +155,8 @@ func Open(url string, opts Options) (*DB, error) {
 	setTimeouts(cfg, statementTimeout, lockTimeout)
 	renewalsCfg.MaxConns = renewalConns
 	setTimeouts(renewalsCfg, opts.LeaseTTL/3, opts.LeaseTTL/3)
+	cancelThroughServer(cfg)
+	cancelThroughServer(renewalsCfg)
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("index.url: %w", err)
@@ -169,6 +192,22 @@ func withDefaults(opts Options) Options {
 func processIdentity() string {
 	host, _ := os.Hostname()
 	return fmt.Sprintf("%s pid %d #%08x", host, os.Getpid(), rand.Uint32())
+}
+
+// cancelThroughServer has a statement whose context ends cancelled by the
+// server (a cancel request), the connection's deadline set only
+// cancelDeadlineDelay later, if the server has not answered by then. pgx's
+// default sets the deadline at once, which cuts off a write under way: the
+// connection's stream is broken (a TLS connection refuses every later
+// write), pgx closes it asynchronously, and the server, waiting for the
+// rest of a message, holds the transaction open, with its locks (a
+// library's row, a lease's), until pgx gives up, 15 s later. Cancelled by
+// the server, the statement fails, the stream stays whole, and the
+// transaction ends as soon as it is rolled back or the connection closed.
+func cancelThroughServer(cfg *pgxpool.Config) {
+	cfg.ConnConfig.BuildContextWatcherHandler = func(conn *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: conn, DeadlineDelay: cancelDeadlineDelay}
+	}
 }
 
 // setTimeouts sets the statement and lock timeouts of a pool's
