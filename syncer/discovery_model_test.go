@@ -697,9 +697,31 @@ func (r *discoveryRig) discoveryProblem(want map[string]string) string {
 		if _, ok := want[d.id]; ok {
 			continue
 		}
-		if _, err := r.env.db.Library(context.Background(), d.id); fm.ErrorCode(err) != fm.ENOTFOUND {
-			return fmt.Sprintf("the index has the library of %s, not included (%v)", d, err)
+		if st, err := r.env.db.Library(context.Background(), d.id); fm.ErrorCode(err) != fm.ENOTFOUND {
+			return fmt.Sprintf("the index holds the library of %s, not included: %s; want none (ENOTFOUND)%s",
+				d, describeLibrary(st, err), r.leasesHeld())
 		}
+	}
+	return ""
+}
+
+// describeLibrary says what the index answers for a library's state.
+func describeLibrary(st *fm.LibraryState, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("revision %d, %d folders, synced up to token %s", st.Revision, st.Folders, st.StartPageToken)
+}
+
+// leasesHeld names the leases held now, and their holders: a library's
+// rows are deleted under its lease.
+func (r *discoveryRig) leasesHeld() string {
+	held, err := r.env.db.Leases().Holders(context.Background())
+	switch {
+	case err != nil:
+		return fmt.Sprintf(" (the leases cannot be read: %v)", err)
+	case len(held) > 0:
+		return fmt.Sprintf(" (leases held: %v)", held)
 	}
 	return ""
 }
