@@ -283,11 +283,12 @@ func (s *Server) libraryRootedAt(ctx context.Context, cl *caller, folderID strin
 // asked for. nameFilter applies to the direct children.
 func (s *Server) streamChildren(c *gin.Context, lv *libraryView, parent catalog.Ref, q childrenQuery) {
 	out := s.newFolderStream(c)
+	memo := accessMemo{viewer: &lv.viewer}
 	lv.lib.Walk(parent, func(r catalog.Ref, depth int) bool {
 		if out.failed() {
 			return false
 		}
-		a := lv.viewer.access(r)
+		a := memo.of(r)
 		if !a.listable {
 			return false
 		}
@@ -317,8 +318,9 @@ func (s *Server) listLibraryFolders(c *gin.Context) {
 		return
 	}
 	out := s.newFolderStream(c)
+	memo := accessMemo{viewer: &lv.viewer}
 	lv.lib.All(func(r catalog.Ref) bool {
-		if a := lv.viewer.access(r); a.listable {
+		if a := memo.of(r); a.listable {
 			v := lv.lib.View(r)
 			out.open(lv, &v, a.role, 0)
 			out.close()

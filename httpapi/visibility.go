@@ -55,12 +55,16 @@ func viewerOf(lib *catalog.Library, domain string, cl *caller) viewer {
 func (v viewer) sharedWith() bool { return v.owner || len(v.principals) > 0 }
 
 // access is what the viewer may do with a folder.
-func (v viewer) access(r catalog.Ref) access {
+func (v viewer) access(r catalog.Ref) access { return v.setAccess(v.lib.SetOf(r)) }
+
+// setAccess is what the viewer may do with the folders of a permission
+// set.
+func (v viewer) setAccess(set uint32) access {
 	if v.owner {
 		return access{role: fm.RoleOwner, listable: true}
 	}
 	var a access
-	for _, g := range v.lib.Grants(r) {
+	for _, g := range v.lib.SetGrants(set) {
 		for _, p := range v.principals {
 			if g.Principal == p {
 				a.role = max(a.role, g.Role)
@@ -69,6 +73,24 @@ func (v viewer) access(r catalog.Ref) access {
 		}
 	}
 	return a
+}
+
+// accessMemo is a viewer's access to the folders of a listing: folders of
+// one permission set share it, and siblings mostly have the same set, so
+// the last set's is kept.
+type accessMemo struct {
+	viewer *viewer
+	set    uint32
+	last   access
+	known  bool
+}
+
+// of is what the viewer may do with a folder.
+func (m *accessMemo) of(r catalog.Ref) access {
+	if set := m.viewer.lib.SetOf(r); !m.known || set != m.set {
+		m.set, m.last, m.known = set, m.viewer.setAccess(set), true
+	}
+	return m.last
 }
 
 // readsDirectly tells whether a caller with access a may read folder r of

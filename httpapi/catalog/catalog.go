@@ -115,12 +115,19 @@ func (l *Library) View(r Ref) View {
 }
 
 // Grants returns a folder's grants.
-func (l *Library) Grants(r Ref) []Grant {
+func (l *Library) Grants(r Ref) []Grant { return l.grants.grants(l.SetOf(r)) }
+
+// SetOf returns the number of a folder's permission set: folders of one
+// set have the same grants (SetGrants).
+func (l *Library) SetOf(r Ref) uint32 {
 	if r.d != nil {
-		return l.grants.grants(r.d.set)
+		return r.d.set
 	}
-	return l.grants.grants(l.base.set[r.b])
+	return l.base.set[r.b]
 }
+
+// SetGrants returns the grants of a permission set.
+func (l *Library) SetGrants(set uint32) []Grant { return l.grants.grants(set) }
 
 // SetKey returns the key of a set's permissions in the index.
 func (l *Library) SetKey(set uint32) fm.PermissionSetKey { return l.grants.keys[set] }
