@@ -34,18 +34,19 @@ const (
 
 // libraryJSON is the JSON a library's folders share.
 type libraryJSON struct {
-	// definitionID is the library's folderDefinitionId, escaped.
-	definitionID string
 	// afterDefinition runs from the end of folderDefinitionId to the
-	// opening of name, for a folder that is the root ([1]) or not ([0]).
-	afterDefinition [2][]byte
+	// opening of name, for a folder that is the root ([1]) or not ([0]);
+	// libraryDefinition the same from the opening of folderDefinitionId,
+	// the library's, for a folder without its own.
+	afterDefinition, libraryDefinition [2][]byte
 }
 
 func newLibraryJSON(lib *fm.Library) *libraryJSON {
-	lj := &libraryJSON{definitionID: jsonContents(lib.FolderDefinitionID)}
+	lj := &libraryJSON{}
 	for isRoot := range 2 {
 		lj.afterDefinition[isRoot] = fmt.Appendf(nil, `","folderIsRoot":%t,"kind":%q,"libraryId":"%s","libraryName":"%s","name":"`,
 			isRoot == 1, kindFolder, jsonContents(lib.ID), jsonContents(lib.Name))
+		lj.libraryDefinition[isRoot] = fmt.Appendf(nil, `%s%s%s`, openDefinition, jsonContents(lib.FolderDefinitionID), lj.afterDefinition[isRoot])
 	}
 	return lj
 }
@@ -60,8 +61,8 @@ func jsonContents(s string) string {
 	return string(out[1 : len(out)-1])
 }
 
-// opsTable holds permittedOperations, encoded, for every combination that
-// changes them.
+// opsTable holds permittedOperations, encoded and followed by the opening
+// of resourceKey, for every combination that changes them.
 type opsTable [3][2][2][2][]byte
 
 // opsTables are the tables of libraries where writers may share folders
@@ -76,7 +77,7 @@ func newOpsTable(sharingRequiresOrganizer bool) opsTable {
 				for canShare := range 2 {
 					writersCanShare := canShare == 1 && !sharingRequiresOrganizer
 					ops, _ := json.Marshal(permittedOperations(role, restricted == 1, isRoot == 1, writersCanShare))
-					t[class][restricted][isRoot][canShare] = ops
+					t[class][restricted][isRoot][canShare] = append(ops, `,"resourceKey":"`...)
 				}
 			}
 		}
@@ -102,6 +103,8 @@ func b2i(b bool) int {
 	return 0
 }
 
+const openDefinition = `","folderDefinitionId":"`
+
 var (
 	openEditable       = [2]string{`{"editable":false,"editableDocuments":false,"fileId":"`, `{"editable":true,"editableDocuments":true,"fileId":"`}
 	parentIsRootOps    = [2]string{`","parentFolderIsRoot":false,"permittedOperations":`, `","parentFolderIsRoot":true,"permittedOperations":`}
@@ -109,39 +112,62 @@ var (
 )
 
 // appendFolder appends a folder of lv for a caller of that role, up to and
-// with the opening of its subfolders list.
-func appendFolder(b []byte, lv *libraryView, v *catalog.View, role fm.Role) []byte {
-	id, parent := v.ID, v.ParentID
+// with the opening of its subfolders list; parent holds the JSON of the
+// last parent written, which siblings share.
+func appendFolder(b []byte, lv *libraryView, v *catalog.View, role fm.Role, parent *parentJSON) []byte {
+	id := v.ID
 	if v.EscapedID {
-		id, parent = jsonContents(id), jsonContents(parent)
-	}
-	def := v.DefinitionID
-	if def == "" {
-		def = lv.json.definitionID
+		id = jsonContents(id)
 	}
 	b = append(b, openEditable[b2i(role >= fm.RoleWriter)]...)
 	b = append(b, id...)
 	b = append(b, `","folderServiceId":"`...)
 	b = append(b, id...)
-	b = append(b, `","folderDefinitionId":"`...)
-	b = append(b, def...)
-	b = append(b, lv.json.afterDefinition[b2i(v.IsRoot)]...)
+	if v.DefinitionID == "" {
+		b = append(b, lv.json.libraryDefinition[b2i(v.IsRoot)]...)
+	} else {
+		b = append(b, openDefinition...)
+		b = append(b, v.DefinitionID...)
+		b = append(b, lv.json.afterDefinition[b2i(v.IsRoot)]...)
+	}
 	b = append(b, v.EscapedName...)
-	b = append(b, `","parentFolderServiceId":"`...)
+	b = append(b, parent.of(lv, v)...)
+	b = append(b, lv.ops.get(role, v)...)
+	b = append(b, v.ResourceKey...)
+	return append(b, restrictedSubfolds[b2i(v.Restricted)]...)
+}
+
+// parentJSON is the JSON of a folder's parent, from the end of the
+// folder's name to the opening of permittedOperations, as last made for a
+// library's folder: siblings share it.
+type parentJSON struct {
+	id   string
+	json []byte
+}
+
+// of returns the JSON of v's parent, v a folder of lv, the library of
+// every folder the parentJSON is asked for.
+func (p *parentJSON) of(lv *libraryView, v *catalog.View) []byte {
+	if p.json != nil && p.id == v.ParentID {
+		return p.json
+	}
+	parent := v.ParentID
+	if v.EscapedID {
+		parent = jsonContents(parent)
+	}
+	b := append(p.json[:0], `","parentFolderServiceId":"`...)
 	b = append(b, parent...)
 	b = append(b, `","parentFolderStorageId":"`...)
 	b = append(b, parent...)
-	b = append(b, parentIsRootOps[b2i(v.ParentID != "" && v.ParentID == lv.lib.State.RootID)]...)
-	b = append(b, lv.ops.get(role, v)...)
-	b = append(b, `,"resourceKey":"`...)
-	b = append(b, v.ResourceKey...)
-	return append(b, restrictedSubfolds[b2i(v.Restricted)]...)
+	p.json = append(b, parentIsRootOps[b2i(v.ParentID != "" && v.ParentID == lv.lib.State.RootID)]...)
+	p.id = v.ParentID
+	return p.json
 }
 
 // folderBody is operation 5's answer: one folder, no subfolders.
 func folderBody(lv *libraryView, v *catalog.View, role fm.Role) []byte {
 	b := make([]byte, 0, 512+len(v.EscapedName))
-	b = appendFolder(b, lv, v, role)
+	b = appendFolder(b, lv, v, role, &parentJSON{})
 	return append(b, "]}"...)
 }
 
@@ -187,6 +213,8 @@ type folderStream struct {
 	err error
 	// first tells, per nesting level, that no item was written there yet.
 	first []bool
+	// parent is the JSON of the parent of the folder written last.
+	parent parentJSON
 }
 
 // streamLimits bound streams in time, and count them.
@@ -214,7 +242,7 @@ func (s *folderStream) open(lv *libraryView, v *catalog.View, role fm.Role, dept
 		b = append(b, ',')
 	}
 	s.first[depth] = false
-	*s.buf = appendFolder(b, lv, v, role)
+	*s.buf = appendFolder(b, lv, v, role, &s.parent)
 	s.first = append(s.first[:depth+1], true)
 }
 
