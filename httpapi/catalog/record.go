@@ -46,6 +46,9 @@ func decodeRecord(b []byte) (name, escapedName, resourceKey, definitionID string
 }
 
 func nextString(b []byte) (string, []byte) {
+	if n := int(b[0]); n < 0x80 { // a length of one byte, as most are
+		return unsafeString(b[1 : 1+n]), b[1+n:]
+	}
 	n, k := binary.Uvarint(b)
 	end := k + int(n)
 	return unsafeString(b[k:end]), b[end:]
