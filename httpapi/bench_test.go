@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -19,7 +20,7 @@ import (
 
 // benchServer is an API over a library of n folders: a root, a folder
 // "wide" with 1,000 children, and the rest in a tree of ten children each;
-// every folder carries five permissions.
+// every folder carries five permissions, every other child of wide a sixth.
 func benchServer(b testing.TB, n int) (http.Handler, string) {
 	b.Helper()
 	fake := fmtest.StartGoogle(b)
@@ -36,8 +37,15 @@ func benchServer(b testing.TB, n int) (http.Handler, string) {
 		{Folder: fm.Folder{ID: "root", Name: "Big"}, Permissions: perms},
 		{Folder: fm.Folder{ID: "wide", ParentID: "root", Name: "Wide"}, Permissions: perms},
 	}
+	// Every other child of wide shares it with the caller as a writer, as
+	// the bench's world does: the children alternate between two lists.
+	shared := append(slices.Clone(perms), fm.Permission{ID: "6", Type: "user", Role: "writer", EmailAddress: "reader@example.com"})
 	for i := range 1000 {
-		batch = append(batch, fm.SyncedFolder{Folder: fm.Folder{ID: fmt.Sprintf("w%04d", i), ParentID: "wide", Name: fmt.Sprintf("Child %d", i), WritersCanShare: true}, Permissions: perms})
+		childPerms := perms
+		if i%2 == 0 {
+			childPerms = shared
+		}
+		batch = append(batch, fm.SyncedFolder{Folder: fm.Folder{ID: fmt.Sprintf("w%04d", i), ParentID: "wide", Name: fmt.Sprintf("Child %d", i), WritersCanShare: true}, Permissions: childPerms})
 	}
 	for i := range n - len(batch) {
 		parent := "root"
