@@ -76,21 +76,33 @@ func (v viewer) setAccess(set uint32) access {
 }
 
 // accessMemo is a viewer's access to the folders of a listing: folders of
-// one permission set share it, and siblings mostly have the same set, so
-// the last set's is kept.
+// one permission set share it, and a listing's folders have few sets
+// between them (siblings often alternate between two or three), so the
+// access of the last sets seen is kept.
 type accessMemo struct {
 	viewer *viewer
-	set    uint32
-	last   access
-	known  bool
+	sets   [accessMemoSize]uint32
+	access [accessMemoSize]access
+	// known counts the entries made; the next replaces entry known %
+	// accessMemoSize.
+	known int
 }
+
+// accessMemoSize is how many sets an accessMemo keeps.
+const accessMemoSize = 8
 
 // of is what the viewer may do with a folder.
 func (m *accessMemo) of(r catalog.Ref) access {
-	if set := m.viewer.lib.SetOf(r); !m.known || set != m.set {
-		m.set, m.last, m.known = set, m.viewer.setAccess(set), true
+	set := m.viewer.lib.SetOf(r)
+	for i := range min(m.known, accessMemoSize) {
+		if m.sets[i] == set {
+			return m.access[i]
+		}
 	}
-	return m.last
+	i := m.known % accessMemoSize
+	m.sets[i], m.access[i] = set, m.viewer.setAccess(set)
+	m.known++
+	return m.access[i]
 }
 
 // readsDirectly tells whether a caller with access a may read folder r of
