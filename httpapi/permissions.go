@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -23,16 +24,17 @@ func (s *Server) getPermissions(c *gin.Context) {
 	}
 	v := lv.lib.View(r)
 	key := answerKey{library: lv.def.ID, domain: lv.def.Domain, set: lv.lib.SetKey(v.Set), restricted: v.Restricted}
-	body, ok := s.answers.get(key)
+	a, ok := s.answers.get(key)
 	if !ok {
-		var err error
-		if body, err = s.permissionsBody(c.Request.Context(), lv, key); err != nil {
+		body, err := s.permissionsBody(c.Request.Context(), lv, key)
+		if err != nil {
 			s.writeError(c, err)
 			return
 		}
-		s.answers.put(key, body)
+		a = newEncodedAnswer(body)
+		s.answers.put(key, a)
 	}
-	c.Data(http.StatusOK, "application/json; charset=utf-8", body)
+	a.write(c)
 }
 
 func (s *Server) permissionsBody(ctx context.Context, lv *libraryView, key answerKey) ([]byte, error) {
@@ -62,46 +64,79 @@ type answerKey struct {
 	restricted      bool
 }
 
+// encodedAnswer is an encoded answer of operation 4 with the values of its
+// headers, made once for every request it answers.
+type encodedAnswer struct {
+	body []byte
+	// contentLength is its Content-Length header's values. A header's
+	// values may be shared between responses: net/http only reads them,
+	// and Header.Add appends to a copy, their capacity being their length.
+	contentLength []string
+}
+
+func newEncodedAnswer(body []byte) *encodedAnswer {
+	return &encodedAnswer{body: body, contentLength: []string{strconv.Itoa(len(body))}}
+}
+
+// jsonContentType is the values of the Content-Type header of a JSON
+// answer, shared as encodedAnswer.contentLength is.
+var jsonContentType = []string{"application/json; charset=utf-8"}
+
+// write answers 200 with the answer, as c.Data does: Content-Type unless
+// the handler set it, Content-Length, the body.
+func (a *encodedAnswer) write(c *gin.Context) {
+	h := c.Writer.Header()
+	if len(h["Content-Type"]) == 0 {
+		h["Content-Type"] = jsonContentType
+	}
+	h["Content-Length"] = a.contentLength
+	c.Status(http.StatusOK)
+	if _, err := c.Writer.Write(a.body); err != nil {
+		_ = c.Error(err)
+		c.Abort()
+	}
+}
+
 // answerCache keeps encoded answers of operation 4, up to about maxBytes:
 // two generations, the older dropped when the newer fills its half, so that
 // answers in use stay and the cache never grows past its bound.
 type answerCache struct {
 	mu       sync.Mutex
-	cur, old map[answerKey][]byte
+	cur, old map[answerKey]*encodedAnswer
 	curBytes int
 	maxBytes int
 }
 
 func newAnswerCache(maxBytes int) *answerCache {
-	return &answerCache{cur: map[answerKey][]byte{}, maxBytes: maxBytes}
+	return &answerCache{cur: map[answerKey]*encodedAnswer{}, maxBytes: maxBytes}
 }
 
-func (ac *answerCache) get(k answerKey) ([]byte, bool) {
+func (ac *answerCache) get(k answerKey) (*encodedAnswer, bool) {
 	ac.mu.Lock()
 	defer ac.mu.Unlock()
-	if b, ok := ac.cur[k]; ok {
-		return b, true
+	if a, ok := ac.cur[k]; ok {
+		return a, true
 	}
-	b, ok := ac.old[k]
+	a, ok := ac.old[k]
 	if ok {
-		ac.add(k, b)
+		ac.add(k, a)
 	}
-	return b, ok
+	return a, ok
 }
 
-func (ac *answerCache) put(k answerKey, b []byte) {
+func (ac *answerCache) put(k answerKey, a *encodedAnswer) {
 	ac.mu.Lock()
 	defer ac.mu.Unlock()
-	ac.add(k, b)
+	ac.add(k, a)
 }
 
 // add keeps an answer in the newer generation. Call with ac.mu held.
-func (ac *answerCache) add(k answerKey, b []byte) {
-	if ac.curBytes+len(b) > ac.maxBytes/2 {
-		ac.old, ac.cur, ac.curBytes = ac.cur, map[answerKey][]byte{}, 0
+func (ac *answerCache) add(k answerKey, a *encodedAnswer) {
+	if ac.curBytes+len(a.body) > ac.maxBytes/2 {
+		ac.old, ac.cur, ac.curBytes = ac.cur, map[answerKey]*encodedAnswer{}, 0
 	}
-	ac.cur[k] = b
-	ac.curBytes += len(b)
+	ac.cur[k] = a
+	ac.curBytes += len(a.body)
 }
 
 // storagePermission shows a Drive permission of a library of domain dom.
