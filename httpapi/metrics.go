@@ -62,9 +62,26 @@ func (m *Metrics) observe() gin.HandlerFunc {
 			if route == "" {
 				route = "unmatched"
 			}
-			m.requests.WithLabelValues(route, strconv.Itoa(c.Writer.Status())).Inc()
+			m.requests.WithLabelValues(route, statusLabel(c.Writer.Status())).Inc()
 			m.duration.WithLabelValues(route).Observe(time.Since(start).Seconds())
 		}()
 		c.Next()
 	}
+}
+
+// statusLabels are the labels of the HTTP status codes, made once rather
+// than by strconv.Itoa for each request.
+var statusLabels = func() (labels [600]string) {
+	for code := range labels {
+		labels[code] = strconv.Itoa(code)
+	}
+	return labels
+}()
+
+// statusLabel returns an HTTP status code's label.
+func statusLabel(code int) string {
+	if code >= 0 && code < len(statusLabels) {
+		return statusLabels[code]
+	}
+	return strconv.Itoa(code)
 }
