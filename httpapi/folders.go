@@ -18,9 +18,11 @@ import (
 // Deprecation header (RFC 9745) says.
 var deprecatedSince = time.Date(2025, time.January, 1, 0, 0, 0, 0, time.UTC)
 
-func setDeprecated(c *gin.Context) {
-	c.Header("Deprecation", "@"+strconv.FormatInt(deprecatedSince.Unix(), 10))
-}
+// deprecation is the values of the Deprecation header, shared by every
+// answer (see encodedAnswer).
+var deprecation = []string{"@" + strconv.FormatInt(deprecatedSince.Unix(), 10)}
+
+func setDeprecated(c *gin.Context) { c.Writer.Header()["Deprecation"] = deprecation }
 
 // current returns a library of the set at the index's latest revision;
 // ENOTFOUND if never synced.
@@ -44,7 +46,7 @@ func (s *Server) synced(ctx context.Context, lib fm.Library, st *libState, cl *c
 		return nil, err
 	}
 	shown := st.show(lib, s.domain)
-	lv := &libraryView{def: &shown.def, json: shown.json, configTag: shown.configTag, lib: l,
+	lv := &libraryView{st: st, def: &shown.def, json: shown.json, configTag: shown.configTag, lib: l,
 		ops: &opsTables[b2i(l.State.SharingRequiresOrganizer)]}
 	if cl != nil {
 		lv.viewer = viewerOf(l, lib.Domain, cl)

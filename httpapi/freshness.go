@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/gin-gonic/gin"
@@ -20,12 +21,13 @@ import (
 // principals did (its groups, say).
 func (s *Server) validate(c *gin.Context, lv *libraryView) bool {
 	tag := etag(lv, callerOf(c))
+	// Set by canonical key, with values made once (see encodedAnswer).
 	h := c.Writer.Header()
-	h.Set("ETag", tag)
-	h.Set("Cache-Control", "private, no-cache")
-	h.Set("Vary", "Authorization, "+resourceKeysHeader) // a link's resource key opens a folder
-	if t := lv.state().LastSynced(); !t.IsZero() {
-		h.Set("Last-Modified", t.UTC().Format(http.TimeFormat))
+	h["Etag"] = []string{tag}
+	h["Cache-Control"] = cacheControl
+	h["Vary"] = vary // a link's resource key opens a folder
+	if lm := lv.st.lastModified(lv.state().LastSynced()); lm != nil {
+		h["Last-Modified"] = lm
 	}
 	if matches(c.GetHeader("If-None-Match"), tag) {
 		c.AbortWithStatus(http.StatusNotModified)
@@ -34,24 +36,54 @@ func (s *Server) validate(c *gin.Context, lv *libraryView) bool {
 	return false
 }
 
+// Values of the freshness headers that are the same for every answer.
+var (
+	cacheControl = []string{"private, no-cache"}
+	vary         = []string{"Authorization, " + resourceKeysHeader}
+)
+
+// lastModified returns the values of the Last-Modified header of a library
+// last synced at t (nil for the zero time), formatted once a sync.
+func (st *libState) lastModified(t time.Time) []string {
+	if t.IsZero() {
+		return nil
+	}
+	if lm := st.lastSynced.Load(); lm != nil && lm.at.Equal(t) {
+		return lm.header
+	}
+	lm := &httpDate{at: t, header: []string{t.UTC().Format(http.TimeFormat)}}
+	st.lastSynced.Store(lm)
+	return lm.header
+}
+
+// httpDate is a time and the values of a header that shows it.
+type httpDate struct {
+	at     time.Time
+	header []string
+}
+
+// etag is a strong validator of what a library's answers show the caller:
+// a digest of the library's revision, configuration and root, and of the
+// caller's principals (sorted by newCaller) and admin domain.
 func etag(lv *libraryView, cl *caller) string {
-	h := sha256.New()
-	var rev [8]byte
-	binary.BigEndian.PutUint64(rev[:], lv.state().Revision)
-	h.Write(rev[:])
-	h.Write(lv.configTag)
-	h.Write([]byte(lv.state().RootID))
-	h.Write([]byte{0})
-	principals := slices.Clone(cl.principals)
-	slices.Sort(principals)
-	for _, p := range principals {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
+	buf := make([]byte, 8, 512) // on the stack unless the principals are long
+	binary.BigEndian.PutUint64(buf, lv.state().Revision)
+	buf = append(buf, lv.configTag...)
+	buf = append(buf, lv.state().RootID...)
+	buf = append(buf, 0)
+	for _, p := range cl.principals {
+		buf = append(buf, p...)
+		buf = append(buf, 0)
 	}
 	if cl.Admin {
-		h.Write([]byte("admin:" + cl.CodeDomain))
+		buf = append(buf, "admin:"...)
+		buf = append(buf, cl.CodeDomain...)
 	}
-	return `"` + hex.EncodeToString(h.Sum(nil)[:16]) + `"`
+	sum := sha256.Sum256(buf)
+	var tag [2 + 2*16]byte
+	tag[0], tag[len(tag)-1] = '"', '"'
+	hex.Encode(tag[1:len(tag)-1], sum[:16])
+	return string(tag[:])
 }
 
 // configTag sums up what of the configuration a library's answers show: its

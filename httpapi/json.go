@@ -8,6 +8,7 @@ import (
 // libraryView is a synced library as the API shows it to a caller: its
 // definition, its catalog at one revision, and how it sees the caller.
 type libraryView struct {
+	st   *libState
 	def  *fm.Library
 	json *libraryJSON
 	// configTag is the library's configTag.

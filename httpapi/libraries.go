@@ -61,6 +61,9 @@ type libState struct {
 	// shown is what the library's answers show of its definition, made
 	// again for a definition the set changed.
 	shown atomic.Pointer[libraryShown]
+	// lastSynced is the Last-Modified of the library's latest sync
+	// answered.
+	lastSynced atomic.Pointer[httpDate]
 
 	// Guarded by libraries.mu: the root of the catalog's Library, the
 	// Library whose folders holders has (nil: none, or large), and whether

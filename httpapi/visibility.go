@@ -3,6 +3,7 @@ package httpapi
 import (
 	"crypto/subtle"
 	"net/http"
+	"slices"
 	"strings"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -11,14 +12,16 @@ import (
 )
 
 // caller is an authenticated caller and the principals a grant may name to
-// reach it.
+// reach it, sorted (as etag hashes them).
 type caller struct {
 	*auth.Identity
 	principals []string
 }
 
 func newCaller(id *auth.Identity) *caller {
-	return &caller{Identity: id, principals: id.Principals()}
+	principals := id.Principals()
+	slices.Sort(principals)
+	return &caller{Identity: id, principals: principals}
 }
 
 // access is what a caller may do with one folder.
