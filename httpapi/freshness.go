@@ -107,7 +107,7 @@ func configTag(lib *fm.Library, dom *Domain) []byte {
 // matches tells whether an If-None-Match header names tag (weak
 // comparison, as RFC 9110 asks for If-None-Match).
 func matches(header, tag string) bool {
-	for _, t := range strings.Split(header, ",") {
+	for t := range strings.SplitSeq(header, ",") {
 		t = strings.TrimSpace(t)
 		if t == "*" || strings.TrimPrefix(t, "W/") == tag {
 			return true

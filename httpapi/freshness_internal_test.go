@@ -87,3 +87,25 @@ func TestLastModifiedFollowsTheSyncs(t *testing.T) {
 		}
 	}
 }
+
+func TestMatches(t *testing.T) {
+	const tag = `"0123abcd"`
+	for _, tc := range []struct {
+		header string
+		want   bool
+	}{
+		{"", false},
+		{tag, true},
+		{"W/" + tag, true},
+		{`"other", ` + tag, true},
+		{` "other" ,W/` + tag + ` `, true},
+		{"*", true},
+		{`"other"`, false},
+		{`"0123abcd`, false},
+		{",,", false},
+	} {
+		if got := matches(tc.header, tag); got != tc.want {
+			t.Errorf("matches(%q) = %v, want %v", tc.header, got, tc.want)
+		}
+	}
+}
