@@ -223,7 +223,7 @@ func (s *Server) authenticate() gin.HandlerFunc {
 				Message: "Too many requests from this caller; try again after Retry-After seconds."})
 			return
 		}
-		release, err := s.slots.take(key, requestConn(c.Request))
+		sl, err := s.slots.take(key, requestConn(c.Request))
 		if err != nil {
 			s.writeError(c, err)
 			return
@@ -231,13 +231,13 @@ func (s *Server) authenticate() gin.HandlerFunc {
 		answered := false
 		defer func() {
 			if !answered {
-				release() // the handler panicked: the connection goes
+				sl.release() // the handler panicked: the connection goes
 			}
 		}()
 		c.Set(callerKey, newCaller(id))
 		c.Next()
 		answered = true
-		s.slots.settle(c, release)
+		s.slots.settle(c, sl)
 	}
 }
 

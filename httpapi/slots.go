@@ -66,13 +66,13 @@ type answerSlots struct {
 // drainingAnswer is an answer written but still in its connection's send
 // queue, whose slot is released once the queue is (about) empty.
 type drainingAnswer struct {
-	release  func()
+	slot     *slot
 	deadline time.Time
 }
 
 // take takes a slot of caller's for a request on conn (nil: unknown), and
-// returns its release (to be called once).
-func (as *answerSlots) take(caller string, conn net.Conn) (release func(), err error) {
+// returns it, to be released.
+func (as *answerSlots) take(caller string, conn net.Conn) (*slot, error) {
 	if conn != nil {
 		as.answered(conn)
 	}
@@ -92,9 +92,20 @@ func (as *answerSlots) take(caller string, conn net.Conn) (release func(), err e
 	as.count[caller]++
 	as.n++
 	as.inFlight.Inc()
-	var once sync.Once
-	return func() { once.Do(func() { as.put(caller) }) }, nil
+	return &slot{slots: as, caller: caller}, nil
 }
+
+// slot is a request's slot among the answerSlots.
+type slot struct {
+	slots  *answerSlots
+	caller string
+	once   sync.Once
+}
+
+// release gives the slot back; calls after the first do nothing.
+func (sl *slot) release() { sl.once.Do(sl.put) }
+
+func (sl *slot) put() { sl.slots.put(sl.caller) }
 
 func (as *answerSlots) put(caller string) {
 	as.mu.Lock()
@@ -114,7 +125,7 @@ func (as *answerSlots) answered(conn net.Conn) {
 	delete(as.pending, conn)
 	as.mu.Unlock()
 	if ok {
-		d.release()
+		d.slot.release()
 	}
 }
 
@@ -130,15 +141,15 @@ func (as *answerSlots) connState(conn net.Conn, state http.ConnState) {
 // its connection's send queue is (about) empty, else when it empties, when
 // another request arrives on the connection, or when drainTimeout has
 // passed (the connection is then reset).
-func (as *answerSlots) settle(c *gin.Context, release func()) {
+func (as *answerSlots) settle(c *gin.Context, sl *slot) {
 	conn := requestConn(c.Request)
 	if conn == nil {
-		release() // not served by our http.Server (a test's handler)
+		sl.release() // not served by our http.Server (a test's handler)
 		return
 	}
 	_ = http.NewResponseController(c.Writer).Flush()
 	if queued, err := sendQueue(conn); err != nil || queued <= drainedBytes {
-		release()
+		sl.release()
 		return
 	}
 	as.mu.Lock()
@@ -146,7 +157,7 @@ func (as *answerSlots) settle(c *gin.Context, release func()) {
 	if as.pending == nil {
 		as.pending = map[net.Conn]*drainingAnswer{}
 	}
-	as.pending[conn] = &drainingAnswer{release: release, deadline: time.Now().Add(as.drainTimeout)}
+	as.pending[conn] = &drainingAnswer{slot: sl, deadline: time.Now().Add(as.drainTimeout)}
 	if !as.polling {
 		as.polling = true
 		go as.poll()
@@ -183,21 +194,21 @@ func (as *answerSlots) pollOnce(now time.Time) bool {
 		}
 		gone[conn] = true
 	}
-	var releases []func()
+	var releases []*slot
 	as.mu.Lock()
 	for conn := range gone {
 		// Released meanwhile (a new request on conn) if no longer there;
 		// a new answer's if no longer the one read.
 		if d, ok := as.pending[conn]; ok && d == waiting[conn] {
 			delete(as.pending, conn)
-			releases = append(releases, d.release)
+			releases = append(releases, d.slot)
 		}
 	}
 	as.polling = len(as.pending) > 0
 	polling := as.polling
 	as.mu.Unlock()
-	for _, release := range releases {
-		release()
+	for _, sl := range releases {
+		sl.release()
 	}
 	return polling
 }
