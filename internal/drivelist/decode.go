@@ -85,9 +85,14 @@ func (d *Decoder) Decode(page []byte) (*drive.FileList, error) {
 	return list, nil
 }
 
-// checked_ reads page with read, then checks it (see Decode).
+// readChecked reads page with read, then checks it (see Decode).
 func (d *Decoder) readChecked(page []byte, read func() error) error {
 	d.s = scanner{b: page}
+	if cap(d.checked) < len(page) {
+		// What Valid checks is at most the page: grown by appending, the
+		// buffer would be copied at each doubling.
+		d.checked = make([]byte, 0, len(page))
+	}
 	d.chunks, d.last = nil, nil
 	err := read()
 	if err == nil {
