@@ -1,7 +1,6 @@
 package bolt
 
 import (
-	"bytes"
 	"encoding/binary"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -28,35 +27,6 @@ func splitPermset(v []byte) (uint64, []byte) {
 
 func joinPermset(refs uint64, list []byte) []byte {
 	return append(binary.AppendUvarint(make([]byte, 0, len(list)+4), refs), list...)
-}
-
-// addSet stores an encoded list under its key with n references, or adds n
-// references to the set stored there.
-func (t *tree) addSet(key fm.PermissionSetKey, list []byte, n uint64) error {
-	var refs uint64
-	if v := t.permsets.Get(key[:]); v != nil {
-		if n == 0 {
-			return nil
-		}
-		refs, list = splitPermset(v)
-		list = bytes.Clone(list)
-	}
-	return t.permsets.Put(key[:], joinPermset(refs+n, list))
-}
-
-// dropSet removes a reference to a set, and the set with its last one; it
-// returns the number of permissions in the set.
-func (t *tree) dropSet(key fm.PermissionSetKey) (int, error) {
-	v := t.permsets.Get(key[:])
-	if v == nil {
-		return 0, errCorrupt
-	}
-	refs, list := splitPermset(v)
-	n := fm.PermissionCount(list)
-	if refs <= 1 {
-		return n, t.permsets.Delete(key[:])
-	}
-	return n, t.permsets.Put(key[:], joinPermset(refs-1, bytes.Clone(list)))
 }
 
 // uncountedWidth is the width of the references a full sync stores a set

@@ -3,6 +3,7 @@ package bolt
 import (
 	"bytes"
 	"context"
+	"maps"
 	"slices"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -22,8 +23,11 @@ func (db *DB) UpdateLibrary(_ context.Context, libraryID string, _ fm.Fence, fn 
 			return err
 		}
 		ltx := &libraryTx{tree: t, rec: *old, touched: map[string]bool{}, known: map[string]*fm.Folder{},
-			lists: map[fm.PermissionSetKey][]fm.Permission{}}
+			lists: map[fm.PermissionSetKey][]fm.Permission{}, sets: map[fm.PermissionSetKey]*pendingSet{}}
 		if err := fn(ltx); err != nil {
+			return err
+		}
+		if err := ltx.writeSets(); err != nil {
 			return err
 		}
 		rec = &ltx.rec
@@ -63,6 +67,18 @@ type libraryTx struct {
 	// encoded and encodedOwn are the encodings of the lists Put writes,
 	// kept for the next.
 	encoded, encodedOwn []byte
+	// sets are the permission sets whose references the transaction
+	// changed, as they are now, written once each at its end (writeSets):
+	// the sets most folders share change many times in an update.
+	sets map[fm.PermissionSetKey]*pendingSet
+}
+
+// pendingSet is a permission set as a libraryTx has it: its references, its
+// encoded list, whether the tree stores it, and with how many references.
+type pendingSet struct {
+	refs, storedRefs uint64
+	list             []byte
+	stored           bool
 }
 
 // maxKnown bounds the folders and lists a libraryTx keeps decoded: past
@@ -109,7 +125,15 @@ func (l *libraryTx) list(key fm.PermissionSetKey) ([]fm.Permission, error) {
 	if perms, ok := l.lists[key]; ok {
 		return perms, nil
 	}
-	perms, err := l.permissions(key)
+	var perms []fm.Permission
+	var err error
+	if s, ok := l.sets[key]; !ok {
+		perms, err = l.permissions(key)
+	} else if s.refs == 0 {
+		err = fm.Errorf(fm.ENOTFOUND, "Permission set not found.")
+	} else {
+		perms, err = fm.DecodePermissions(s.list)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +238,59 @@ func (l *libraryTx) swapSet(from, to fm.PermissionSetKey, list []byte) (int, err
 			return 0, err
 		}
 	}
-	return n, l.addSet(to, list, 1)
+	s := l.set(to)
+	if s.refs == 0 && !s.stored {
+		s.list = bytes.Clone(list)
+	}
+	s.refs++
+	return n, nil
+}
+
+// dropSet removes a reference to a set, which goes with its last one; it
+// returns the number of permissions in the set.
+func (l *libraryTx) dropSet(key fm.PermissionSetKey) (int, error) {
+	s := l.set(key)
+	if s.refs == 0 {
+		return 0, errCorrupt
+	}
+	s.refs--
+	return fm.PermissionCount(s.list), nil
+}
+
+// set returns a set as the transaction has it, read from the tree the
+// first time (no references and no list: none stored).
+func (l *libraryTx) set(key fm.PermissionSetKey) *pendingSet {
+	s, ok := l.sets[key]
+	if !ok {
+		s = &pendingSet{}
+		if v := l.permsets.Get(key[:]); v != nil {
+			s.refs, s.list = splitPermset(v)
+			s.storedRefs, s.stored = s.refs, true
+		}
+		l.sets[key] = s
+	}
+	return s
+}
+
+// writeSets writes the sets whose references changed, in order of key:
+// a set with references left with its new count, one with none deleted.
+func (l *libraryTx) writeSets() error {
+	keys := slices.SortedFunc(maps.Keys(l.sets), func(a, b fm.PermissionSetKey) int { return bytes.Compare(a[:], b[:]) })
+	for _, key := range keys {
+		s := l.sets[key]
+		switch {
+		case s.stored && s.refs == s.storedRefs:
+		case s.refs > 0:
+			if err := l.permsets.Put(key[:], joinPermset(s.refs, s.list)); err != nil {
+				return err
+			}
+		case s.stored:
+			if err := l.permsets.Delete(key[:]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // rewrite writes f's record and children entry where they differ from
