@@ -69,6 +69,7 @@ var updateTests = []test{
 	{"ReadYourWrites", testReadYourWrites},
 	{"FailedUpdateChangesNothing", testFailedUpdateChangesNothing},
 	{"PermissionSetsAreShared", testPermissionSetsAreShared},
+	{"SetsChangedTwiceInAnUpdate", testSetsChangedTwiceInAnUpdate},
 	{"Changes", testChanges},
 }
 

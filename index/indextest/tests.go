@@ -485,6 +485,62 @@ func testPermissionSetsAreShared(t *testing.T, b Backend) {
 	}
 }
 
+// A set whose references an update changes several times ends as its last
+// change leaves it: one left by its folder and taken by another stays, one
+// left by its last folder goes, one new and left again within the update
+// is never stored, and a new one is read back within the update.
+func testSetsChangedTwiceInAnUpdate(t *testing.T, b Backend) {
+	ctx := context.Background()
+	idx := b.Open(t)
+	FullSync(t, idx, "lib", rootState, 10,
+		Folder("root", "", "Root", "a@e.com"),
+		Folder("x", "root", "x", "a@e.com", "b@e.com"), Folder("y", "root", "y", "a@e.com"),
+		Folder("v", "root", "v", "f@e.com"),
+	)
+	left := fm.NewPermissionSet(Folder("v", "root", "v", "f@e.com").Permissions).Key
+	shared := fm.NewPermissionSet(Folder("x", "root", "x", "a@e.com", "b@e.com").Permissions).Key
+	gone := fm.NewPermissionSet(Folder("z", "root", "z", "d@e.com").Permissions).Key
+	err := idx.UpdateLibrary(ctx, "lib", fm.Fence{}, func(tx fm.LibraryTx) error {
+		steps := []func() error{
+			func() error { return tx.Put(Folder("x", "root", "x", "c@e.com")) },            // x leaves its set...
+			func() error { return tx.Put(Folder("y", "root", "y", "a@e.com", "b@e.com")) }, // ...and y takes it
+			func() error { return tx.Put(Folder("z", "root", "z", "d@e.com")) },
+			func() error { return tx.Delete("z") },
+			func() error { return tx.Put(Folder("w", "root", "w", "e@e.com")) },
+			func() error { return tx.Delete("v") },
+		}
+		for _, step := range steps {
+			if err := step(); err != nil {
+				return err
+			}
+		}
+		if perms, _, err := tx.Permissions("w"); err != nil || len(perms) != 1 || perms[0].EmailAddress != "e@e.com" {
+			t.Errorf("w's permissions within the update: %v %v", perms, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perms, err := idx.PermissionSet(ctx, "lib", shared); err != nil || len(perms) != 2 {
+		t.Errorf("the set x left and y took: %v %v", perms, err)
+	}
+	if _, err := idx.PermissionSet(ctx, "lib", left); fm.ErrorCode(err) != fm.ENOTFOUND {
+		t.Errorf("v's set after v went: %v", err)
+	}
+	if _, err := idx.PermissionSet(ctx, "lib", gone); fm.ErrorCode(err) != fm.ENOTFOUND {
+		t.Errorf("z's set, z put and deleted in one update: %v", err)
+	}
+	if st, _ := idx.Library(ctx, "lib"); st.Folders != 4 || st.Permissions != 5 {
+		t.Errorf("counts %+v, want 4 folders and 5 permissions", st)
+	}
+	var c collector
+	if _, err := idx.ReadLibrary(ctx, "lib", &c); err != nil || len(c.sets) != 5 {
+		t.Errorf("sets read: %d (%v), want root's, x's, y's, w's and the empty own set", len(c.sets), err)
+	}
+	checkCounts(t, idx, "lib")
+}
+
 // A list is kept in the order it was written (Drive's), never sorted: the
 // same permissions in two orders are two sets, each read back in its own,
 // written by a full sync or an update.
