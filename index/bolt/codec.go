@@ -159,9 +159,11 @@ func appendFolder(dst []byte, f *fm.Folder) []byte {
 	return e.buf
 }
 
-// decodeFolder decodes a folder record into f, whose ID it sets to id.
+// decodeFolder decodes a folder record into f, whose ID it sets to id. Its
+// strings share one copy of the record, made at once.
 func decodeFolder(f *fm.Folder, id string, b []byte) error {
-	return decodeFolderFrom(&decoder{buf: b}, f, id)
+	own := string(b)
+	return decodeFolderFrom(&decoder{buf: unsafe.Slice(unsafe.StringData(own), len(own)), borrow: true}, f, id)
 }
 
 // borrowFolder is decodeFolder into strings that refer to id and b, valid

@@ -26,8 +26,9 @@ func (db *DB) Folders(_ context.Context, libraryID string, ids []string) ([]fm.F
 		} else if err != nil {
 			return err
 		}
+		c := t.folders.Cursor()
 		for _, id := range ids {
-			v := t.folders.Get([]byte(id))
+			v := get(c, []byte(id))
 			if v == nil {
 				continue
 			}

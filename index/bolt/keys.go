@@ -1,6 +1,22 @@
 package bolt
 
-import "encoding/binary"
+import (
+	"bytes"
+	"encoding/binary"
+
+	bbolt "go.etcd.io/bbolt"
+)
+
+// get returns the value of key in c's bucket, nil if none: bbolt's
+// Bucket.Get makes a cursor, and the path it walks, at each read; a cursor
+// read again and again keeps them. The value is valid as Get's is.
+func get(c *bbolt.Cursor, key []byte) []byte {
+	k, v := c.Seek(key)
+	if !bytes.Equal(k, key) {
+		return nil
+	}
+	return v
+}
 
 // childrenPrefix is the prefix of the children keys of a parent.
 func childrenPrefix(parentID string) []byte {

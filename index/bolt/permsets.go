@@ -74,7 +74,11 @@ func appendPaddedUvarint(b []byte, x uint64, width int) []byte {
 
 // permissions returns the list of a set; ENOTFOUND if there is none such.
 func (t *tree) permissions(key fm.PermissionSetKey) ([]fm.Permission, error) {
-	v := t.permsets.Get(key[:])
+	return setList(t.permsets.Get(key[:]))
+}
+
+// setList decodes the list of a stored set, v; ENOTFOUND if v is nil.
+func setList(v []byte) ([]fm.Permission, error) {
 	if v == nil {
 		return nil, fm.Errorf(fm.ENOTFOUND, "Permission set not found.")
 	}

@@ -23,7 +23,8 @@ func (db *DB) UpdateLibrary(_ context.Context, libraryID string, _ fm.Fence, fn 
 			return err
 		}
 		ltx := &libraryTx{tree: t, rec: *old, touched: map[string]bool{}, known: map[string]*fm.Folder{},
-			lists: map[fm.PermissionSetKey][]fm.Permission{}, sets: map[fm.PermissionSetKey]*pendingSet{}}
+			lists: map[fm.PermissionSetKey][]fm.Permission{}, sets: map[fm.PermissionSetKey]*pendingSet{},
+			folderAt: t.folders.Cursor(), setAt: t.permsets.Cursor()}
 		if err := fn(ltx); err != nil {
 			return err
 		}
@@ -71,6 +72,8 @@ type libraryTx struct {
 	// changed, as they are now, written once each at its end (writeSets):
 	// the sets most folders share change many times in an update.
 	sets map[fm.PermissionSetKey]*pendingSet
+	// folderAt and setAt read folders and sets (see get).
+	folderAt, setAt *bbolt.Cursor
 }
 
 // pendingSet is a permission set as a libraryTx has it: its references, its
@@ -128,7 +131,7 @@ func (l *libraryTx) list(key fm.PermissionSetKey) ([]fm.Permission, error) {
 	var perms []fm.Permission
 	var err error
 	if s, ok := l.sets[key]; !ok {
-		perms, err = l.permissions(key)
+		perms, err = setList(get(l.setAt, key[:]))
 	} else if s.refs == 0 {
 		err = fm.Errorf(fm.ENOTFOUND, "Permission set not found.")
 	} else {
@@ -209,7 +212,7 @@ func (l *libraryTx) stored(id string) (*fm.Folder, error) {
 		return f, nil
 	}
 	var f *fm.Folder
-	if v := l.folders.Get([]byte(id)); v != nil {
+	if v := get(l.folderAt, []byte(id)); v != nil {
 		f = &fm.Folder{}
 		if err := decodeFolder(f, id, v); err != nil {
 			return nil, err
@@ -263,7 +266,7 @@ func (l *libraryTx) set(key fm.PermissionSetKey) *pendingSet {
 	s, ok := l.sets[key]
 	if !ok {
 		s = &pendingSet{}
-		if v := l.permsets.Get(key[:]); v != nil {
+		if v := get(l.setAt, key[:]); v != nil {
 			s.refs, s.list = splitPermset(v)
 			s.storedRefs, s.stored = s.refs, true
 		}
