@@ -200,6 +200,17 @@ type LibraryPrefetcher interface {
 	Prefetch(ids, parents []string) error
 }
 
+// LibrarySeeder is a LibraryTx that can take the folders its caller read
+// from the index before it began, so as not to read them again: an index
+// whose reads cost CPU (decoding a record) may implement it.
+type LibrarySeeder interface {
+	// Seed gives the folders read by ID (nil: the index had none such),
+	// all read while the library was at revision. The transaction uses
+	// them only if the library is at that revision still, its tree as it
+	// was then, and must not change them.
+	Seed(revision uint64, folders map[string]*Folder)
+}
+
 // CatalogStore is an index that keeps, beside each library's tree, one
 // copy of the API's catalog of it (httpapi/catalog), so that a process
 // starting reads the catalog rather than making it again from every

@@ -66,10 +66,14 @@ func (p *plan) apply(tx fm.LibraryTx, token string, now time.Time) (int, error) 
 	return applied, nil
 }
 
-// prefetch reads ahead, when tx can, what apply reads: the folders staged,
-// leaving, or met while planning, and the children of those staged or
-// leaving.
+// prefetch gives tx, when it can take them, the folders the plan read from
+// the index (fm.LibrarySeeder); it reads ahead, when tx can, what apply
+// reads: the folders staged, leaving, or met while planning, and the
+// children of those staged or leaving.
 func (p *plan) prefetch(tx fm.LibraryTx) error {
+	if s, ok := tx.(fm.LibrarySeeder); ok {
+		s.Seed(p.revision, p.indexed)
+	}
 	pf, ok := tx.(fm.LibraryPrefetcher)
 	if !ok {
 		return nil

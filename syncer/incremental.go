@@ -32,7 +32,7 @@ func (s *Syncer) incrementalSync(ctx context.Context, lib *fm.Library, prev *fm.
 		return nil, s.describe(err, lib)
 	}
 	p := &plan{reader: r, index: s.index, root: prev.RootID, staged: map[string]*node{}, removed: map[string]bool{},
-		indexed: map[string]*fm.Folder{}}
+		indexed: map[string]*fm.Folder{}, revision: prev.Revision}
 	if err := p.make(ctx, changes); err != nil {
 		return nil, s.describe(err, lib)
 	}

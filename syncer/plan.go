@@ -49,8 +49,10 @@ type plan struct {
 	outside, rootReread bool
 	// indexed are the folders read from the index, as it was before the
 	// sync, by ID (nil: not there): a plan reads each once, although
-	// changes of siblings walk up through the same ancestors.
-	indexed map[string]*fm.Folder
+	// changes of siblings walk up through the same ancestors. revision is
+	// the library's when the sync began, before the plan read any.
+	indexed  map[string]*fm.Folder
+	revision uint64
 }
 
 // inIndex returns a folder as the index had it before the sync; ENOTFOUND

@@ -88,6 +88,18 @@ type pendingSet struct {
 // it, it forgets them all.
 const maxKnown = 10_000
 
+var _ fm.LibrarySeeder = (*libraryTx)(nil)
+
+// Seed knows the folders given, read at revision, if the library is at
+// that revision still (its tree has not changed since, nor has the
+// transaction written) and they are not too many to keep.
+func (l *libraryTx) Seed(revision uint64, folders map[string]*fm.Folder) {
+	if revision != l.rec.Revision || len(l.touched) > 0 || len(l.known)+len(folders) > maxKnown {
+		return
+	}
+	maps.Copy(l.known, folders)
+}
+
 func (l *libraryTx) State() fm.LibraryState { return l.rec.LibraryState }
 
 // SetState keeps the ID, counts and revision, which the index maintains.

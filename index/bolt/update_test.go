@@ -2,7 +2,9 @@ package bolt_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -54,5 +56,52 @@ func TestUpdateWritesWhatChanged(t *testing.T) {
 	renamed := putAll(true)
 	if same*3 > renamed {
 		t.Errorf("putting 3,000 folders as they were wrote %d pages; renaming them, %d", same, renamed)
+	}
+}
+
+// TestSeedIsUsedAtItsRevisionOnly: an update answers from the folders it is
+// seeded with while the library is at the revision they were read at, and
+// reads the tree otherwise (another revision, or a write before).
+func TestSeedIsUsedAtItsRevisionOnly(t *testing.T) {
+	ctx := context.Background()
+	db := fmtest.OpenBolt(t, t.TempDir())
+	indextest.FullSync(t, db, "lib", fm.LibraryState{RootID: "root", StartPageToken: "1"}, 10,
+		indextest.Folder("root", "", "Root", "alice@example.com"), indextest.Folder("a", "root", "A"))
+	st, err := db.Library(ctx, "lib")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeded := &fm.Folder{ID: "a", ParentID: "root", Name: "as read"}
+	for _, tc := range []struct {
+		name       string
+		revision   uint64
+		writeFirst bool
+		want       string
+	}{
+		{"at its revision", st.Revision, false, "as read"},
+		{"at another revision", st.Revision - 1, false, "A"},
+		{"after a write", st.Revision, true, "A"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := db.UpdateLibrary(ctx, "lib", fm.Fence{}, func(tx fm.LibraryTx) error {
+				if tc.writeFirst {
+					if err := tx.Put(indextest.Folder("b", "root", "B")); err != nil {
+						return err
+					}
+				}
+				tx.(fm.LibrarySeeder).Seed(tc.revision, map[string]*fm.Folder{"a": seeded})
+				f, err := tx.Folder("a")
+				if err != nil {
+					return err
+				}
+				if f.Name != tc.want {
+					t.Errorf("folder a named %q, want %q", f.Name, tc.want)
+				}
+				return errors.New("roll back")
+			})
+			if err == nil || !strings.Contains(err.Error(), "roll back") {
+				t.Fatalf("update: %v", err)
+			}
+		})
 	}
 }
