@@ -32,11 +32,10 @@ func childKey(parentID, childID string) []byte {
 	return append(k, childID...)
 }
 
-// logKey is revision (8 bytes, big-endian) folderID: a library's changes in
-// order of revision.
-func logKey(revision uint64, folderID string) []byte {
-	k := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(folderID)), revision)
-	return append(k, folderID...)
+// appendLogKey appends the log key revision (8 bytes, big-endian) folderID
+// to dst: a library's changes in order of revision.
+func appendLogKey(dst []byte, revision uint64, folderID string) []byte {
+	return append(binary.BigEndian.AppendUint64(dst, revision), folderID...)
 }
 
 // revisionPrefix is the prefix of a revision's log keys.

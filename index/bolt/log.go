@@ -31,8 +31,17 @@ func appendLog(lib *bbolt.Bucket, rec *libraryRecord, revision uint64, ids []str
 		return err
 	}
 	log.FillPercent = packedFill // keys grow with the revision
+	// The keys in one buffer: bbolt keeps what it is given until the
+	// transaction commits.
+	size := 0
 	for _, id := range ids {
-		if err := log.Put(logKey(revision, id), nil); err != nil {
+		size += 8 + len(id)
+	}
+	buf := make([]byte, 0, size)
+	for _, id := range ids {
+		start := len(buf)
+		buf = appendLogKey(buf, revision, id)
+		if err := log.Put(buf[start:len(buf):len(buf)], nil); err != nil {
 			return err
 		}
 	}
