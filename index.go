@@ -207,7 +207,8 @@ type LibrarySeeder interface {
 	// Seed gives the folders read by ID (nil: the index had none such),
 	// all read while the library was at revision. The transaction uses
 	// them only if the library is at that revision still, its tree as it
-	// was then, and must not change them.
+	// was then, and must not change them, nor must the caller while the
+	// transaction runs.
 	Seed(revision uint64, folders map[string]*Folder)
 }
 

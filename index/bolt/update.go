@@ -65,6 +65,10 @@ type libraryTx struct {
 	// folders it writes, and their parents, several times over.
 	known map[string]*fm.Folder
 	lists map[fm.PermissionSetKey][]fm.Permission
+	// seeded are the folders its caller read at its revision (Seed),
+	// behind known: a folder written is known as written. They are
+	// forgotten with known.
+	seeded map[string]*fm.Folder
 	// encoded and encodedOwn are the encodings of the lists Put writes,
 	// kept for the next.
 	encoded, encodedOwn []byte
@@ -90,14 +94,14 @@ const maxKnown = 10_000
 
 var _ fm.LibrarySeeder = (*libraryTx)(nil)
 
-// Seed knows the folders given, read at revision, if the library is at
+// Seed takes the folders given, read at revision, if the library is at
 // that revision still (its tree has not changed since, nor has the
 // transaction written) and they are not too many to keep.
 func (l *libraryTx) Seed(revision uint64, folders map[string]*fm.Folder) {
-	if revision != l.rec.Revision || len(l.touched) > 0 || len(l.known)+len(folders) > maxKnown {
+	if revision != l.rec.Revision || len(l.touched) > 0 || len(folders) > maxKnown {
 		return
 	}
-	maps.Copy(l.known, folders)
+	l.seeded = folders
 }
 
 func (l *libraryTx) State() fm.LibraryState { return l.rec.LibraryState }
@@ -223,6 +227,9 @@ func (l *libraryTx) stored(id string) (*fm.Folder, error) {
 	if f, ok := l.known[id]; ok {
 		return f, nil
 	}
+	if f, ok := l.seeded[id]; ok {
+		return f, nil
+	}
 	var f *fm.Folder
 	if v := get(l.folderAt, []byte(id)); v != nil {
 		f = &fm.Folder{}
@@ -238,6 +245,7 @@ func (l *libraryTx) stored(id string) (*fm.Folder, error) {
 func (l *libraryTx) know(id string, f *fm.Folder) {
 	if _, ok := l.known[id]; !ok && len(l.known) >= maxKnown {
 		clear(l.known)
+		l.seeded = nil
 	}
 	l.known[id] = f
 }

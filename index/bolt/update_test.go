@@ -61,7 +61,8 @@ func TestUpdateWritesWhatChanged(t *testing.T) {
 
 // TestSeedIsUsedAtItsRevisionOnly: an update answers from the folders it is
 // seeded with while the library is at the revision they were read at, and
-// reads the tree otherwise (another revision, or a write before).
+// reads the tree otherwise (another revision, or a write before); a seeded
+// folder it writes is read as written.
 func TestSeedIsUsedAtItsRevisionOnly(t *testing.T) {
 	ctx := context.Background()
 	db := fmtest.OpenBolt(t, t.TempDir())
@@ -71,16 +72,22 @@ func TestSeedIsUsedAtItsRevisionOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seeded := &fm.Folder{ID: "a", ParentID: "root", Name: "as read"}
+	seeded, err := db.Folder(ctx, "lib", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeded.Name = "as read" // told apart from the tree's
 	for _, tc := range []struct {
 		name       string
 		revision   uint64
 		writeFirst bool
+		rename     string
 		want       string
 	}{
-		{"at its revision", st.Revision, false, "as read"},
-		{"at another revision", st.Revision - 1, false, "A"},
-		{"after a write", st.Revision, true, "A"},
+		{"at its revision", st.Revision, false, "", "as read"},
+		{"at another revision", st.Revision - 1, false, "", "A"},
+		{"after a write", st.Revision, true, "", "A"},
+		{"written after", st.Revision, false, "renamed", "renamed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := db.UpdateLibrary(ctx, "lib", fm.Fence{}, func(tx fm.LibraryTx) error {
@@ -90,6 +97,11 @@ func TestSeedIsUsedAtItsRevisionOnly(t *testing.T) {
 					}
 				}
 				tx.(fm.LibrarySeeder).Seed(tc.revision, map[string]*fm.Folder{"a": seeded})
+				if tc.rename != "" {
+					if err := tx.Put(indextest.Folder("a", "root", tc.rename)); err != nil {
+						return err
+					}
+				}
 				f, err := tx.Folder("a")
 				if err != nil {
 					return err
