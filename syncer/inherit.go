@@ -129,11 +129,12 @@ func (p *plan) carryTo(c *carrier, parent *fm.Folder, id string) (bool, error) {
 // markOpaque makes opaque the own permissions of the staged folders whose
 // list, as Drive gave it, is not the one made from their own permissions
 // and their parent's list, now final (fm.ListFollows), as a full sync does.
-// Folders mostly repeat their lists: each distinct case is told once.
+// Folders mostly repeat their lists, which the sync keeps one copy of
+// (permissionLists) as the index's transaction does of a parent's: each
+// case is told once for each copy of the three lists.
 func (p *plan) markOpaque(tx fm.LibraryTx) error {
 	parents := map[string][]fm.Permission{}
-	follows := map[string]bool{} // by the encodings of the list, the own permissions and the parent's list
-	var key []byte
+	follows := map[listsCase]bool{}
 	for _, n := range p.order {
 		if n.ParentID == "" || n.inherits || slices.ContainsFunc(n.OwnPermissions, func(p fm.Permission) bool { return p.Opaque }) {
 			continue
@@ -146,11 +147,11 @@ func (p *plan) markOpaque(tx fm.LibraryTx) error {
 			}
 			parents[n.ParentID] = parent
 		}
-		key = fm.AppendPermissions(fm.AppendPermissions(fm.AppendPermissions(key[:0], n.Permissions), n.OwnPermissions), parent)
-		follow, told := follows[string(key)]
+		key := listsCase{list: sameList(n.Permissions), own: sameList(n.OwnPermissions), parent: sameList(parent)}
+		follow, told := follows[key]
 		if !told {
 			follow = fm.ListFollows(n.Permissions, n.OwnPermissions, parent)
-			follows[string(key)] = follow
+			follows[key] = follow
 		}
 		if follow {
 			continue
@@ -161,6 +162,27 @@ func (p *plan) markOpaque(tx fm.LibraryTx) error {
 		}
 	}
 	return nil
+}
+
+// listsCase is a folder's list, own permissions and parent's list, each
+// told by the copy it is (listCopy): equal lists in other copies are
+// other cases, told again.
+type listsCase struct{ list, own, parent listCopy }
+
+// listCopy is a list's first element and length: the same copy of a list,
+// which a map key holding it keeps from being freed, so that no other list
+// can take its place.
+type listCopy struct {
+	first *fm.Permission
+	len   int
+}
+
+func sameList(perms []fm.Permission) listCopy {
+	c := listCopy{len: len(perms)}
+	if len(perms) > 0 {
+		c.first = &perms[0]
+	}
+	return c
 }
 
 // carrier makes lists from the index, each distinct one once.
