@@ -62,6 +62,11 @@ type Decoder struct {
 	last          *drive.FileList
 	chunks, spare [][]drive.File
 	scratch       []byte
+	// detailsRead holds a permission's details as they are read;
+	// detailChunk is what is left of the chunk they are taken from
+	// (newDetail).
+	detailsRead []*drive.PermissionPermissionDetails
+	detailChunk []drive.PermissionPermissionDetails
 }
 
 // New returns a Decoder.

@@ -139,15 +139,17 @@ func (d *Decoder) permission(p *drive.Permission) error {
 	}, permissionKeys)
 }
 
-// details reads a permission's permissionDetails.
+// details reads a permission's permissionDetails: the list in one
+// allocation, its structs taken from a chunk (detailChunk).
 func (d *Decoder) details(dst *[]*drive.PermissionPermissionDetails) error {
-	*dst = []*drive.PermissionPermissionDetails{}
-	return d.array(func() { *dst = nil }, func() error {
+	isNull := false
+	read := d.detailsRead[:0]
+	err := d.array(func() { isNull = true }, func() error {
 		if d.s.peek() != '{' {
 			return fmt.Errorf("%w: a permission detail is not an object", ErrNotPlain)
 		}
-		det := &drive.PermissionPermissionDetails{}
-		*dst = append(*dst, det)
+		det := d.newDetail()
+		read = append(read, det)
 		var seen uint32
 		return d.object(&seen, func(key []byte) error {
 			switch string(key) {
@@ -163,4 +165,25 @@ func (d *Decoder) details(dst *[]*drive.PermissionPermissionDetails) error {
 			return errUnknown
 		}, detailKeys)
 	})
+	d.detailsRead = read[:0]
+	switch {
+	case isNull:
+		*dst = nil
+	case err == nil:
+		*dst = append(make([]*drive.PermissionPermissionDetails, 0, len(read)), read...)
+	}
+	return err
+}
+
+// detailChunk is how many permission details are allocated at once.
+const detailChunk = 64
+
+// newDetail returns a zero permission detail of the decoder's chunk.
+func (d *Decoder) newDetail() *drive.PermissionPermissionDetails {
+	if len(d.detailChunk) == 0 {
+		d.detailChunk = make([]drive.PermissionPermissionDetails, detailChunk)
+	}
+	det := &d.detailChunk[0]
+	d.detailChunk = d.detailChunk[1:]
+	return det
 }
