@@ -76,7 +76,7 @@ func permissionFlags(p Permission) byte {
 }
 
 // DecodePermissions decodes a list AppendPermissions encoded; the strings
-// are copies, so the list outlives b.
+// are parts of one copy of b, so the list outlives b.
 func DecodePermissions(b []byte) ([]Permission, error) {
 	if len(b) == 0 || b[0] != permissionsFormat {
 		return nil, ErrCorrupt
@@ -87,6 +87,8 @@ func DecodePermissions(b []byte) ([]Permission, error) {
 		return nil, ErrCorrupt
 	}
 	b = b[size:]
+	// The strings are parts of one copy of the list's bytes.
+	all := string(b)
 	perms := make([]Permission, n)
 	for i := range perms {
 		p := &perms[i]
@@ -95,7 +97,8 @@ func DecodePermissions(b []byte) ([]Permission, error) {
 			if size <= 0 || l > uint64(len(b)-size) {
 				return nil, ErrCorrupt
 			}
-			*s = string(b[size : size+int(l)])
+			at := len(all) - len(b) + size
+			*s = all[at : at+int(l)]
 			b = b[size+int(l):]
 		}
 		if len(b) == 0 {
