@@ -78,7 +78,7 @@ import (
 // Opaque own permission, or an own discoverability hidden by an inherited
 // one now gone): the folder must then be read from Drive.
 func InheritPermissions(own, parent []Permission) (list, ownListed []Permission, known bool) {
-	m := merge{at: map[string]int{}}
+	m := merge{at: map[principalKey]int{}}
 	for _, o := range own {
 		if o.Opaque {
 			return nil, nil, false
@@ -155,7 +155,7 @@ func mergesDiscovery(typ string) bool { return typ == "domain" || typ == "anyone
 // merge merges permissions per principal, the folder's own first, each
 // principal where it first came.
 type merge struct {
-	at      map[string]int // principal → index in list
+	at      map[principalKey]int // principal → index in list
 	list    []Permission
 	sources []sources // per index of list
 }
@@ -176,7 +176,7 @@ type sources struct {
 func (m *merge) add(p Permission, own bool) {
 	hidden := own && p.AlsoInherited && p.AllowFileDiscovery
 	p.AlsoInherited, p.Opaque = false, false
-	key := principal(p)
+	key := principalOf(p)
 	i, ok := m.at[key]
 	if ok {
 		m.list[i] = merged(m.list[i], p)
@@ -228,17 +228,23 @@ func (m *merge) result() (list, own []Permission) {
 	return m.list, own
 }
 
-// principal names who a permission is for: the permission ID of a user,
-// group or domain (Drive gives a principal the same ID on every file), and
-// everyone for anyone, whose ID depends on its discoverability.
-func principal(p Permission) string {
+// principalKey names who a permission is for: by type and permission ID
+// for a user, group or domain (Drive gives a principal the same ID on
+// every file), by e-mail address or domain without an ID; anyone is
+// everyone, whose ID depends on its discoverability.
+type principalKey struct {
+	typ, name string
+	byID      bool
+}
+
+func principalOf(p Permission) principalKey {
 	switch {
 	case p.Type == "anyone":
-		return PrincipalAnyone
+		return principalKey{typ: p.Type}
 	case p.ID == "":
-		return p.Type + ":" + strings.ToLower(p.EmailAddress+p.Domain)
+		return principalKey{typ: p.Type, name: strings.ToLower(p.EmailAddress + p.Domain)}
 	}
-	return p.Type + "#" + p.ID
+	return principalKey{typ: p.Type, name: p.ID, byID: true}
 }
 
 // anyoneID is the ID Drive gives an anyone permission.
