@@ -28,7 +28,7 @@ func (db *DB) Folders(_ context.Context, libraryID string, ids []string) ([]fm.F
 		}
 		c := t.folders.Cursor()
 		for _, id := range ids {
-			v := get(c, []byte(id))
+			v := getFolder(c, id)
 			if v == nil {
 				continue
 			}

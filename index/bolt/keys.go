@@ -3,6 +3,7 @@ package bolt
 import (
 	"bytes"
 	"encoding/binary"
+	"unsafe"
 
 	bbolt "go.etcd.io/bbolt"
 )
@@ -16,6 +17,12 @@ func get(c *bbolt.Cursor, key []byte) []byte {
 		return nil
 	}
 	return v
+}
+
+// getFolder returns the record of folder id in c's bucket (see get), nil
+// if none. The key is id's bytes, not a copy: Seek only reads it.
+func getFolder(c *bbolt.Cursor, id string) []byte {
+	return get(c, unsafe.Slice(unsafe.StringData(id), len(id)))
 }
 
 // childrenPrefix is the prefix of the children keys of a parent.

@@ -231,7 +231,7 @@ func (l *libraryTx) stored(id string) (*fm.Folder, error) {
 		return f, nil
 	}
 	var f *fm.Folder
-	if v := get(l.folderAt, []byte(id)); v != nil {
+	if v := getFolder(l.folderAt, id); v != nil {
 		f = &fm.Folder{}
 		if err := decodeFolder(f, id, v); err != nil {
 			return nil, err
