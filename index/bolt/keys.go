@@ -20,9 +20,15 @@ func get(c *bbolt.Cursor, key []byte) []byte {
 }
 
 // getFolder returns the record of folder id in c's bucket (see get), nil
-// if none. The key is id's bytes, not a copy: Seek only reads it.
+// if none.
 func getFolder(c *bbolt.Cursor, id string) []byte {
-	return get(c, unsafe.Slice(unsafe.StringData(id), len(id)))
+	return get(c, idKey(id))
+}
+
+// idKey is a folder's key: its ID's bytes, not a copy, for bbolt's reads,
+// Put and Delete, which copy a key they keep (they must not change it).
+func idKey(id string) []byte {
+	return unsafe.Slice(unsafe.StringData(id), len(id))
 }
 
 // childrenPrefix is the prefix of the children keys of a parent.
@@ -33,10 +39,14 @@ func childrenPrefix(parentID string) []byte {
 // childKey is parentID 0x00 childID: a parent's children are together, in
 // order of ID.
 func childKey(parentID, childID string) []byte {
-	k := make([]byte, 0, len(parentID)+len(childID)+1)
-	k = append(k, parentID...)
-	k = append(k, 0)
-	return append(k, childID...)
+	return appendChildKey(make([]byte, 0, len(parentID)+len(childID)+1), parentID, childID)
+}
+
+// appendChildKey appends childKey(parentID, childID) to dst.
+func appendChildKey(dst []byte, parentID, childID string) []byte {
+	dst = append(dst, parentID...)
+	dst = append(dst, 0)
+	return append(dst, childID...)
 }
 
 // appendLogKey appends the log key revision (8 bytes, big-endian) folderID

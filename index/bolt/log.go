@@ -31,17 +31,11 @@ func appendLog(lib *bbolt.Bucket, rec *libraryRecord, revision uint64, ids []str
 		return err
 	}
 	log.FillPercent = packedFill // keys grow with the revision
-	// The keys in one buffer: bbolt keeps what it is given until the
-	// transaction commits.
-	size := 0
+	// One key made again for each ID: bbolt copies the keys it keeps.
+	var key []byte
 	for _, id := range ids {
-		size += 8 + len(id)
-	}
-	buf := make([]byte, 0, size)
-	for _, id := range ids {
-		start := len(buf)
-		buf = appendLogKey(buf, revision, id)
-		if err := log.Put(buf[start:len(buf):len(buf)], nil); err != nil {
+		key = appendLogKey(key[:0], revision, id)
+		if err := log.Put(key, nil); err != nil {
 			return err
 		}
 	}

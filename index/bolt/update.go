@@ -78,6 +78,15 @@ type libraryTx struct {
 	sets map[fm.PermissionSetKey]*pendingSet
 	// folderAt and setAt read folders and sets (see get).
 	folderAt, setAt *bbolt.Cursor
+	// key holds the last children key made (childKey): bbolt copies the
+	// keys it keeps.
+	key []byte
+}
+
+// childKey returns the children key of a parent and child, in l.key.
+func (l *libraryTx) childKey(parentID, childID string) []byte {
+	l.key = appendChildKey(l.key[:0], parentID, childID)
+	return l.key
 }
 
 // pendingSet is a permission set as a libraryTx has it: its references, its
@@ -321,12 +330,12 @@ func (l *libraryTx) writeSets() error {
 func (l *libraryTx) rewrite(old, f *fm.Folder) error {
 	if old.ParentID != f.ParentID {
 		if old.ParentID != "" {
-			if err := l.children.Delete(childKey(old.ParentID, f.ID)); err != nil {
+			if err := l.children.Delete(l.childKey(old.ParentID, f.ID)); err != nil {
 				return err
 			}
 		}
 		if f.ParentID != "" {
-			if err := l.children.Put(childKey(f.ParentID, f.ID), nil); err != nil {
+			if err := l.children.Put(l.childKey(f.ParentID, f.ID), nil); err != nil {
 				return err
 			}
 		}
@@ -336,7 +345,7 @@ func (l *libraryTx) rewrite(old, f *fm.Folder) error {
 	}
 	kept := *f
 	l.know(f.ID, &kept)
-	return l.folders.Put([]byte(f.ID), encodeFolder(f))
+	return l.folders.Put(idKey(f.ID), encodeFolder(f))
 }
 
 func (l *libraryTx) Delete(id string) error {
@@ -354,7 +363,7 @@ func (l *libraryTx) unlink(id string) (*fm.Folder, error) {
 	}
 	l.touched[id] = true
 	if old.ParentID != "" {
-		if err := l.children.Delete(childKey(old.ParentID, id)); err != nil {
+		if err := l.children.Delete(l.childKey(old.ParentID, id)); err != nil {
 			return nil, err
 		}
 	}
@@ -368,5 +377,5 @@ func (l *libraryTx) unlink(id string) (*fm.Folder, error) {
 	l.rec.Permissions -= n
 	l.rec.Folders--
 	l.know(id, nil)
-	return old, l.folders.Delete([]byte(id))
+	return old, l.folders.Delete(idKey(id))
 }
