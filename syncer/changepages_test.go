@@ -1,10 +1,8 @@
 package syncer_test
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -37,13 +35,7 @@ func TestChangePagesReadBySyncer(t *testing.T) {
 			m.fake.ServeHTTP(w, r)
 			return
 		}
-		rec := httptest.NewRecorder()
-		m.fake.ServeHTTP(rec, r)
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.Code)
-		w.Write(bytes.ReplaceAll(rec.Body.Bytes(), []byte(`"fileId":`), []byte(`"FileID":`))) //nolint:errcheck // the client sees a short body
+		serveRewritten(m.fake, w, r, `"fileId":`, `"FileID":`)
 	}))
 	for _, e := range []*env{want, got} {
 		e.sync("mydrive")

@@ -52,13 +52,7 @@ func TestPagesDecodedByDrivelist(t *testing.T) {
 			m.fake.ServeHTTP(w, r)
 			return
 		}
-		rec := httptest.NewRecorder()
-		m.fake.ServeHTTP(rec, r)
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.Code)
-		w.Write(bytes.ReplaceAll(rec.Body.Bytes(), []byte(`"name":`), []byte(`"Name":`))) //nolint:errcheck // the client sees a short body
+		serveRewritten(m.fake, w, r, `"name":`, `"Name":`)
 	}))
 	for _, lib := range []string{"mydrive", "shared"} {
 		got.sync(lib)
@@ -67,4 +61,16 @@ func TestPagesDecodedByDrivelist(t *testing.T) {
 	if !strings.Contains(gotLogs.String(), pagesLeft) {
 		t.Errorf("no page was left to the client library; the logs:\n%s", gotLogs.String())
 	}
+}
+
+// serveRewritten answers r as fake does, but with from replaced by to in
+// the body.
+func serveRewritten(fake http.Handler, w http.ResponseWriter, r *http.Request, from, to string) {
+	rec := httptest.NewRecorder()
+	fake.ServeHTTP(rec, r)
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	w.Write(bytes.ReplaceAll(rec.Body.Bytes(), []byte(from), []byte(to))) //nolint:errcheck // the client sees a short body
 }
