@@ -18,7 +18,7 @@ var (
 // a change's shared drive (rare) by encoding/json.
 func (d *Decoder) DecodeChanges(page []byte) (*drive.ChangeList, error) {
 	list := &drive.ChangeList{}
-	if err := d.readChecked(page, func() error { return d.changeList(list) }); err != nil {
+	if err := d.readWhole(page, func() error { return d.changeList(list) }); err != nil {
 		return nil, err
 	}
 	return list, nil

@@ -10,9 +10,10 @@
 // name only in case, a name given twice, a value of an unexpected type,
 // invalid UTF-8) is an error, and the caller lets the client library decode
 // the page instead: a page is read exactly as before, or faster. A page
-// that is not valid JSON is an error too: the decoder checks each page with
-// encoding/json's Valid, but for the permission lists it met before, whose
-// bytes it checked then.
+// that is not valid JSON is an error too: the decoder checks the syntax of
+// all it reads as it reads it, has encoding/json read strings with escapes
+// and check the values of keys it does not read, and knows the permission
+// lists it met before, byte for byte, to be valid. A page is read once.
 package drivelist
 
 import (
@@ -50,13 +51,6 @@ type Decoder struct {
 	listBytes int
 	recent    [recentLists]recentList
 	strings   map[string]string
-	// checked is the page being decoded with the permission lists known
-	// already (valid, as they were) left out, which encoding/json's Valid
-	// checks at the end; copied is how far the page is in it; added are
-	// the lists the page added to lists, forgotten if it is not valid.
-	checked []byte
-	copied  int
-	added   []string
 	// last is the page decoded last, whose files are in chunks; spare are
 	// chunks given back (Reuse).
 	last          *drive.FileList
@@ -75,62 +69,32 @@ func New() *Decoder {
 }
 
 // Decode decodes a files.list page. It fails with ErrInvalid for a page
-// that is not valid JSON as encoding/json's Valid says (it checks the page
-// but for the permission lists it met before, byte for byte: their bytes
-// were checked then), and, before it knows, possibly with an error wrapping
-// ErrNotPlain, for a page it does not take (see the package's comment).
+// that it finds is not valid JSON, and with an error wrapping ErrNotPlain
+// for a page it does not take (see the package's comment), which may be
+// valid JSON or not: it takes no page that encoding/json's Valid refuses.
 // Nothing it returns points into page; the files may share permission
 // lists with the other pages it decoded: they must not be changed.
 func (d *Decoder) Decode(page []byte) (*drive.FileList, error) {
 	list := &drive.FileList{}
-	if err := d.readChecked(page, func() error { return d.fileList(list) }); err != nil {
+	if err := d.readWhole(page, func() error { return d.fileList(list) }); err != nil {
 		return nil, err
 	}
 	d.last = list
 	return list, nil
 }
 
-// readChecked reads page with read, then checks it (see Decode).
-func (d *Decoder) readChecked(page []byte, read func() error) error {
+// readWhole reads page with read, which must leave nothing but whitespace.
+// The permission lists it keeps were each read whole and valid, whatever
+// the rest of the page holds.
+func (d *Decoder) readWhole(page []byte, read func() error) error {
 	d.s = scanner{b: page}
-	if cap(d.checked) < len(page) {
-		// What Valid checks is at most the page: grown by appending, the
-		// buffer would be copied at each doubling.
-		d.checked = make([]byte, 0, len(page))
-	}
 	d.chunks, d.last = nil, nil
 	err := read()
-	if err == nil {
-		d.checked = append(d.checked, page[d.copied:]...)
-		if !json.Valid(d.checked) {
-			err = ErrInvalid
-		}
+	if err == nil && !d.s.atEnd() {
+		err = fmt.Errorf("%w: %q after the page", ErrInvalid, d.s.peek())
 	}
-	d.s, d.checked, d.copied = scanner{}, d.checked[:0], 0
-	if err != nil {
-		d.forgetAdded()
-		return err
-	}
-	d.added = d.added[:0]
-	return nil
-}
-
-// forgetAdded forgets the permission lists of a page that failed: they may
-// not be valid JSON, and must never stand for what a later page holds.
-func (d *Decoder) forgetAdded() {
-	for _, raw := range d.added {
-		delete(d.lists, raw)
-	}
-	d.added = d.added[:0]
-	d.recent = [recentLists]recentList{}
-}
-
-// leaveOut leaves the page's bytes from from to to, a permission list met
-// before, out of what Valid checks.
-func (d *Decoder) leaveOut(from, to int) {
-	d.checked = append(d.checked, d.s.b[d.copied:from]...)
-	d.checked = append(d.checked, "[]"...)
-	d.copied = to
+	d.s = scanner{}
+	return err
 }
 
 // fileList reads a files.list page into list.
@@ -217,39 +181,50 @@ func (d *Decoder) object(seen *uint32, field func(key []byte) error, k keys) err
 	if d.null() {
 		return nil
 	}
-	if err := d.s.next('{'); err != nil {
-		return err
-	}
-	for d.s.peek() != '}' {
-		key, err := d.str0()
-		if err != nil {
-			return err
-		}
+	return d.members(func(key []byte) error {
 		if bit, ok := k.bit[string(key)]; ok {
 			if *seen&bit != 0 {
 				return fmt.Errorf("%w: %q given twice", ErrNotPlain, key)
 			}
 			*seen |= bit
 		}
-		switch err := field(key); {
-		case errors.Is(err, errUnknown):
-			if err := d.unknown(key, k); err != nil {
-				return err
-			}
-		case err != nil:
+		if err := field(key); !errors.Is(err, errUnknown) {
+			return err
+		}
+		return d.unknown(key, k)
+	})
+}
+
+// members reads an object's members, calling member with the decoder at
+// each one's value.
+func (d *Decoder) members(member func(key []byte) error) error {
+	if err := d.s.next('{'); err != nil {
+		return err
+	}
+	if d.s.peek() == '}' {
+		d.s.i++
+		return nil
+	}
+	for {
+		key, err := d.str0()
+		if err != nil {
+			return err
+		}
+		if err := d.s.colon(); err != nil {
+			return err
+		}
+		if err := member(key); err != nil {
+			return err
+		}
+		if more, err := d.s.more('}'); !more {
 			return err
 		}
 	}
-	return d.s.next('}')
 }
 
 // null reads null, if it is next.
 func (d *Decoder) null() bool {
-	if d.s.peek() != 'n' {
-		return false
-	}
-	d.s.literal()
-	return true
+	return d.s.peek() == 'n' && d.s.word("null")
 }
 
 // unknown skips the value of a key the decoder does not read, unless
@@ -263,7 +238,10 @@ func (d *Decoder) unknown(key []byte, k keys) error {
 	if k.fields[fold(string(key))] {
 		return fmt.Errorf("%w: %q is a field not asked for, or differs from one in case", ErrNotPlain, key)
 	}
-	_, err := d.s.skip()
+	raw, err := d.s.skip()
+	if err == nil && !json.Valid(raw) {
+		err = fmt.Errorf("%w: the value of %q", ErrInvalid, key)
+	}
 	return err
 }
 
@@ -330,12 +308,14 @@ func (d *Decoder) intern(b []byte) string {
 
 // boolean reads true or false (null: left as it is).
 func (d *Decoder) boolean(dst *bool) error {
-	switch d.s.peek() {
-	case 'n':
-		d.s.literal()
+	switch {
+	case d.null():
 		return nil
-	case 't', 'f':
-		*dst = string(d.s.literal()) == "true"
+	case d.s.word("true"):
+		*dst = true
+		return nil
+	case d.s.word("false"):
+		*dst = false
 		return nil
 	}
 	return fmt.Errorf("%w: %q where a boolean was expected", ErrNotPlain, d.s.peek())
@@ -352,15 +332,21 @@ func (d *Decoder) array(null func(), elem func() error) error {
 	if err := d.s.next('['); err != nil {
 		return err
 	}
-	for d.s.peek() != ']' {
+	if d.s.peek() == ']' {
+		d.s.i++
+		return nil
+	}
+	for {
 		if d.s.peek() == 'n' {
 			return fmt.Errorf("%w: null in an array", ErrNotPlain)
 		}
 		if err := elem(); err != nil {
 			return err
 		}
+		if more, err := d.s.more(']'); !more {
+			return err
+		}
 	}
-	return d.s.next(']')
 }
 
 func (d *Decoder) stringList(dst *[]string) error {

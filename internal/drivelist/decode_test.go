@@ -175,14 +175,14 @@ func TestDecodeRefusesInvalidJSON(t *testing.T) {
 	}
 }
 
-// A permission list met before is not checked again, but the page around
-// it is; a list of a page found invalid is not kept.
+// A permission list met before is not read again, but the page around it
+// is checked; a list that is not valid JSON is not kept.
 func TestDecodeChecksPagesOfKnownLists(t *testing.T) {
 	list := `[` + perm + `]`
 	for name, tc := range map[string]struct{ first, second string }{
 		"around a recent list":      {`{"files":[{"permissions":` + list + `}]}`, `{"files":[{"permissions":` + list + `} {"permissions":` + list + `}]}`},
 		"around a list met earlier": {`{"files":[{"permissions":` + list + `}]}`, `{"files":[{"permissions":[]},{"permissions":[{"id":"x"}]},{"permissions":[{"id":"y"}]},{"permissions":[{"id":"z"}]},{"permissions":[{"id":"w"}]},{"permissions":[{"id":"v"}]},{"permissions":[{"id":"u"}]},{"permissions":[{"id":"t"}]},{"permissions":[{"id":"s"}]},{"permissions":` + list + `}],}`},
-		"a list of an invalid page": {`{"files":[{"permissions":[{"id":"a" "type":"user"}]}]}`, `{"files":[{"permissions":[{"id":"a" "type":"user"}]}]}`},
+		"an invalid list":           {`{"files":[{"permissions":[{"id":"a" "type":"user"}]}]}`, `{"files":[{"permissions":[{"id":"a" "type":"user"}]}]}`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			d := New()
@@ -284,4 +284,24 @@ func FuzzDecode(f *testing.F) {
 		_ = agree(t, d, page)
 		_ = agree(t, d, page) // again, with what the decoder kept of the first time
 	})
+}
+
+// TestDecodeTakesNoBrokenPage breaks each plain page at every byte (the
+// byte dropped, or a byte of JSON's syntax put before it) and checks each
+// result with agree: the decoder reads it as encoding/json does, or leaves
+// it, and never takes one that is not valid JSON.
+func TestDecodeTakesNoBrokenPage(t *testing.T) {
+	inserts := []byte(",:{}[]\"\\ n0t\x00\x1f")
+	for name, page := range plainCases {
+		t.Run(name, func(t *testing.T) {
+			for i := range len(page) + 1 {
+				if i < len(page) {
+					_ = agree(t, New(), []byte(page[:i]+page[i+1:]))
+				}
+				for _, c := range inserts {
+					_ = agree(t, New(), []byte(page[:i]+string(c)+page[i:]))
+				}
+			}
+		})
+	}
 }

@@ -104,27 +104,21 @@ func (d *Decoder) properties(dst *map[string]string) error {
 		*dst = nil
 		return nil
 	}
-	if err := d.s.next('{'); err != nil {
-		return err
-	}
 	m := map[string]string{}
-	for d.s.peek() != '}' {
-		b, err := d.str0()
-		if err != nil {
-			return err
-		}
+	err := d.members(func(b []byte) error {
 		key := string(b)
 		if _, dup := m[key]; dup {
 			return fmt.Errorf("%w: property %q given twice", ErrNotPlain, key)
 		}
 		var v string
-		if err := d.str(&v); err != nil {
-			return err
-		}
+		err := d.str(&v)
 		m[key] = v
+		return err
+	})
+	if err == nil {
+		*dst = m
 	}
-	*dst = m
-	return d.s.next('}')
+	return err
 }
 
 // restrictions reads downloadRestrictions.

@@ -14,7 +14,6 @@ func (d *Decoder) permissions(dst *[]*drive.Permission) error {
 	}
 	from := d.s.i
 	if list, ok := d.recentAt(); ok {
-		d.leaveOut(from, d.s.i)
 		*dst = list
 		return nil
 	}
@@ -23,7 +22,6 @@ func (d *Decoder) permissions(dst *[]*drive.Permission) error {
 		return err
 	}
 	if list, ok := d.lists[string(raw)]; ok {
-		d.leaveOut(from, d.s.i)
 		d.remember(string(raw), list)
 		*dst = list
 		return nil
@@ -39,7 +37,6 @@ func (d *Decoder) permissions(dst *[]*drive.Permission) error {
 	}
 	key := string(raw)
 	d.lists[key] = list
-	d.added = append(d.added, key)
 	d.listBytes += len(raw)
 	d.remember(key, list)
 	*dst = list
