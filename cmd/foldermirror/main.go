@@ -17,9 +17,10 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
+
+	"github.com/foldermirror/foldermirror/internal/gcpace"
 )
 
 // command is one subcommand: ParseFlags, then Run; Close after Run, even
@@ -47,7 +48,7 @@ const (
 )
 
 func main() {
-	collectGarbageSooner()
+	paceCollector()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
@@ -72,18 +73,24 @@ func (s signalReceived) name() string {
 	return s.signal.String()
 }
 
-// gcPercent is Go's GOGC that foldermirror runs with unless GOGC is set.
-// Its large data (a sync's stage, the API's catalogs) holds no pointers, so
-// a collection costs little whatever the library's size, while the heap's
-// room to grow between collections (100 % of what is live, by Go's
-// default) is memory: half of it keeps a sync's peak within the bench's
-// limits (bench/README.md gives the peak at each size).
-const gcPercent = 50
+// How foldermirror paces Go's collector unless GOGC is set (package
+// gcpace): the heap may grow by gcPercent of what is live, as GOGC=50 says,
+// and by no less than gcFloor. Its large data (a sync's stage, the API's
+// catalogs) holds no pointers, so a collection costs little whatever the
+// library's size, while the heap's room to grow between collections is
+// memory: half of what is live (Go's default is all of it) keeps a large
+// sync's peak within the bench's limits (bench/README.md gives the peak at
+// each size). The floor keeps a small heap from being collected every few
+// megabytes: without it, collections were a tenth or more of a sync's CPU.
+const (
+	gcPercent = 50
+	gcFloor   = 32 << 20
+)
 
-// collectGarbageSooner sets gcPercent, unless GOGC says otherwise.
-func collectGarbageSooner() {
+// paceCollector paces the collector, unless GOGC says otherwise.
+func paceCollector() {
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
+		gcpace.Start(gcPercent, gcFloor)
 	}
 }
 
