@@ -61,6 +61,11 @@ type Decoder struct {
 	// (newDetail).
 	detailsRead []*drive.PermissionPermissionDetails
 	detailChunk []drive.PermissionPermissionDetails
+	// stringsRead holds a list of strings as it is read; stringChunk is
+	// what is left of the chunk lists are taken from (stringList).
+	stringsRead, stringChunk []string
+	// restrictionValues are the values of downloadRestrictions, shared.
+	restrictionValues [5]*drive.DownloadRestrictionsMetadata
 }
 
 // New returns a Decoder.
@@ -349,12 +354,35 @@ func (d *Decoder) array(null func(), elem func() error) error {
 	}
 }
 
+// stringList reads a list of strings (a file's parents), taken from a
+// chunk shared with other lists, with no room to append.
 func (d *Decoder) stringList(dst *[]string) error {
-	*dst = []string{}
-	return d.array(func() { *dst = nil }, func() error {
+	isNull := false
+	read := d.stringsRead[:0]
+	err := d.array(func() { isNull = true }, func() error {
 		var s string
 		err := d.str(&s)
-		*dst = append(*dst, s)
+		read = append(read, s)
 		return err
 	})
+	d.stringsRead = read[:0]
+	switch {
+	case isNull:
+		*dst = nil
+	case err == nil && len(read) == 0:
+		*dst = []string{}
+	case err == nil:
+		n := len(read)
+		if len(d.stringChunk) < n {
+			d.stringChunk = make([]string, max(stringChunk, n))
+		}
+		*dst = d.stringChunk[:n:n]
+		copy(*dst, read)
+		d.stringChunk = d.stringChunk[n:]
+		clear(read)
+	}
+	return err
 }
+
+// stringChunk is how many strings of lists are allocated at once.
+const stringChunk = 256

@@ -94,27 +94,31 @@ const perm = `{"id":"p1","type":"user","role":"writer","emailAddress":"ann@examp
 
 // plainCases are pages the decoder must read itself.
 var plainCases = map[string]string{
-	"empty page":         `{"files":[]}`,
-	"no files key":       `{"nextPageToken":"t"}`,
-	"files null":         `{"files":null,"incompleteSearch":true}`,
-	"null page":          `null`,
-	"a folder":           `{"nextPageToken":"n","kind":"drive#fileList","files":[{"id":"a","name":"A","mimeType":"application/vnd.google-apps.folder","parents":["r"],"trashed":false,"permissions":[` + perm + `]}]}`,
-	"escapes":            `{"files":[{"id":"a\u0062","name":"na\u00efve \"q\" \\ \n \ud83d\ude00 é","parents":["p\/q"]}]}`,
-	"escaped key":        `{"files":[{"n\u0061me":"x"}]}`,
-	"lone surrogate":     `{"files":[{"name":"\ud800"}]}`, // escapes are read as encoding/json reads them
-	"unknown fields":     `{"files":[{"id":"a","extra":"123","more":{"x":[1,2,{"y":null}]},"x-y":1}],"other":true}`,
-	"nulls":              `{"nextPageToken":null,"files":[{"id":null,"name":null,"parents":null,"trashed":null,"appProperties":null,"downloadRestrictions":null,"permissions":null}]}`,
-	"empty lists":        `{"files":[{"id":"a","parents":[],"permissions":[],"appProperties":{}}]}`,
-	"restrictions":       `{"files":[{"downloadRestrictions":{"itemDownloadRestriction":{"restrictedForReaders":true,"restrictedForWriters":false}}}]}`,
-	"restriction null":   `{"files":[{"downloadRestrictions":{"itemDownloadRestriction":null}}]}`,
-	"properties":         `{"files":[{"appProperties":{"folderDefinitionId":"d1","k":"v"}}]}`,
-	"permission nulls":   `{"files":[{"permissions":[{"id":null,"permissionDetails":null,"deleted":null}]}]}`,
-	"details empty":      `{"files":[{"permissions":[{"id":"p","permissionDetails":[]}]}]}`,
-	"repeated lists":     `{"files":[{"id":"a","permissions":[` + perm + `]},{"id":"b","permissions":[` + perm + `]},{"id":"c","permissions":[` + perm + `,` + perm + `]}]}`,
-	"whitespace":         " \n{ \"files\" : [ { \"id\" : \"a\" , \"permissions\" : [ " + perm + " ] } ] } \n",
-	"every known field":  `{"files":[{"id":"a","name":"n","mimeType":"m","parents":["p","q"],"trashed":true,"resourceKey":"rk","copyRequiresWriterPermission":true,"writersCanShare":true,"hasAugmentedPermissions":true,"inheritedPermissionsDisabled":true,"createdTime":"2020-01-01T00:00:00.000Z","modifiedTime":"2021-01-01T00:00:00Z","driveId":"d","kind":"drive#file"}]}`,
-	"permission fields":  `{"files":[{"permissions":[{"id":"p","type":"domain","role":"reader","domain":"example.com","allowFileDiscovery":true,"kind":"drive#permission","view":"published","expirationTime":"2030-01-01T00:00:00Z","pendingOwner":true,"inheritedPermissionsDisabled":true}]}]}`,
-	"unknown in details": `{"files":[{"permissions":[{"permissionDetails":[{"role":"reader","extra":[{}]}]}]}]}`,
+	"empty page":       `{"files":[]}`,
+	"no files key":     `{"nextPageToken":"t"}`,
+	"files null":       `{"files":null,"incompleteSearch":true}`,
+	"null page":        `null`,
+	"a folder":         `{"nextPageToken":"n","kind":"drive#fileList","files":[{"id":"a","name":"A","mimeType":"application/vnd.google-apps.folder","parents":["r"],"trashed":false,"permissions":[` + perm + `]}]}`,
+	"escapes":          `{"files":[{"id":"a\u0062","name":"na\u00efve \"q\" \\ \n \ud83d\ude00 é","parents":["p\/q"]}]}`,
+	"escaped key":      `{"files":[{"n\u0061me":"x"}]}`,
+	"lone surrogate":   `{"files":[{"name":"\ud800"}]}`, // escapes are read as encoding/json reads them
+	"unknown fields":   `{"files":[{"id":"a","extra":"123","more":{"x":[1,2,{"y":null}]},"x-y":1}],"other":true}`,
+	"nulls":            `{"nextPageToken":null,"files":[{"id":null,"name":null,"parents":null,"trashed":null,"appProperties":null,"downloadRestrictions":null,"permissions":null}]}`,
+	"empty lists":      `{"files":[{"id":"a","parents":[],"permissions":[],"appProperties":{}}]}`,
+	"restrictions":     `{"files":[{"downloadRestrictions":{"itemDownloadRestriction":{"restrictedForReaders":true,"restrictedForWriters":false}}}]}`,
+	"restriction null": `{"files":[{"downloadRestrictions":{"itemDownloadRestriction":null}}]}`,
+	"restrictions of each kind": `{"files":[{"downloadRestrictions":{"itemDownloadRestriction":{"restrictedForReaders":false,"restrictedForWriters":true}}},` +
+		`{"downloadRestrictions":{"itemDownloadRestriction":{"restrictedForReaders":true}}},{"downloadRestrictions":{}},` +
+		`{"downloadRestrictions":{"itemDownloadRestriction":{}}},{"downloadRestrictions":{"itemDownloadRestriction":{"restrictedForWriters":true,"restrictedForReaders":true}}}]}`,
+	"parents of several files": `{"files":[{"parents":["a","b"]},{"parents":[]},{"parents":["c"]},{"parents":null},{"parents":["d","e","f"]}]}`,
+	"properties":               `{"files":[{"appProperties":{"folderDefinitionId":"d1","k":"v"}}]}`,
+	"permission nulls":         `{"files":[{"permissions":[{"id":null,"permissionDetails":null,"deleted":null}]}]}`,
+	"details empty":            `{"files":[{"permissions":[{"id":"p","permissionDetails":[]}]}]}`,
+	"repeated lists":           `{"files":[{"id":"a","permissions":[` + perm + `]},{"id":"b","permissions":[` + perm + `]},{"id":"c","permissions":[` + perm + `,` + perm + `]}]}`,
+	"whitespace":               " \n{ \"files\" : [ { \"id\" : \"a\" , \"permissions\" : [ " + perm + " ] } ] } \n",
+	"every known field":        `{"files":[{"id":"a","name":"n","mimeType":"m","parents":["p","q"],"trashed":true,"resourceKey":"rk","copyRequiresWriterPermission":true,"writersCanShare":true,"hasAugmentedPermissions":true,"inheritedPermissionsDisabled":true,"createdTime":"2020-01-01T00:00:00.000Z","modifiedTime":"2021-01-01T00:00:00Z","driveId":"d","kind":"drive#file"}]}`,
+	"permission fields":        `{"files":[{"permissions":[{"id":"p","type":"domain","role":"reader","domain":"example.com","allowFileDiscovery":true,"kind":"drive#permission","view":"published","expirationTime":"2030-01-01T00:00:00Z","pendingOwner":true,"inheritedPermissionsDisabled":true}]}]}`,
+	"unknown in details":       `{"files":[{"permissions":[{"permissionDetails":[{"role":"reader","extra":[{}]}]}]}]}`,
 }
 
 // leftCases are pages the decoder leaves to encoding/json, which may read
@@ -303,5 +307,18 @@ func TestDecodeTakesNoBrokenPage(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The lists of parents share a chunk: appending to one must not change
+// the next file's.
+func TestDecodeParentsHaveNoRoomToAppend(t *testing.T) {
+	list, err := New().Decode([]byte(`{"files":[{"parents":["a"]},{"parents":["b"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = append(list.Files[0].Parents, "x")
+	if got := list.Files[1].Parents; len(got) != 1 || got[0] != "b" {
+		t.Errorf("the second file's parents are %q after appending to the first's", got)
 	}
 }

@@ -121,22 +121,23 @@ func (d *Decoder) properties(dst *map[string]string) error {
 	return err
 }
 
-// restrictions reads downloadRestrictions.
+// restrictions reads downloadRestrictions: one of the few values there
+// are, shared (see restriction).
 func (d *Decoder) restrictions(dst **drive.DownloadRestrictionsMetadata) error {
 	if d.null() {
 		return nil
 	}
-	r := &drive.DownloadRestrictionsMetadata{}
+	hasItem, item := false, drive.DownloadRestriction{}
 	var seen uint32
 	err := d.object(&seen, func(key []byte) error {
 		if string(key) != "itemDownloadRestriction" {
 			return errUnknown
 		}
 		if d.null() {
+			hasItem = false
 			return nil
 		}
-		item := &drive.DownloadRestriction{}
-		r.ItemDownloadRestriction = item
+		hasItem, item = true, drive.DownloadRestriction{}
 		var seen uint32
 		return d.object(&seen, func(key []byte) error {
 			switch string(key) {
@@ -148,6 +149,31 @@ func (d *Decoder) restrictions(dst **drive.DownloadRestrictionsMetadata) error {
 			return errUnknown
 		}, restrictionKeys)
 	}, restrictionsKeys)
-	*dst = r
+	if err == nil {
+		*dst = d.restriction(hasItem, item)
+	}
 	return err
+}
+
+// restriction returns the shared value of downloadRestrictions with item,
+// or none: each of the five made once.
+func (d *Decoder) restriction(hasItem bool, item drive.DownloadRestriction) *drive.DownloadRestrictionsMetadata {
+	k := 0
+	if hasItem {
+		k = 1
+		if item.RestrictedForReaders {
+			k += 1
+		}
+		if item.RestrictedForWriters {
+			k += 2
+		}
+	}
+	if d.restrictionValues[k] == nil {
+		r := &drive.DownloadRestrictionsMetadata{}
+		if hasItem {
+			r.ItemDownloadRestriction = &item
+		}
+		d.restrictionValues[k] = r
+	}
+	return d.restrictionValues[k]
 }
