@@ -64,6 +64,10 @@ type Decoder struct {
 	// stringsRead holds a list of strings as it is read; stringChunk is
 	// what is left of the chunk lists are taken from (stringList).
 	stringsRead, stringChunk []string
+	// fileBytes and fileStrings are the strings of the file being read
+	// (fileString).
+	fileBytes   []byte
+	fileStrings []fileString
 	// restrictionValues are the values of downloadRestrictions, shared.
 	restrictionValues [5]*drive.DownloadRestrictionsMetadata
 }

@@ -56,12 +56,13 @@ func (d *Decoder) file(f *drive.File) error {
 		return fmt.Errorf("%w: a file is not an object", ErrNotPlain)
 	}
 	var seen uint32
-	return d.object(&seen, func(key []byte) error {
+	d.fileBytes, d.fileStrings = d.fileBytes[:0], d.fileStrings[:0]
+	err := d.object(&seen, func(key []byte) error {
 		switch string(key) {
 		case "id":
-			return d.str(&f.Id)
+			return d.fileString(&f.Id)
 		case "name":
-			return d.str(&f.Name)
+			return d.fileString(&f.Name)
 		case "mimeType":
 			return d.interned(&f.MimeType)
 		case "parents":
@@ -69,7 +70,7 @@ func (d *Decoder) file(f *drive.File) error {
 		case "trashed":
 			return d.boolean(&f.Trashed)
 		case "resourceKey":
-			return d.str(&f.ResourceKey)
+			return d.fileString(&f.ResourceKey)
 		case "appProperties":
 			return d.properties(&f.AppProperties)
 		case "copyRequiresWriterPermission":
@@ -85,9 +86,9 @@ func (d *Decoder) file(f *drive.File) error {
 		case "permissions":
 			return d.permissions(&f.Permissions)
 		case "createdTime":
-			return d.str(&f.CreatedTime)
+			return d.fileString(&f.CreatedTime)
 		case "modifiedTime":
-			return d.str(&f.ModifiedTime)
+			return d.fileString(&f.ModifiedTime)
 		case "driveId":
 			return d.interned(&f.DriveId)
 		case "kind":
@@ -95,6 +96,34 @@ func (d *Decoder) file(f *drive.File) error {
 		}
 		return errUnknown
 	}, fileKeys)
+	if err == nil && len(d.fileStrings) > 0 {
+		all := string(d.fileBytes)
+		for _, fs := range d.fileStrings {
+			*fs.dst = all[fs.from:fs.to]
+		}
+	}
+	return err
+}
+
+// fileString is a string of a file being read, set when the file is read
+// whole, from one string made of them all.
+type fileString struct {
+	dst      *string
+	from, to int
+}
+
+// fileString reads a string of a file as str does, into d.fileBytes.
+func (d *Decoder) fileString(dst *string) error {
+	if d.null() {
+		return nil
+	}
+	b, err := d.str0()
+	if err == nil {
+		from := len(d.fileBytes)
+		d.fileBytes = append(d.fileBytes, b...)
+		d.fileStrings = append(d.fileStrings, fileString{dst: dst, from: from, to: len(d.fileBytes)})
+	}
+	return err
 }
 
 // properties reads appProperties: an object of strings. A key given twice
