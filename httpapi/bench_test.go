@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 
 	fm "github.com/foldermirror/foldermirror"
@@ -19,7 +20,8 @@ import (
 )
 
 // benchServer is an API over a library of n folders: a root, a folder
-// "wide" with 1,000 children, and the rest in a tree of ten children each;
+// "wide" with 1,000 children, one "drive" with as many (see below), and
+// the rest in a tree of ten children each;
 // every folder carries five permissions, every other child of wide a sixth.
 func benchServer(b testing.TB, n int) (http.Handler, string) {
 	b.Helper()
@@ -47,6 +49,17 @@ func benchServer(b testing.TB, n int) (http.Handler, string) {
 		}
 		batch = append(batch, fm.SyncedFolder{Folder: fm.Folder{ID: fmt.Sprintf("w%04d", i), ParentID: "wide", Name: fmt.Sprintf("Child %d", i), WritersCanShare: true}, Permissions: childPerms})
 	}
+	// "drive", a child of the root, has 1,000 children with IDs shaped as
+	// Drive's (33 bytes), alternating as wide's do: the bench's op 6
+	// answer, about 620 bytes a folder.
+	batch = append(batch, fm.SyncedFolder{Folder: fm.Folder{ID: driveID("drive"), ParentID: "root", Name: "Drive"}, Permissions: perms})
+	for i := range 1000 {
+		childPerms := perms
+		if i%2 == 0 {
+			childPerms = shared
+		}
+		batch = append(batch, fm.SyncedFolder{Folder: fm.Folder{ID: driveID(fmt.Sprintf("d%04d", i)), ParentID: driveID("drive"), Name: fmt.Sprintf("Child %04d", i), WritersCanShare: true}, Permissions: childPerms})
+	}
 	for i := range n - len(batch) {
 		parent := "root"
 		if i >= 10 {
@@ -69,6 +82,11 @@ func benchServer(b testing.TB, n int) (http.Handler, string) {
 	return api.Handler(), fake.GoogleIDToken(clientID, "reader@example.com")
 }
 
+// driveID returns an ID shaped as Drive's: 33 bytes, name padded.
+func driveID(name string) string {
+	return "1" + name + strings.Repeat("x", 32-len(name))
+}
+
 // BenchmarkAPI measures the handlers' own cost (no network) beside a bare
 // Gin handler writing the same bytes, each answer written to a
 // discardingWriter.
@@ -76,6 +94,7 @@ func BenchmarkAPI(b *testing.B) {
 	h, token := benchServer(b, 100_000)
 	for _, tc := range []struct{ name, path string }{
 		{"children1000", "/folder/v1/files/wide/children?onlyDirectChildren=true"},
+		{"children1000drive", "/folder/v1/files/" + driveID("drive") + "/children?onlyDirectChildren=true"},
 		{"permissions", "/folder/v1/folders/w0500/permissions"},
 		{"folder", "/folder/v1/files/w0500"},
 	} {
