@@ -286,6 +286,7 @@ func (s *Server) libraryRootedAt(ctx context.Context, cl *caller, folderID strin
 func (s *Server) streamChildren(c *gin.Context, lv *libraryView, parent catalog.Ref, q childrenQuery) {
 	out := s.newFolderStream(c)
 	memo := accessMemo{viewer: &lv.viewer}
+	var v catalog.View
 	lv.lib.Walk(parent, func(r catalog.Ref, depth int) bool {
 		if out.failed() {
 			return false
@@ -294,7 +295,7 @@ func (s *Server) streamChildren(c *gin.Context, lv *libraryView, parent catalog.
 		if !a.listable {
 			return false
 		}
-		v := lv.lib.View(r)
+		lv.lib.Load(r, &v)
 		if depth == 0 && q.nameFilter != "" && !strings.Contains(strings.ToLower(v.Name), q.nameFilter) {
 			return false
 		}
@@ -321,9 +322,10 @@ func (s *Server) listLibraryFolders(c *gin.Context) {
 	}
 	out := s.newFolderStream(c)
 	memo := accessMemo{viewer: &lv.viewer}
+	var v catalog.View
 	lv.lib.All(func(r catalog.Ref) bool {
 		if a := memo.of(r); a.listable {
-			v := lv.lib.View(r)
+			lv.lib.Load(r, &v)
 			out.open(lv, &v, a.role, 0)
 			out.close()
 		}

@@ -62,8 +62,13 @@ func jsonContents(s string) string {
 }
 
 // opsTable holds permittedOperations, encoded and followed by the opening
-// of resourceKey, for every combination that changes them.
-type opsTable [3][2][2][2][]byte
+// of resourceKey, for every combination that changes them (see opsIndex).
+type opsTable [opsCombinations][]byte
+
+// opsCombinations is the number of combinations of a caller's role class
+// (reader, writer, organizer) and a folder's flags (restricted, root, on
+// which writers may share) that change permittedOperations.
+const opsCombinations = 3 * 2 * 2 * 2
 
 // opsTables are the tables of libraries where writers may share folders
 // ([0]) and where sharing a folder asks for an organizer ([1]).
@@ -77,7 +82,7 @@ func newOpsTable(sharingRequiresOrganizer bool) opsTable {
 				for canShare := range 2 {
 					writersCanShare := canShare == 1 && !sharingRequiresOrganizer
 					ops, _ := json.Marshal(permittedOperations(role, restricted == 1, isRoot == 1, writersCanShare))
-					t[class][restricted][isRoot][canShare] = append(ops, `,"resourceKey":"`...)
+					t[opsCombination(class, restricted, isRoot, canShare)] = append(ops, `,"resourceKey":"`...)
 				}
 			}
 		}
@@ -85,15 +90,32 @@ func newOpsTable(sharingRequiresOrganizer bool) opsTable {
 	return t
 }
 
-func (t *opsTable) get(role fm.Role, v *catalog.View) []byte {
-	class := 0
+func opsCombination(class, restricted, isRoot, canShare int) int {
+	return class<<3 | restricted<<2 | isRoot<<1 | canShare
+}
+
+// restrictedOf returns 1 if the folders of combination k restrict
+// downloads, else 0.
+func restrictedOf(k int) int { return k >> 2 & 1 }
+
+// opsIndex returns the combination of a caller of role and folder v.
+func opsIndex(role fm.Role, v *catalog.View) int { return roleClass(role) | folderCombination(v) }
+
+// folderCombination is what of a combination (see opsIndex) a folder's
+// flags make.
+func folderCombination(v *catalog.View) int {
+	return opsCombination(0, b2i(v.Restricted), b2i(v.IsRoot), b2i(v.WritersCanShare))
+}
+
+// roleClass is what of a combination (see opsIndex) a caller's role makes.
+func roleClass(role fm.Role) int {
 	switch {
 	case role >= fm.RoleFileOrganizer:
-		class = 2
+		return opsCombination(2, 0, 0, 0)
 	case role >= fm.RoleWriter:
-		class = 1
+		return opsCombination(1, 0, 0, 0)
 	}
-	return t[class][b2i(v.Restricted)][b2i(v.IsRoot)][b2i(v.WritersCanShare)]
+	return 0
 }
 
 func b2i(b bool) int {
@@ -120,6 +142,20 @@ func appendFolder(b []byte, lv *libraryView, v *catalog.View, role fm.Role, pare
 		id = jsonContents(id)
 	}
 	b = append(b, openEditable[b2i(role >= fm.RoleWriter)]...)
+	b = appendFields(b, lv, v, id)
+	tail, key := parent.tail(lv, v, role)
+	if v.ResourceKey == "" {
+		return append(b, tail...)
+	}
+	b = append(b, tail[:key]...)
+	b = append(b, v.ResourceKey...)
+	return append(b, tail[key:]...)
+}
+
+// appendFields appends the fields of v, a folder of lv whose ID is id
+// (escaped), that do not depend on the caller or on the folder's parent:
+// from fileId's value to name's.
+func appendFields(b []byte, lv *libraryView, v *catalog.View, id string) []byte {
 	b = append(b, id...)
 	b = append(b, `","folderServiceId":"`...)
 	b = append(b, id...)
@@ -130,44 +166,76 @@ func appendFolder(b []byte, lv *libraryView, v *catalog.View, role fm.Role, pare
 		b = append(b, v.DefinitionID...)
 		b = append(b, lv.json.afterDefinition[b2i(v.IsRoot)]...)
 	}
-	b = append(b, v.EscapedName...)
-	b = append(b, parent.of(lv, v)...)
-	b = append(b, lv.ops.get(role, v)...)
-	b = append(b, v.ResourceKey...)
-	return append(b, restrictedSubfolds[b2i(v.Restricted)]...)
+	return append(b, v.EscapedName...)
 }
 
-// parentJSON is the JSON of a folder's parent, from the end of the
-// folder's name to the opening of permittedOperations, as last made for a
-// library's folder: siblings share it.
+// parentJSON is the JSON that follows a folder's name, as last made for a
+// library's folder: its parent's fields, then permittedOperations up to
+// the opening of its subfolders list, resourceKey's contents left out.
+// Siblings share it but for the caller's role class and their flags, so
+// it is made once for each combination of those (see opsIndex) a run of
+// siblings has: a listing's folders mostly have one or two.
 type parentJSON struct {
-	id   string
-	json []byte
+	id    string
+	known bool
+	// buf holds the parent's fields (up to fields), then the tails made
+	// for it, at tails[k] for combination k if made has its bit k.
+	buf    []byte
+	fields int
+	tails  [opsCombinations]struct{ start, key, end int }
+	made   uint32
 }
 
-// of returns the JSON of v's parent, v a folder of lv, the library of
-// every folder the parentJSON is asked for.
-func (p *parentJSON) of(lv *libraryView, v *catalog.View) []byte {
-	if p.json != nil && p.id == v.ParentID {
-		return p.json
+// tail returns the JSON that follows the name of v, a folder of lv, for a
+// caller of role, lv the library of every folder the parentJSON is asked
+// for; the folder's resource key goes at key.
+func (p *parentJSON) tail(lv *libraryView, v *catalog.View, role fm.Role) (tail []byte, key int) {
+	if !p.known || p.id != v.ParentID {
+		parent := v.ParentID
+		if v.EscapedID {
+			parent = jsonContents(parent)
+		}
+		p.reset(lv, v.ParentID, parent)
 	}
-	parent := v.ParentID
-	if v.EscapedID {
-		parent = jsonContents(parent)
+	return p.tailOf(lv, opsIndex(role, v))
+}
+
+// tailOf returns the tail of combination k (see opsIndex) for the parent
+// last reset.
+func (p *parentJSON) tailOf(lv *libraryView, k int) (tail []byte, key int) {
+	if p.made&(1<<k) == 0 {
+		start := len(p.buf)
+		b := append(p.buf, p.buf[:p.fields]...)
+		b = append(b, lv.ops[k]...)
+		key := len(b)
+		p.buf = append(b, restrictedSubfolds[restrictedOf(k)]...)
+		p.tails[k].start, p.tails[k].key, p.tails[k].end = start, key, len(p.buf)
+		p.made |= 1 << k
 	}
-	b := append(p.json[:0], `","parentFolderServiceId":"`...)
-	b = append(b, parent...)
+	t := &p.tails[k]
+	return p.buf[t.start:t.end], t.key - t.start
+}
+
+// reset makes the fields of parent id, a folder of lv (or "", none),
+// escaped as escaped.
+func (p *parentJSON) reset(lv *libraryView, id, escaped string) {
+	b := append(p.buf[:0], `","parentFolderServiceId":"`...)
+	b = append(b, escaped...)
 	b = append(b, `","parentFolderStorageId":"`...)
-	b = append(b, parent...)
-	p.json = append(b, parentIsRootOps[b2i(v.ParentID != "" && v.ParentID == lv.lib.State.RootID)]...)
-	p.id = v.ParentID
-	return p.json
+	b = append(b, escaped...)
+	p.buf = append(b, parentIsRootOps[b2i(id != "" && id == lv.lib.State.RootID)]...)
+	p.fields, p.made = len(p.buf), 0
+	p.id, p.known = id, true
 }
 
 // folderBody is operation 5's answer: one folder, no subfolders.
 func folderBody(lv *libraryView, v *catalog.View, role fm.Role) []byte {
-	b := make([]byte, 0, 512+len(v.EscapedName))
-	b = appendFolder(b, lv, v, role, &parentJSON{})
+	pb := parentBuffers.Get().(*[]byte)
+	defer parentBuffers.Put(pb)
+	parent := parentJSON{buf: (*pb)[:0]}
+	b := make([]byte, 0, 512+len(v.EscapedName)+len(v.ResourceKey))
+	b = appendFolder(b, lv, v, role, &parent)
+	*pb = parent.buf[:0]
 	return append(b, "]}"...)
 }
 
@@ -194,8 +262,12 @@ const (
 	streamDeadline     = 10 * time.Minute
 )
 
-// buffers recycles answer buffers.
-var buffers = sync.Pool{New: func() any { b := make([]byte, 0, streamChunkBytes+16<<10); return &b }}
+// buffers recycles answer buffers, and parentBuffers those of parentJSON
+// (a few tails of some 300 bytes).
+var (
+	buffers       = sync.Pool{New: func() any { b := make([]byte, 0, streamChunkBytes+16<<10); return &b }}
+	parentBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 2<<10); return &b }}
+)
 
 // errStreamDeadline cuts a stream that took longer than streamDeadline.
 var errStreamDeadline = errors.New("the answer took longer than its deadline to be read")
@@ -213,8 +285,10 @@ type folderStream struct {
 	err error
 	// first tells, per nesting level, that no item was written there yet.
 	first []bool
-	// parent is the JSON of the parent of the folder written last.
-	parent parentJSON
+	// parent is the JSON of the parent of the folder written last, its
+	// buffer parentBuf's.
+	parent    parentJSON
+	parentBuf *[]byte
 }
 
 // streamLimits bound streams in time, and count them.
@@ -229,8 +303,9 @@ type streamLimits struct {
 // newFolderStream starts a folder list answering c.
 func (s *Server) newFolderStream(c *gin.Context) *folderStream {
 	fs := &folderStream{w: c.Writer, rc: http.NewResponseController(c.Writer), buf: buffers.Get().(*[]byte),
-		first: []bool{true}, limits: s.streams}
+		first: []bool{true}, limits: s.streams, parentBuf: parentBuffers.Get().(*[]byte)}
 	*fs.buf = append((*fs.buf)[:0], `{"items":[`...)
+	fs.parent.buf = (*fs.parentBuf)[:0]
 	return fs
 }
 
@@ -297,9 +372,11 @@ func (s *folderStream) send() {
 // the rest need not be produced.
 func (s *folderStream) failed() bool { return s.err != nil }
 
-// finish ends the answer and gives the buffer back.
+// finish ends the answer and gives the buffers back.
 func (s *folderStream) finish() error {
 	defer buffers.Put(s.buf)
+	*s.parentBuf = s.parent.buf[:0]
+	defer parentBuffers.Put(s.parentBuf)
 	*s.buf = append(*s.buf, `],"kind":"`+kindFolderList+`"}`...)
 	if !s.streaming {
 		h := s.w.Header()

@@ -108,10 +108,20 @@ func (l *Library) Lookup(id string) (Ref, bool) {
 
 // View returns what the library holds of a folder.
 func (l *Library) View(r Ref) View {
+	var v View
+	l.Load(r, &v)
+	return v
+}
+
+// Load sets *v to what the library holds of a folder, as View returns it:
+// a loop over many folders fills one View rather than copying one out for
+// each.
+func (l *Library) Load(r Ref, v *View) {
 	if r.d != nil {
-		return r.d.view(r.d.id == l.State.RootID)
+		r.d.load(r.d.id == l.State.RootID, v)
+		return
 	}
-	return l.base.view(r.b)
+	l.base.load(r.b, v)
 }
 
 // Grants returns a folder's grants.
@@ -147,17 +157,17 @@ func (l *Library) Bytes() int {
 
 func (b *base) len() int { return len(b.size) }
 
-// view decodes base folder n.
-func (b *base) view(n uint32) View {
-	v := View{IsRoot: n == 0, Set: b.set[n],
-		Restricted: b.flags[n]&flagRestricted != 0, WritersCanShare: b.flags[n]&flagWritersCanShare != 0,
-		EscapedID: b.flags[n]&flagEscapedID != 0}
+// load decodes base folder n into v.
+func (b *base) load(n uint32, v *View) {
+	flags := b.flags[n]
+	v.IsRoot, v.Set = n == 0, b.set[n]
+	v.Restricted, v.WritersCanShare, v.EscapedID = flags&flagRestricted != 0, flags&flagWritersCanShare != 0, flags&flagEscapedID != 0
+	v.ParentID = ""
 	if p := b.parent[n]; p != none {
 		v.ParentID = unsafeString(b.ids.Bytes(p))
 	}
 	v.ID = unsafeString(b.ids.Bytes(n))
 	v.Name, v.EscapedName, v.ResourceKey, v.DefinitionID = decodeRecord(b.arena[b.record[n]:])
-	return v
 }
 
 // unsafeString returns b as a string without copying: b is a base's, which

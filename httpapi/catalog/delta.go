@@ -10,8 +10,8 @@ type folder struct {
 	flags                                        uint8
 }
 
-func (f *folder) view(isRoot bool) View {
-	return View{ID: f.id, ParentID: f.parentID, Name: f.name, EscapedName: f.escapedName,
+func (f *folder) load(isRoot bool, v *View) {
+	*v = View{ID: f.id, ParentID: f.parentID, Name: f.name, EscapedName: f.escapedName,
 		ResourceKey: f.resourceKey, DefinitionID: f.definitionID, IsRoot: isRoot, Set: f.set,
 		Restricted: f.flags&flagRestricted != 0, WritersCanShare: f.flags&flagWritersCanShare != 0,
 		EscapedID: f.flags&flagEscapedID != 0}
