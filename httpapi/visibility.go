@@ -95,8 +95,10 @@ type accessMemo struct {
 const accessMemoSize = 8
 
 // of is what the viewer may do with a folder.
-func (m *accessMemo) of(r catalog.Ref) access {
-	set := m.viewer.lib.SetOf(r)
+func (m *accessMemo) of(r catalog.Ref) access { return m.ofSet(m.viewer.lib.SetOf(r)) }
+
+// ofSet is what the viewer may do with the folders of a permission set.
+func (m *accessMemo) ofSet(set uint32) access {
 	for i := range min(m.known, accessMemoSize) {
 		if m.sets[i] == set {
 			return m.access[i]
