@@ -182,7 +182,7 @@ type parentJSON struct {
 	// for it, at tails[k] for combination k if made has its bit k.
 	buf    []byte
 	fields int
-	tails  [opsCombinations]struct{ start, key, end int }
+	tails  [opsCombinations]struct{ start, key, end uint32 }
 	made   uint32
 }
 
@@ -209,11 +209,11 @@ func (p *parentJSON) tailOf(lv *libraryView, k int) (tail []byte, key int) {
 		b = append(b, lv.ops[k]...)
 		key := len(b)
 		p.buf = append(b, restrictedSubfolds[restrictedOf(k)]...)
-		p.tails[k].start, p.tails[k].key, p.tails[k].end = start, key, len(p.buf)
+		p.tails[k].start, p.tails[k].key, p.tails[k].end = uint32(start), uint32(key), uint32(len(p.buf))
 		p.made |= 1 << k
 	}
 	t := &p.tails[k]
-	return p.buf[t.start:t.end], t.key - t.start
+	return p.buf[t.start:t.end], int(t.key - t.start)
 }
 
 // reset makes the fields of parent id, a folder of lv (or "", none),
