@@ -216,7 +216,7 @@ func (fs *fullSync) PutFolders(folders []fm.Folder) error {
 			if old == nil {
 				continue
 			}
-			switch was := old.folders.Get([]byte(f.ID)); {
+			switch was := old.folders.Get(key); {
 			case was == nil:
 				drift.Added++
 				drifted = append(drifted, f.ID)
@@ -295,8 +295,17 @@ func (fs *fullSync) PutChildren(links []fm.ChildLink) error {
 			return err
 		}
 		t.children.FillPercent = treeFill
+		// The batch's keys in one buffer: bbolt keeps what it is given
+		// until the transaction commits.
+		size := 0
 		for _, l := range links {
-			if err := t.children.Put(childKey(l.ParentID, l.ChildID), nil); err != nil {
+			size += len(l.ParentID) + 1 + len(l.ChildID)
+		}
+		buf := make([]byte, 0, size)
+		for _, l := range links {
+			start := len(buf)
+			buf = appendChildKey(buf, l.ParentID, l.ChildID)
+			if err := t.children.Put(buf[start:len(buf):len(buf)], nil); err != nil {
 				return err
 			}
 		}
