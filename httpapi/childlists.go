@@ -3,7 +3,6 @@ package httpapi
 import (
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"weak"
 
@@ -77,22 +76,28 @@ type childListKey struct {
 	parent string
 }
 
-// childLists keeps child lists, up to about maxBytes: two generations, the
-// older dropped when the newer fills its half (as answerCache does), so
-// that lists in use stay, those of past revisions go, and the cache never
-// grows past its bound. One list is made at a time, so that the memory of
-// lists being made is bounded too: a request that would make another
-// writes its listing without one.
+// childLists keeps child lists, up to about maxBytes (see generations):
+// lists in use stay, those of past revisions go. One list is made at a
+// time, so that the memory of lists being made is bounded too: a request
+// that would make another writes its listing without one.
 type childLists struct {
-	mu       sync.Mutex
-	cur, old map[childListKey]*childList
-	curBytes int
+	lists    *generations[childListKey, *childList]
 	maxBytes int
 	making   atomic.Bool
 }
 
 func newChildLists(maxBytes int) *childLists {
-	return &childLists{cur: map[childListKey]*childList{}, maxBytes: maxBytes}
+	return &childLists{lists: newGenerations(maxBytes, listBytes), maxBytes: maxBytes}
+}
+
+// listBytes is about the memory a list kept takes (nil: a parent with too
+// many children).
+func listBytes(k childListKey, cl *childList) int {
+	n := 64 + len(k.parent)
+	if cl != nil {
+		n += cl.bytes()
+	}
+	return n
 }
 
 // get returns the list of parent's children in lv, made if need be; nil
@@ -106,7 +111,7 @@ func (cls *childLists) get(lv *libraryView, parent catalog.Ref) *childList {
 	}
 	id := lv.lib.View(parent).ID
 	k := childListKey{lib: weak.Make(lv.lib), json: lv.json, parent: id}
-	if cl, ok := cls.lookup(k); ok {
+	if cl, ok := cls.lists.get(k); ok {
 		return cl
 	}
 	if !cls.making.CompareAndSwap(false, true) {
@@ -115,43 +120,8 @@ func (cls *childLists) get(lv *libraryView, parent catalog.Ref) *childList {
 	defer cls.making.Store(false)
 	cl := makeChildList(lv, parent, id, min(maxListBytes, cls.maxBytes/2))
 	k.parent = strings.Clone(id)
-	cls.put(k, cl)
+	cls.lists.put(k, cl)
 	return cl
-}
-
-// lookup returns the list kept for k; a nil list for a parent whose
-// children's list would be too long.
-func (cls *childLists) lookup(k childListKey) (*childList, bool) {
-	cls.mu.Lock()
-	defer cls.mu.Unlock()
-	if cl, ok := cls.cur[k]; ok {
-		return cl, true
-	}
-	cl, ok := cls.old[k]
-	if ok {
-		cls.add(k, cl)
-	}
-	return cl, ok
-}
-
-func (cls *childLists) put(k childListKey, cl *childList) {
-	cls.mu.Lock()
-	defer cls.mu.Unlock()
-	cls.add(k, cl)
-}
-
-// add keeps a list (nil: a parent with too many children) in the newer
-// generation. Call with cls.mu held.
-func (cls *childLists) add(k childListKey, cl *childList) {
-	n := 64 + len(k.parent)
-	if cl != nil {
-		n += cl.bytes()
-	}
-	if cls.curBytes+n > cls.maxBytes/2 {
-		cls.old, cls.cur, cls.curBytes = cls.cur, map[childListKey]*childList{}, 0
-	}
-	cls.cur[k] = cl
-	cls.curBytes += n
 }
 
 // makeChildList makes the list of the children of parent, a folder of lv

@@ -175,7 +175,7 @@ func TestChildListsAnswerAsWithout(t *testing.T) {
 	db := listWorld(t)
 	with, without := newListServer(db, childListsBytes), newListServer(db, 0)
 	compareListings(t, with, without)
-	if n := len(with.childLists.cur) + len(with.childLists.old); n != 3 {
+	if n := len(with.childLists.lists.cur) + len(with.childLists.lists.old); n != 3 {
 		t.Fatalf("%d child lists kept, want 3 (the root's, plain's, es\"caped's)", n)
 	}
 	if code, body := answer(t, with, "/folder/v1/files/plain/children?onlyDirectChildren=true", "carol"); code != http.StatusOK || !strings.Contains(body, `"resourceKey":"0-key\"14"`) {
@@ -233,7 +233,7 @@ func TestChildListsBounded(t *testing.T) {
 	for range 3 {
 		compareListings(t, one, without)
 		kept := 0
-		for _, m := range []map[childListKey]*childList{one.childLists.cur, one.childLists.old} {
+		for _, m := range []map[childListKey]*childList{one.childLists.lists.cur, one.childLists.lists.old} {
 			for k, cl := range m {
 				if cl != nil {
 					kept += cl.bytes() + 64 + len(k.parent)
@@ -247,7 +247,7 @@ func TestChildListsBounded(t *testing.T) {
 	// Too little room for any list.
 	small := newListServer(db, 4<<10)
 	compareListings(t, small, without)
-	for k, cl := range small.childLists.cur {
+	for k, cl := range small.childLists.lists.cur {
 		if cl != nil {
 			t.Fatalf("a list of %q kept (%d bytes), over the bound", k.parent, cl.bytes())
 		}
@@ -256,7 +256,7 @@ func TestChildListsBounded(t *testing.T) {
 	busy := newListServer(db, childListsBytes)
 	busy.childLists.making.Store(true)
 	compareListings(t, busy, without)
-	if n := len(busy.childLists.cur); n != 0 {
+	if n := len(busy.childLists.lists.cur); n != 0 {
 		t.Fatalf("%d lists made while another was", n)
 	}
 }
@@ -271,10 +271,10 @@ func TestChildListMemory(t *testing.T) {
 	}
 	_, st, _ := s.libs.get("lib")
 	lib := st.catalog.Current()
-	if len(s.childLists.cur) != 1 {
-		t.Fatalf("%d lists kept, want 1", len(s.childLists.cur))
+	if len(s.childLists.lists.cur) != 1 {
+		t.Fatalf("%d lists kept, want 1", len(s.childLists.lists.cur))
 	}
-	for k, cl := range s.childLists.cur {
+	for k, cl := range s.childLists.lists.cur {
 		var fields bytes.Buffer
 		start := uint32(0)
 		for _, end := range cl.ends {

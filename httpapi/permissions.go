@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	fm "github.com/foldermirror/foldermirror"
 	"github.com/gin-gonic/gin"
@@ -97,46 +96,12 @@ func (a *encodedAnswer) write(c *gin.Context) {
 	}
 }
 
-// answerCache keeps encoded answers of operation 4, up to about maxBytes:
-// two generations, the older dropped when the newer fills its half, so that
-// answers in use stay and the cache never grows past its bound.
-type answerCache struct {
-	mu       sync.Mutex
-	cur, old map[answerKey]*encodedAnswer
-	curBytes int
-	maxBytes int
-}
+// answerCache keeps encoded answers of operation 4, up to about maxBytes
+// of their bodies (see generations).
+type answerCache = generations[answerKey, *encodedAnswer]
 
 func newAnswerCache(maxBytes int) *answerCache {
-	return &answerCache{cur: map[answerKey]*encodedAnswer{}, maxBytes: maxBytes}
-}
-
-func (ac *answerCache) get(k answerKey) (*encodedAnswer, bool) {
-	ac.mu.Lock()
-	defer ac.mu.Unlock()
-	if a, ok := ac.cur[k]; ok {
-		return a, true
-	}
-	a, ok := ac.old[k]
-	if ok {
-		ac.add(k, a)
-	}
-	return a, ok
-}
-
-func (ac *answerCache) put(k answerKey, a *encodedAnswer) {
-	ac.mu.Lock()
-	defer ac.mu.Unlock()
-	ac.add(k, a)
-}
-
-// add keeps an answer in the newer generation. Call with ac.mu held.
-func (ac *answerCache) add(k answerKey, a *encodedAnswer) {
-	if ac.curBytes+len(a.body) > ac.maxBytes/2 {
-		ac.old, ac.cur, ac.curBytes = ac.cur, map[answerKey]*encodedAnswer{}, 0
-	}
-	ac.cur[k] = a
-	ac.curBytes += len(a.body)
+	return newGenerations(maxBytes, func(_ answerKey, a *encodedAnswer) int { return len(a.body) })
 }
 
 // storagePermission shows a Drive permission of a library of domain dom.
