@@ -36,13 +36,8 @@ func childrenPrefix(parentID string) []byte {
 	return append([]byte(parentID), 0)
 }
 
-// childKey is parentID 0x00 childID: a parent's children are together, in
-// order of ID.
-func childKey(parentID, childID string) []byte {
-	return appendChildKey(make([]byte, 0, len(parentID)+len(childID)+1), parentID, childID)
-}
-
-// appendChildKey appends childKey(parentID, childID) to dst.
+// appendChildKey appends the key of a child link to dst: parentID 0x00
+// childID, so that a parent's children are together, in order of ID.
 func appendChildKey(dst []byte, parentID, childID string) []byte {
 	dst = append(dst, parentID...)
 	dst = append(dst, 0)
