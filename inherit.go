@@ -78,24 +78,36 @@ import (
 // Opaque own permission, or an own discoverability hidden by an inherited
 // one now gone): the folder must then be read from Drive.
 func InheritPermissions(own, parent []Permission) (list, ownListed []Permission, known bool) {
-	m := merge{at: map[principalKey]int{}}
-	for _, o := range own {
-		if o.Opaque {
-			return nil, nil, false
-		}
-		m.add(o, true)
-	}
-	for _, p := range parent {
-		p.Role = inheritedRole(p.Role)
-		m.add(p, false)
-	}
-	for _, s := range m.sources {
-		if s.hidden && !s.inheritedDiscoverable {
-			return nil, nil, false // what the inherited one hid now shows
-		}
+	var m merge
+	if !m.inherit(own, parent, true) {
+		return nil, nil, false
 	}
 	list, ownListed = m.result()
 	return list, ownListed, true
+}
+
+// inherit merges own (first) and parent's list into m, as
+// InheritPermissions does; alsoInherited says whether own's AlsoInherited
+// counts (ListFollows ignores it). It returns false where Drive's answers do
+// not tell the list.
+func (m *merge) inherit(own, parent []Permission, alsoInherited bool) bool {
+	m.reserve(len(own) + len(parent))
+	for _, o := range own {
+		if o.Opaque {
+			return false
+		}
+		m.add(o, true, alsoInherited)
+	}
+	for _, p := range parent {
+		p.Role = inheritedRole(p.Role)
+		m.add(p, false, false)
+	}
+	for _, s := range m.sources {
+		if s.hidden && !s.inheritedDiscoverable {
+			return false // what the inherited one hid now shows
+		}
+	}
+	return true
 }
 
 // ListFollows tells whether a folder's list, as Drive gave it, is the one
@@ -109,13 +121,8 @@ func ListFollows(list, own, parent []Permission) bool {
 	// Both lists are Drive's: an own discoverability a parent's would hide
 	// is known here (the parent's is not discoverable, or the listed one is
 	// not), so AlsoInherited does not matter.
-	plain := make([]Permission, len(own))
-	for i, o := range own {
-		o.AlsoInherited = false
-		plain[i] = o
-	}
-	made, _, known := InheritPermissions(plain, parent)
-	return known && slices.Equal(made, list)
+	var m merge
+	return m.inherit(own, parent, false) && slices.Equal(m.list, list)
 }
 
 // OpaquePermissions returns a folder's list as its own permissions, each
@@ -153,12 +160,17 @@ func inheritedRole(role string) string {
 func mergesDiscovery(typ string) bool { return typ == "domain" || typ == "anyone" }
 
 // merge merges permissions per principal, the folder's own first, each
-// principal where it first came.
+// principal where it first came. A list has a few principals: they are
+// looked up one by one, and in a map past mergeScan.
 type merge struct {
-	at      map[principalKey]int // principal → index in list
 	list    []Permission
 	sources []sources // per index of list
+	keys    []principalKey
+	at      map[principalKey]int // principal → index in list, past mergeScan
 }
+
+// mergeScan is how many principals a merge looks up one by one.
+const mergeScan = 16
 
 // sources says where a merged permission comes from.
 type sources struct {
@@ -173,18 +185,55 @@ type sources struct {
 	hidden bool
 }
 
-func (m *merge) add(p Permission, own bool) {
-	hidden := own && p.AlsoInherited && p.AllowFileDiscovery
+// reserve makes room for n permissions.
+func (m *merge) reserve(n int) {
+	if n == 0 {
+		return
+	}
+	m.list = make([]Permission, 0, n)
+	m.sources = make([]sources, 0, n)
+	m.keys = make([]principalKey, 0, min(n, mergeScan))
+}
+
+// index returns the index in list of a principal's permission.
+func (m *merge) index(key principalKey) (int, bool) {
+	if m.at != nil {
+		i, ok := m.at[key]
+		return i, ok
+	}
+	for i := range m.keys {
+		if m.keys[i] == key {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// add merges p, the folder's own or its parent's; alsoInherited says
+// whether an own permission's AlsoInherited counts.
+func (m *merge) add(p Permission, own, alsoInherited bool) {
+	hidden := own && alsoInherited && p.AlsoInherited && p.AllowFileDiscovery
 	p.AlsoInherited, p.Opaque = false, false
 	key := principalOf(p)
-	i, ok := m.at[key]
+	i, ok := m.index(key)
 	if ok {
 		m.list[i] = merged(m.list[i], p)
 	} else {
 		i = len(m.list)
-		m.at[key] = i
 		m.list = append(m.list, p)
 		m.sources = append(m.sources, sources{})
+		switch {
+		case m.at != nil:
+			m.at[key] = i
+		case len(m.keys) < mergeScan:
+			m.keys = append(m.keys, key)
+		default:
+			m.at = make(map[principalKey]int, 2*mergeScan)
+			for j, k := range m.keys {
+				m.at[k] = j
+			}
+			m.at[key] = i
+		}
 	}
 	s := &m.sources[i]
 	if !own {

@@ -38,6 +38,23 @@ func role(p fm.Permission, r string) fm.Permission {
 }
 
 func TestInheritPermissions(t *testing.T) {
+	// Many principals, past those a merge looks up one by one: its own
+	// readers 0-19, the parent's writers 10-39 (and 5 again, last).
+	user := func(i int, role string) fm.Permission {
+		return fm.Permission{ID: fmt.Sprintf("u%02d", i), Type: "user", Role: role, EmailAddress: fmt.Sprintf("u%02d@example.com", i)}
+	}
+	var manyOwn, manyParent, manyList []fm.Permission
+	for i := range 40 {
+		if i < 20 {
+			manyOwn = append(manyOwn, user(i, "reader"))
+		}
+		if i >= 10 {
+			manyParent = append(manyParent, user(i, "writer"))
+		}
+		manyList = append(manyList, user(i, map[bool]string{true: "reader", false: "writer"}[i < 10]))
+	}
+	manyParent = append(manyParent, user(5, "commenter"))
+	manyList[5] = user(5, "commenter")
 	tests := []struct {
 		name        string
 		own, parent []fm.Permission
@@ -99,6 +116,8 @@ func TestInheritPermissions(t *testing.T) {
 			[]fm.Permission{with(ownerAnn, func(p *fm.Permission) { p.Opaque = true })}, nil, nil, nil, true},
 		{"flags of the parent's list are not inherited",
 			nil, []fm.Permission{also(domainFound)}, []fm.Permission{domainFound}, nil, false},
+		{"many principals: each once, where it first came, with its highest role",
+			manyOwn, manyParent, manyList, manyOwn, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
