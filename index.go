@@ -190,6 +190,16 @@ type FoldersReader interface {
 	Folders(ctx context.Context, libraryID string, ids []string) ([]Folder, error)
 }
 
+// ParentsReader is an index that tells, of many folders of a library at
+// once, which have children.
+type ParentsReader interface {
+	// Parents returns those of ids that are the parent of a folder of the
+	// library, each once, in no set order: IDs of no folder (the root's
+	// parent "" too), of folders without children, and of a library never
+	// synced, are left out.
+	Parents(ctx context.Context, libraryID string, ids []string) ([]string, error)
+}
+
 // LibraryPrefetcher is a LibraryTx that can read ahead, so that Folder,
 // Permissions and Children then answer from memory. What the transaction
 // wrote before or writes after is seen as without it.

@@ -103,6 +103,37 @@ func TestIncrementalSync(t *testing.T) {
 	}
 }
 
+// A folder made deep below a folder that leaves the library in the same
+// batch leaves with it, its subtree never listed: Drive logging the items
+// alone, the walk up from its parent, a folder of the index that stays in
+// its place, must go on to the root past the one that left.
+func TestMadeBelowAFolderThatLeaves(t *testing.T) {
+	t.Parallel()
+	fake := startFake(t)
+	fake.LogItemAlone(true)
+	root := fake.CreateFolder(storage, "", "Root")
+	outside := fake.CreateFolder(storage, "", "Outside")
+	a := fake.CreateFolder(storage, root, "A")
+	c := fake.CreateFolder(storage, fake.CreateFolder(storage, a, "B"), "C")
+	leaf := fake.CreateFolder(storage, root, "Leaf")
+	e := newEnv(t, fake, "id: lib, rootFolderId: "+root)
+	e.sync("lib")
+
+	fake.Move(leaf, outside) // a folder without children leaves too
+	fake.Move(a, outside)
+	fake.CreateFolder(storage, fake.CreateFolder(storage, c, "N"), "N1")
+	res := e.incremental("lib")
+	if got, want := e.tree("lib"), []string{"Root"}; !slices.Equal(got, want) {
+		t.Errorf("tree %v, want %v", got, want)
+	}
+	if n := totalCalls(fake.Calls()); n != 1 {
+		t.Errorf("%d Drive calls, want 1 (changes.list): %v", n, fake.Calls())
+	}
+	if res.Applied != 4 {
+		t.Errorf("%d folders applied, want 4 (Leaf, and A, B and C)", res.Applied)
+	}
+}
+
 // A sync that reads the whole library says why, in its result.
 func TestFullSyncSaysWhy(t *testing.T) {
 	t.Parallel()

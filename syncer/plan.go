@@ -53,6 +53,34 @@ type plan struct {
 	// the library's when the sync began, before the plan read any.
 	indexed  map[string]*fm.Folder
 	revision uint64
+	// above are the folders whose parents readAhead has yet to read, for
+	// the walks up that need them (readUp).
+	above []string
+	// childless are folders the index has no children of, among those a
+	// change may take from their place (nil: the index cannot tell at once,
+	// fm.ParentsReader). While every folder that leaves its place in the
+	// index (staged under another parent, or removed) is one of them, no
+	// folder of the index is under a folder that leaves: each still
+	// reaches the root by its path in the index, and a walk up may stop at
+	// the first one it meets (inLibrary). walkUp: a folder left its place
+	// that is not known childless; walks go up to the root.
+	childless map[string]bool
+	walkUp    bool
+}
+
+// shortWalks tells whether a walk up may stop at the first folder of the
+// index that stays in its place (see childless).
+func (p *plan) shortWalks() bool { return p.childless != nil && !p.walkUp }
+
+// leaves notes that a folder leaves its place in the index, if it has
+// one: walks then go up to the root unless it is known childless.
+func (p *plan) leaves(id string) {
+	if f, read := p.indexed[id]; read && f == nil {
+		return // none such in the index: no folder of it is under it
+	}
+	if !p.childless[id] {
+		p.walkUp = true
+	}
 }
 
 // inIndex returns a folder as the index had it before the sync; ENOTFOUND
@@ -137,8 +165,10 @@ func (p *plan) make(ctx context.Context, changes []*drive.Change) error {
 
 // readAhead reads in advance, when the index can read many folders at once
 // (fm.FoldersReader), the folders that placing the changes would otherwise
-// read one at a time: the changed folders and their parents, then the
-// parents of those, level by level.
+// read one at a time: the changed files and the parents of the changed
+// folders; then, unless the index tells that none of the folders a change
+// may take from their place has children (see childless), the parents of
+// those, level by level (readUp).
 func (p *plan) readAhead(ctx context.Context, changes []*drive.Change) error {
 	fr, ok := p.index.(fm.FoldersReader)
 	if !ok {
@@ -148,32 +178,119 @@ func (p *plan) readAhead(ctx context.Context, changes []*drive.Change) error {
 	for _, c := range changes {
 		switch {
 		case c.ChangeType == "drive":
-		case c.Removed || c.File == nil:
+		case c.Removed || c.File == nil || c.File.Trashed || c.File.MimeType != folderMimeType:
 			ids = append(ids, c.FileId)
-		case !c.File.Trashed && c.File.MimeType == folderMimeType:
+		default:
 			ids = append(ids, c.FileId)
 			ids = append(ids, c.File.Parents...)
 		}
 	}
-	for depth := 0; len(ids) > 0 && depth < maxDepth; depth++ {
-		ids = slices.DeleteFunc(ids, func(id string) bool {
-			if _, read := p.indexed[id]; read || id == "" {
-				return true
-			}
-			p.indexed[id] = nil // read below; nil if the index has none such
-			return false
-		})
-		folders, err := fr.Folders(ctx, p.lib.ID, ids)
-		if err != nil {
+	var err error
+	if p.above, err = p.readLevel(ctx, fr, ids); err != nil {
+		return err
+	}
+	if err := p.probeChildless(ctx, changes); err != nil {
+		return err
+	}
+	if p.shortWalks() {
+		return nil
+	}
+	return p.readUp(ctx)
+}
+
+// readLevel reads the folders ids that were not read, and returns their
+// parents.
+func (p *plan) readLevel(ctx context.Context, fr fm.FoldersReader, ids []string) ([]string, error) {
+	ids = slices.DeleteFunc(ids, func(id string) bool {
+		if _, read := p.indexed[id]; read || id == "" {
+			return true
+		}
+		p.indexed[id] = nil // read below; nil if the index has none such
+		return false
+	})
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	folders, err := fr.Folders(ctx, p.lib.ID, ids)
+	if err != nil {
+		return nil, err
+	}
+	parents := make([]string, 0, len(folders))
+	for i := range folders {
+		p.indexed[folders[i].ID] = &folders[i]
+		parents = append(parents, folders[i].ParentID)
+	}
+	return parents, nil
+}
+
+// readUp reads the folders above those read ahead, level by level, up to
+// the root.
+func (p *plan) readUp(ctx context.Context) error {
+	fr, ok := p.index.(fm.FoldersReader)
+	for depth := 1; ok && len(p.above) > 0 && depth < maxDepth; depth++ {
+		var err error
+		if p.above, err = p.readLevel(ctx, fr, p.above); err != nil {
 			return err
 		}
-		ids = nil
-		for i := range folders {
-			p.indexed[folders[i].ID] = &folders[i]
-			ids = append(ids, folders[i].ParentID)
+	}
+	p.above = nil
+	return nil
+}
+
+// probeChildless asks the index, when it can tell at once
+// (fm.ParentsReader), which of the folders it has that a change may take
+// from their place (moved, removed, trashed) have no children.
+func (p *plan) probeChildless(ctx context.Context, changes []*drive.Change) error {
+	pr, ok := p.index.(fm.ParentsReader)
+	if !ok {
+		return nil
+	}
+	var ids []string
+	for _, c := range changes {
+		if f := p.indexed[c.FileId]; c.ChangeType != "drive" && f != nil && !keepsPlace(c, f) {
+			ids = append(ids, c.FileId)
 		}
 	}
+	parents, err := pr.Parents(ctx, p.lib.ID, ids)
+	if err != nil {
+		return err
+	}
+	p.childless = make(map[string]bool, len(ids))
+	for _, id := range ids {
+		p.childless[id] = true
+	}
+	for _, id := range parents {
+		delete(p.childless, id)
+	}
 	return nil
+}
+
+// countOf counts id in ids.
+func countOf(ids []string, id string) int {
+	n := 0
+	for _, x := range ids {
+		if x == id {
+			n++
+		}
+	}
+	return n
+}
+
+// keepsPlace tells whether a change leaves a folder of the index, f, under
+// the parent it has there: a folder, not trashed, whose one parent is that
+// one.
+func keepsPlace(c *drive.Change, f *fm.Folder) bool {
+	if c.Removed || c.File == nil || c.File.Trashed || c.File.MimeType != folderMimeType {
+		return false
+	}
+	ps := c.File.Parents
+	switch n := len(ps) - countOf(ps, c.FileId); {
+	case n == 0:
+		return f.ParentID == ""
+	case n == 1:
+		return slices.Contains(ps, f.ParentID) && f.ParentID != c.FileId
+	}
+	return false
 }
 
 // noteOutside notes a change of a folder that never was in a My Drive
@@ -215,7 +332,7 @@ func (p *plan) dropStrays(ctx context.Context) error {
 			if n.ParentID == "" {
 				continue // the root
 			}
-			_, in, err := p.inLibrary(ctx, n.ParentID)
+			_, in, err := p.inLibrary(ctx, n.ParentID, false)
 			if err != nil {
 				return err
 			}
@@ -261,6 +378,9 @@ func changeKey(c *drive.Change) string {
 }
 
 func (p *plan) stage(n *node) {
+	if f := p.indexed[n.ID]; f == nil || f.ParentID != n.ParentID {
+		p.leaves(n.ID)
+	}
 	if _, ok := p.staged[n.ID]; !ok {
 		p.order = append(p.order, n)
 	} else {
@@ -275,6 +395,7 @@ func (p *plan) stage(n *node) {
 }
 
 func (p *plan) remove(id string) {
+	p.leaves(id)
 	if _, ok := p.staged[id]; ok {
 		delete(p.staged, id)
 		p.order = deleteNode(p.order, id)
@@ -335,11 +456,13 @@ func (p *plan) stageDriveRoot(ctx context.Context, d *drive.Drive) error {
 // library brings its subtree.
 func (p *plan) place(ctx context.Context, f *drive.File) (bool, error) {
 	best, bestDepth, candidates := "", 0, 0
+	// With several parents, which is nearest the root tells.
+	exact := len(f.Parents)-countOf(f.Parents, f.Id) > 1
 	for _, parent := range f.Parents {
 		if parent == f.Id {
 			continue
 		}
-		depth, in, err := p.inLibrary(ctx, parent)
+		depth, in, err := p.inLibrary(ctx, parent, exact)
 		if err != nil {
 			return false, err
 		}
@@ -370,8 +493,15 @@ func (p *plan) place(ctx context.Context, f *drive.File) (bool, error) {
 
 // inLibrary tells whether a folder is in the library once the plan is
 // applied (its parents, staged or indexed, lead to the root without passing
-// a folder that leaves), and how deep.
-func (p *plan) inLibrary(ctx context.Context, id string) (int, bool, error) {
+// a folder that leaves), and how deep: exactly when asked, else at least
+// so deep (a walk up may stop at a folder of the index, see childless).
+func (p *plan) inLibrary(ctx context.Context, id string, exact bool) (int, bool, error) {
+	short := !exact && p.shortWalks()
+	if !short {
+		if err := p.readUp(ctx); err != nil {
+			return 0, false, err
+		}
+	}
 	for depth := range maxDepth {
 		if id == p.root {
 			return depth, true, nil
@@ -388,6 +518,9 @@ func (p *plan) inLibrary(ctx context.Context, id string) (int, bool, error) {
 				return 0, false, nil
 			} else if err != nil {
 				return 0, false, err
+			}
+			if short {
+				return depth, true, nil // its path in the index stands
 			}
 			parent = f.ParentID
 		}

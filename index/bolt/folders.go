@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"slices"
 
@@ -8,7 +9,10 @@ import (
 	bbolt "go.etcd.io/bbolt"
 )
 
-var _ fm.FoldersReader = (*DB)(nil)
+var (
+	_ fm.FoldersReader = (*DB)(nil)
+	_ fm.ParentsReader = (*DB)(nil)
+)
 
 // Folders returns the folders among ids that a library has, each once, in
 // order of ID, read in one transaction: an incremental sync reads the
@@ -35,6 +39,37 @@ func (db *DB) Folders(_ context.Context, libraryID string, ids []string) ([]fm.F
 			out = append(out, fm.Folder{})
 			if err := decodeFolder(&out[len(out)-1], id, v); err != nil {
 				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Parents returns those of ids that have children in a library, each once,
+// read in one transaction.
+func (db *DB) Parents(_ context.Context, libraryID string, ids []string) ([]string, error) {
+	if db.library(libraryID) == nil {
+		return nil, nil
+	}
+	ids = slices.DeleteFunc(slices.Compact(slices.Sorted(slices.Values(ids))), func(id string) bool { return id == "" }) // the root's parent
+	var out []string
+	err := db.bolt.View(func(tx *bbolt.Tx) error {
+		t, err := currentTree(tx, libraryID)
+		if fm.ErrorCode(err) == fm.ENOTFOUND {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		c := t.children.Cursor()
+		var prefix []byte
+		for _, id := range ids {
+			prefix = append(append(prefix[:0], id...), 0)
+			if k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) {
+				out = append(out, id)
 			}
 		}
 		return nil

@@ -78,6 +78,7 @@ func Run(t *testing.T, b Backend) {
 	run(t, b, append([]test{
 		{"Reads", testReads},
 		{"FoldersReader", testFoldersReader},
+		{"ParentsReader", testParentsReader},
 		{"ReadLibrary", testReadLibrary},
 		{"ReadersSeeOldTreeUntilCommit", testReadersSeeOldTreeUntilCommit},
 		{"AbortLeavesTheOldTree", testAbortLeavesTheOldTree},

@@ -304,3 +304,41 @@ func testFoldersReader(t *testing.T, b Backend) {
 		t.Errorf("folders of a library never synced: %v, %v", got, err)
 	}
 }
+
+// testParentsReader: an index that tells which of many folders have
+// children (fm.ParentsReader) names those of ids, and no other.
+func testParentsReader(t *testing.T, b Backend) {
+	ctx := context.Background()
+	idx := b.Open(t)
+	pr, ok := idx.(fm.ParentsReader)
+	if !ok {
+		t.Skipf("%T cannot tell which folders have children", idx)
+	}
+	folders := []fm.SyncedFolder{Folder("root", "", "Root", alice)}
+	var ids []string
+	for i := range 1200 {
+		id := fmt.Sprintf("f%04d", i)
+		parent := "root"
+		if i%3 != 0 {
+			parent = fmt.Sprintf("f%04d", i-i%3) // f0000 has f0001 and f0002, ...
+		}
+		folders = append(folders, Folder(id, parent, id))
+		ids = append(ids, id, "no"+id)
+	}
+	FullSync(t, idx, "lib", rootState, 500, folders...)
+	// f0000 twice; f000 the beginning of parents' IDs; "" the root's parent.
+	got, err := pr.Parents(ctx, "lib", append(ids, "root", "f0000", "f000", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	if len(got) != 401 || got[0] != "f0000" || got[1] != "f0003" || got[399] != "f1197" || got[400] != "root" {
+		t.Errorf("%d parents (%v...), want root and f0000, f0003... f1197", len(got), got[:min(3, len(got))])
+	}
+	if got, err := pr.Parents(ctx, "never", ids[:3]); err != nil || len(got) != 0 {
+		t.Errorf("parents of a library never synced: %v, %v", got, err)
+	}
+	if got, err := pr.Parents(ctx, "lib", nil); err != nil || len(got) != 0 {
+		t.Errorf("parents among no folders: %v, %v", got, err)
+	}
+}

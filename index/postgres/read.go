@@ -160,6 +160,38 @@ func (db *DB) Folders(ctx context.Context, libraryID string, ids []string) ([]fm
 	return out, nil
 }
 
+var _ fm.ParentsReader = (*DB)(nil)
+
+// Parents returns those of ids that have children in a library, each once,
+// in no set order, read in one round trip: lookupSize a statement, each
+// reading the tree then committed.
+func (db *DB) Parents(ctx context.Context, libraryID string, ids []string) ([]string, error) {
+	if _, err := db.library(libraryID); err != nil {
+		return nil, err
+	}
+	var out []string
+	b := &pgx.Batch{}
+	ids = slices.DeleteFunc(slices.Compact(slices.Sorted(slices.Values(ids))), func(id string) bool { return id == "" }) // the root's parent
+	for part := range slices.Chunk(ids, lookupSize) {
+		b.Queue(`SELECT u.id FROM libraries l CROSS JOIN unnest($2::text[]) u(id) WHERE l.id = $1 AND EXISTS
+			(SELECT 1 FROM folders f WHERE f.library = l.id AND f.generation = l.generation AND f.parent_id = u.id)`, libraryID, part).
+			Query(func(rows pgx.Rows) error {
+				for rows.Next() {
+					var id string
+					if err := rows.Scan(&id); err != nil {
+						return err
+					}
+					out = append(out, id)
+				}
+				return rows.Err()
+			})
+	}
+	if err := db.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, db.wrap("read the parents among folders of "+libraryID, err)
+	}
+	return out, nil
+}
+
 // readFolder reads a folder of the library's current tree.
 func readFolder(ctx context.Context, q pgx.Tx, r *record, id string) (*fm.Folder, error) {
 	f, err := scanFolder(q.QueryRow(ctx, "SELECT "+folderColumns+" FROM folders WHERE library = $1 AND generation = $2 AND id = $3",
