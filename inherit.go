@@ -3,6 +3,7 @@ package foldermirror
 import (
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Inherited permissions.
@@ -121,9 +122,17 @@ func ListFollows(list, own, parent []Permission) bool {
 	// Both lists are Drive's: an own discoverability a parent's would hide
 	// is known here (the parent's is not discoverable, or the listed one is
 	// not), so AlsoInherited does not matter.
-	var m merge
-	return m.inherit(own, parent, false) && slices.Equal(m.list, list)
+	m := merges.Get().(*merge)
+	follows := m.inherit(own, parent, false) && slices.Equal(m.list, list)
+	clear(m.list[:cap(m.list)]) // keeps no strings alive
+	m.list, m.sources, m.keys, m.at = m.list[:0], m.sources[:0], m.keys[:0], nil
+	merges.Put(m)
+	return follows
 }
+
+// merges are merges whose slices ListFollows uses again: its lists are
+// only compared.
+var merges = sync.Pool{New: func() any { return new(merge) }}
 
 // OpaquePermissions returns a folder's list as its own permissions, each
 // Opaque: Drive's answers do not tell how it follows its parent's.
@@ -187,7 +196,7 @@ type sources struct {
 
 // reserve makes room for n permissions.
 func (m *merge) reserve(n int) {
-	if n == 0 {
+	if n <= cap(m.list) && n <= cap(m.sources) {
 		return
 	}
 	m.list = make([]Permission, 0, n)

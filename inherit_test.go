@@ -168,11 +168,19 @@ func describe(perms []fm.Permission) string {
 
 func TestListFollows(t *testing.T) {
 	opaque := fm.OpaquePermissions([]fm.Permission{ownerAnn})
+	// Many principals (a merge looks them up in a map), first: the merges
+	// of ListFollows are used again by the cases after it.
+	var many []fm.Permission
+	for i := range 30 {
+		many = append(many, fm.Permission{ID: fmt.Sprint(i), Type: "user", Role: "reader", EmailAddress: fmt.Sprintf("u%d@example.com", i)})
+	}
 	tests := []struct {
 		name              string
 		list, own, parent []fm.Permission
 		want              bool
 	}{
+		{"many principals", many, many[:20], many[10:], true},
+		{"many principals, one missing", many[1:], many[:20], many[10:], false},
 		{"its own and its parent's", []fm.Permission{ownerAnn, readerBen}, []fm.Permission{ownerAnn}, []fm.Permission{readerBen}, true},
 		{"a grant from nowhere (a parent out of sight)", []fm.Permission{ownerAnn, readerBen}, []fm.Permission{ownerAnn}, nil, false},
 		{"a parent's grant missing (inheritance disabled)", []fm.Permission{ownerAnn}, []fm.Permission{ownerAnn}, []fm.Permission{readerBen}, false},
