@@ -67,7 +67,7 @@ func (db *DB) Parents(_ context.Context, libraryID string, ids []string) ([]stri
 		c := t.children.Cursor()
 		var prefix []byte
 		for _, id := range ids {
-			prefix = append(append(prefix[:0], id...), 0)
+			prefix = appendChildKey(prefix[:0], id, "") // the prefix of id's children keys
 			if k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) {
 				out = append(out, id)
 			}

@@ -31,11 +31,6 @@ func idKey(id string) []byte {
 	return unsafe.Slice(unsafe.StringData(id), len(id))
 }
 
-// childrenPrefix is the prefix of the children keys of a parent.
-func childrenPrefix(parentID string) []byte {
-	return append([]byte(parentID), 0)
-}
-
 // appendChildKey appends the key of a child link to dst: parentID 0x00
 // childID, so that a parent's children are together, in order of ID.
 func appendChildKey(dst []byte, parentID, childID string) []byte {

@@ -24,7 +24,7 @@ func (db *DB) UpdateLibrary(_ context.Context, libraryID string, _ fm.Fence, fn 
 		}
 		ltx := &libraryTx{tree: t, rec: *old, touched: map[string]bool{}, known: map[string]*fm.Folder{},
 			lists: map[fm.PermissionSetKey][]fm.Permission{}, sets: map[fm.PermissionSetKey]*pendingSet{},
-			folderAt: t.folders.Cursor(), setAt: t.permsets.Cursor()}
+			folderAt: t.folders.Cursor(), setAt: t.permsets.Cursor(), childAt: t.children.Cursor()}
 		if err := fn(ltx); err != nil {
 			return err
 		}
@@ -76,8 +76,9 @@ type libraryTx struct {
 	// changed, as they are now, written once each at its end (writeSets):
 	// the sets most folders share change many times in an update.
 	sets map[fm.PermissionSetKey]*pendingSet
-	// folderAt and setAt read folders and sets (see get).
-	folderAt, setAt *bbolt.Cursor
+	// folderAt, setAt and childAt read folders, sets and children (see
+	// get).
+	folderAt, setAt, childAt *bbolt.Cursor
 	// key holds the last children key made (childKey): bbolt copies the
 	// keys it keeps.
 	key []byte
@@ -174,9 +175,8 @@ func (l *libraryTx) list(key fm.PermissionSetKey) ([]fm.Permission, error) {
 
 func (l *libraryTx) Children(id string) ([]string, error) {
 	var ids []string
-	prefix := childrenPrefix(id)
-	c := l.children.Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+	prefix := l.childKey(id, "") // the prefix of id's children keys
+	for k, _ := l.childAt.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = l.childAt.Next() {
 		ids = append(ids, string(k[len(prefix):]))
 	}
 	return ids, nil
