@@ -3,6 +3,7 @@ package syncer
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -104,9 +105,13 @@ func (r *reader) listPermissions(ctx context.Context, fileID string) ([]*drive.P
 // storage.concurrency calls at a time. A folder that only inherits (but the
 // root) is left to the transaction, which makes its list from its parent's.
 func (r *reader) readPermissions(ctx context.Context, folders []*node, rootID string) error {
+	needs := func(n *node) bool { return !n.permsKnown && (!n.inherits || n.ID == rootID) }
+	if !slices.ContainsFunc(folders, needs) {
+		return context.Cause(ctx) // as an empty queue would: nothing to read
+	}
 	q := r.newPermissionQueue(ctx, rootID)
 	for _, n := range folders {
-		if n.permsKnown || n.inherits && n.ID != rootID {
+		if !needs(n) {
 			continue
 		}
 		q.add(n.ID, func(perms []*drive.Permission) error {
