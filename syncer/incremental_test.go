@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	fm "github.com/foldermirror/foldermirror"
+	"github.com/foldermirror/foldermirror/index/indextest"
 	"github.com/foldermirror/foldermirror/internal/googlefake"
 )
 
@@ -131,6 +132,75 @@ func TestMadeBelowAFolderThatLeaves(t *testing.T) {
 	}
 	if res.Applied != 4 {
 		t.Errorf("%d folders applied, want 4 (Leaf, and A, B and C)", res.Applied)
+	}
+}
+
+// readsCounter is an index that remembers the folders read ahead
+// (fm.FoldersReader), and says whether it can tell which have children.
+type readsCounter struct {
+	indextest.Index
+	read map[string]bool
+}
+
+func (r *readsCounter) Folders(ctx context.Context, libraryID string, ids []string) ([]fm.Folder, error) {
+	for _, id := range ids {
+		r.read[id] = true
+	}
+	return r.Index.(fm.FoldersReader).Folders(ctx, libraryID, ids)
+}
+
+func (r *readsCounter) Parents(ctx context.Context, libraryID string, ids []string) ([]string, error) {
+	return r.Index.(fm.ParentsReader).Parents(ctx, libraryID, ids)
+}
+
+// A sync reads the changed folders and their parents, but not their
+// ancestors, while none of the folders that leave their place has
+// children; when one has, it reads their ancestors too.
+func TestIncrementalReadsAncestorsOnlyWhenNeeded(t *testing.T) {
+	t.Parallel()
+	fake := startFake(t)
+	fake.LogItemAlone(true)
+	root := fake.CreateFolder(storage, "", "Root")
+	outside := fake.CreateFolder(storage, "", "Outside")
+	a := fake.CreateFolder(storage, root, "A")
+	b := fake.CreateFolder(storage, a, "B")
+	c := fake.CreateFolder(storage, b, "C")
+	d := fake.CreateFolder(storage, c, "D")
+	e1 := fake.CreateFolder(storage, d, "E1")
+	e2 := fake.CreateFolder(storage, d, "E2")
+	other := fake.CreateFolder(storage, root, "Other")
+	e := newEnv(t, fake, "id: lib, rootFolderId: "+root)
+	e.sync("lib")
+	reads := &readsCounter{Index: e.db, read: map[string]bool{}}
+	e.db = reads
+	e.restartSyncer()
+
+	// Renamed, moved and trashed, none with children; and a folder outside
+	// changed, for which the root is read from Drive again.
+	fake.Rename(e1, "E one")
+	fake.Move(e2, other)
+	fake.Trash(fake.CreateFolder(storage, other, "gone"))
+	fake.Rename(outside, "Outside, renamed")
+	e.incremental("lib")
+	for _, id := range []string{a, b, c} {
+		if reads.read[id] {
+			t.Errorf("an ancestor of the changed folders, %s, was read", id)
+		}
+	}
+	if !reads.read[d] || !reads.read[other] {
+		t.Errorf("the changed folders' parents were not read: %v", reads.read)
+	}
+
+	// D, with children, moves: a walk up from E1's parent, D, must see it.
+	clear(reads.read)
+	fake.Move(d, other)
+	fake.Rename(e1, "E1 again")
+	e.incremental("lib")
+	if !reads.read[b] || !reads.read[a] {
+		t.Errorf("moving a folder with children, its old ancestors were not read: %v", reads.read)
+	}
+	if got, want := e.tree("lib"), []string{"Root", "A<Root", "B<A", "C<B", "D<Other", "E1 again<D", "E2<Other", "Other<Root"}; !slices.Equal(got, want) {
+		t.Errorf("tree %v, want %v", got, want)
 	}
 }
 

@@ -378,8 +378,8 @@ func changeKey(c *drive.Change) string {
 }
 
 func (p *plan) stage(n *node) {
-	if f := p.indexed[n.ID]; f == nil || f.ParentID != n.ParentID {
-		p.leaves(n.ID)
+	if f := p.indexed[n.ID]; n.ID != p.root && (f == nil || f.ParentID != n.ParentID) {
+		p.leaves(n.ID) // the root stays where it is, whether read or not
 	}
 	if _, ok := p.staged[n.ID]; !ok {
 		p.order = append(p.order, n)
