@@ -284,10 +284,10 @@ func keepsPlace(c *drive.Change, f *fm.Folder) bool {
 		return false
 	}
 	ps := c.File.Parents
-	switch n := len(ps) - countOf(ps, c.FileId); {
-	case n == 0:
+	switch len(ps) - countOf(ps, c.FileId) {
+	case 0:
 		return f.ParentID == ""
-	case n == 1:
+	case 1:
 		return slices.Contains(ps, f.ParentID) && f.ParentID != c.FileId
 	}
 	return false
