@@ -175,11 +175,14 @@ func TestIncrementalReadsAncestorsOnlyWhenNeeded(t *testing.T) {
 	e.db = reads
 	e.restartSyncer()
 
-	// Renamed, moved and trashed, none with children; and a folder outside
-	// changed, for which the root is read from Drive again.
+	// Renamed, moved and trashed, none with children; a document made and
+	// one trashed; and a folder outside changed, for which the root is
+	// read from Drive again.
 	fake.Rename(e1, "E one")
 	fake.Move(e2, other)
 	fake.Trash(fake.CreateFolder(storage, other, "gone"))
+	fake.CreateFile(storage, d, "notes", "application/vnd.google-apps.document")
+	fake.Trash(fake.CreateFile(storage, c, "old notes", "application/vnd.google-apps.document"))
 	fake.Rename(outside, "Outside, renamed")
 	e.incremental("lib")
 	for _, id := range []string{a, b, c} {

@@ -165,8 +165,8 @@ func (p *plan) make(ctx context.Context, changes []*drive.Change) error {
 
 // readAhead reads in advance, when the index can read many folders at once
 // (fm.FoldersReader), the folders that placing the changes would otherwise
-// read one at a time: the changed files and the parents of the changed
-// folders; then, unless the index tells that none of the folders a change
+// read one at a time: the changed folders (trashed or removed ones too)
+// and the parents of those that stay; then, unless the index tells that none of the folders a change
 // may take from their place has children (see childless), the parents of
 // those, level by level (readUp).
 func (p *plan) readAhead(ctx context.Context, changes []*drive.Change) error {
@@ -178,8 +178,9 @@ func (p *plan) readAhead(ctx context.Context, changes []*drive.Change) error {
 	for _, c := range changes {
 		switch {
 		case c.ChangeType == "drive":
-		case c.Removed || c.File == nil || c.File.Trashed || c.File.MimeType != folderMimeType:
+		case c.Removed || c.File == nil || c.File.Trashed && c.File.MimeType == folderMimeType:
 			ids = append(ids, c.FileId)
+		case c.File.MimeType != folderMimeType: // not read: probed (probeChildless)
 		default:
 			ids = append(ids, c.FileId)
 			ids = append(ids, c.File.Parents...)
@@ -238,8 +239,10 @@ func (p *plan) readUp(ctx context.Context) error {
 }
 
 // probeChildless asks the index, when it can tell at once
-// (fm.ParentsReader), which of the folders it has that a change may take
-// from their place (moved, removed, trashed) have no children.
+// (fm.ParentsReader), which of the files a change may take from their
+// place (moved, removed, trashed) have no children: the folders it has,
+// and the files not read ahead (not folders, which the plan removes all
+// the same).
 func (p *plan) probeChildless(ctx context.Context, changes []*drive.Change) error {
 	pr, ok := p.index.(fm.ParentsReader)
 	if !ok {
@@ -247,7 +250,10 @@ func (p *plan) probeChildless(ctx context.Context, changes []*drive.Change) erro
 	}
 	var ids []string
 	for _, c := range changes {
-		if f := p.indexed[c.FileId]; c.ChangeType != "drive" && f != nil && !keepsPlace(c, f) {
+		if c.ChangeType == "drive" {
+			continue
+		}
+		if f, read := p.indexed[c.FileId]; !read || f != nil && !keepsPlace(c, f) {
 			ids = append(ids, c.FileId)
 		}
 	}
