@@ -97,8 +97,10 @@ func Open(dataDir string, logger *slog.Logger) (*DB, error) {
 	// The array freelist (the file's freelist is the same either way): a
 	// commit takes most of its pages one at a time, which it takes off the
 	// front of the sorted free IDs, where the hashmap freelist pays map
-	// operations for each (an incremental sync of 1,000 changes writes some
-	// 1,550 pages: about 2 ms of CPU less).
+	// operations for each: an update that writes some 1,300 pages (1,000
+	// folders of 100,000 renamed, a third moved) took 1.4 to 2 ms less CPU
+	// in medians of 30, alternating with a copy of the file on the hashmap
+	// freelist in one process.
 	b, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: openTimeout, FreelistType: bbolt.FreelistArrayType})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open index %s: locked by another process (is a foldermirror daemon running?)", path)
