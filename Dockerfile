@@ -15,6 +15,7 @@ COPY discovery/ discovery/
 COPY googleclient/ googleclient/
 COPY internal/demo/ internal/demo/
 COPY internal/drivelist/ internal/drivelist/
+COPY internal/gcpace/ internal/gcpace/
 COPY internal/googlefake/ internal/googlefake/
 COPY internal/graceful/ internal/graceful/
 COPY httpapi/ httpapi/
