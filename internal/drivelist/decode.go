@@ -61,6 +61,8 @@ type Decoder struct {
 	// (newDetail).
 	detailsRead []*drive.PermissionPermissionDetails
 	detailChunk []drive.PermissionPermissionDetails
+	// permissionsRead holds a list of permissions as it is read.
+	permissionsRead []drive.Permission
 	// stringsRead holds a list of strings as it is read; stringChunk is
 	// what is left of the chunk lists are taken from (stringList).
 	stringsRead, stringChunk []string

@@ -76,20 +76,25 @@ func (d *Decoder) remember(raw string, list []*drive.Permission) {
 	d.recent[0] = recentList{raw: raw, list: list}
 }
 
-// permissionList decodes a list of permissions, their structs in one
-// allocation or a few.
+// permissionList decodes a list of permissions: read into the decoder's
+// scratch, then their structs in one allocation of their number and the
+// list in another.
 func (d *Decoder) permissionList() ([]*drive.Permission, error) {
-	list := []*drive.Permission{}
-	perms := make([]drive.Permission, 0, 8)
+	read := d.permissionsRead[:0]
 	err := d.array(func() {}, func() error {
-		if len(perms) == cap(perms) {
-			perms = make([]drive.Permission, 0, 2*cap(perms))
-		}
-		perms = perms[:len(perms)+1]
-		p := &perms[len(perms)-1]
-		list = append(list, p)
-		return d.permission(p)
+		read = append(read, drive.Permission{})
+		return d.permission(&read[len(read)-1])
 	})
+	var list []*drive.Permission
+	if err == nil {
+		perms := append(make([]drive.Permission, 0, len(read)), read...)
+		list = make([]*drive.Permission, len(perms))
+		for i := range perms {
+			list[i] = &perms[i]
+		}
+	}
+	clear(read) // nothing of the page kept beyond its list
+	d.permissionsRead = read[:0]
 	return list, err
 }
 
