@@ -286,13 +286,6 @@ func (s *Server) libraryRootedAt(ctx context.Context, cl *caller, folderID strin
 func (s *Server) streamChildren(c *gin.Context, lv *libraryView, parent catalog.Ref, q childrenQuery) {
 	out := s.newFolderStream(c)
 	memo := accessMemo{viewer: &lv.viewer}
-	if q.onlyDirect && q.nameFilter == "" {
-		if cl := s.childLists.get(lv, parent); cl != nil {
-			out.writeChildren(lv, cl, &memo)
-			s.finish(c, out)
-			return
-		}
-	}
 	var v catalog.View
 	lv.lib.Walk(parent, func(r catalog.Ref, depth int) bool {
 		if out.failed() {

@@ -39,8 +39,6 @@ type Server struct {
 	slots   *answerSlots
 	streams *streamLimits
 	answers *answerCache
-	// childLists keeps the JSON of children listed (see childList).
-	childLists *childLists
 	// trustedProxies are the peers whose X-Forwarded-For names the client.
 	trustedProxies []netip.Prefix
 	// push receives Drive's notifications on pushPath, if not nil.
@@ -133,7 +131,7 @@ func New(idx fm.IndexReader, authn Authenticator, opts Options) *Server {
 			inFlight: opts.Metrics.answersInFlight},
 		streams: &streamLimits{chunkTimeout: opts.StreamChunkTimeout, deadline: opts.StreamDeadline,
 			active: opts.Metrics.streams, cut: opts.Metrics.streamsCut},
-		answers: newAnswerCache(answerCacheBytes), childLists: newChildLists(childListsBytes), trustedProxies: opts.TrustedProxies,
+		answers: newAnswerCache(answerCacheBytes), trustedProxies: opts.TrustedProxies,
 		push: opts.Push, pushPath: opts.PushPath}
 	if s.push != nil && (!strings.HasPrefix(s.pushPath, "/") || strings.ContainsAny(s.pushPath, ":*")) {
 		panic(fmt.Sprintf("httpapi: push path %q is not a literal absolute path", s.pushPath))

@@ -95,10 +95,8 @@ type accessMemo struct {
 const accessMemoSize = 8
 
 // of is what the viewer may do with a folder.
-func (m *accessMemo) of(r catalog.Ref) access { return m.ofSet(m.viewer.lib.SetOf(r)) }
-
-// ofSet is what the viewer may do with the folders of a permission set.
-func (m *accessMemo) ofSet(set uint32) access {
+func (m *accessMemo) of(r catalog.Ref) access {
+	set := m.viewer.lib.SetOf(r)
 	for i := range min(m.known, accessMemoSize) {
 		if m.sets[i] == set {
 			return m.access[i]
