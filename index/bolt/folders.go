@@ -23,13 +23,7 @@ func (db *DB) Folders(_ context.Context, libraryID string, ids []string) ([]fm.F
 	}
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	out := make([]fm.Folder, 0, len(ids))
-	err := db.bolt.View(func(tx *bbolt.Tx) error {
-		t, err := currentTree(tx, libraryID)
-		if fm.ErrorCode(err) == fm.ENOTFOUND {
-			return nil
-		} else if err != nil {
-			return err
-		}
+	err := db.viewSyncedTree(libraryID, func(t *tree) error {
 		c := t.folders.Cursor()
 		for _, id := range ids {
 			v := getFolder(c, id)
@@ -57,13 +51,7 @@ func (db *DB) Parents(_ context.Context, libraryID string, ids []string) ([]stri
 	}
 	ids = slices.DeleteFunc(slices.Compact(slices.Sorted(slices.Values(ids))), func(id string) bool { return id == "" }) // the root's parent
 	var out []string
-	err := db.bolt.View(func(tx *bbolt.Tx) error {
-		t, err := currentTree(tx, libraryID)
-		if fm.ErrorCode(err) == fm.ENOTFOUND {
-			return nil
-		} else if err != nil {
-			return err
-		}
+	err := db.viewSyncedTree(libraryID, func(t *tree) error {
 		c := t.children.Cursor()
 		var prefix []byte
 		for _, id := range ids {
@@ -78,4 +66,18 @@ func (db *DB) Parents(_ context.Context, libraryID string, ids []string) ([]stri
 		return nil, err
 	}
 	return out, nil
+}
+
+// viewSyncedTree calls fn with the tree readers see for a library, in a
+// read transaction; not at all if the library has not been synced.
+func (db *DB) viewSyncedTree(libraryID string, fn func(t *tree) error) error {
+	return db.bolt.View(func(tx *bbolt.Tx) error {
+		t, err := currentTree(tx, libraryID)
+		if fm.ErrorCode(err) == fm.ENOTFOUND {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		return fn(t)
+	})
 }
