@@ -80,19 +80,86 @@ func parseMetrics(r io.Reader) map[string]float64 {
 // processCPU is a process's CPU time (user and system) from /proc, in the
 // kernel's ticks of 10 ms; 0 if unreadable.
 func processCPU(pid int) time.Duration {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The command's name, in parentheses, may hold spaces: count from after it.
-	rest := string(data[strings.LastIndexByte(string(data), ')')+1:])
-	f := strings.Fields(rest)
+	f := statFields(pid)
 	if len(f) < 13 {
 		return 0
 	}
 	utime, _ := strconv.ParseInt(f[11], 10, 64)
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// statFields are the fields of /proc/PID/stat after the command's name
+// (the state first); nil if unreadable.
+func statFields(pid int) []string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	// The command's name, in parentheses, may hold spaces: count from after it.
+	return strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+}
+
+// usage is what a process has used so far: its CPU time, as /proc/PID/stat
+// counts it (ticks of 10 ms) and as the sum of its threads' run times (in
+// nanoseconds, from /proc/PID/task/*/schedstat, when the kernel keeps
+// them); and its minor page faults (a page the kernel mapped for it
+// without reading the disk).
+type usage struct {
+	ticks, runTime time.Duration
+	hasRunTime     bool
+	faults         int64
+}
+
+// processUsage reads a process's usage from /proc.
+func processUsage(pid int) usage {
+	u := usage{ticks: processCPU(pid)}
+	if f := statFields(pid); len(f) > 7 {
+		u.faults, _ = strconv.ParseInt(f[7], 10, 64)
+	}
+	u.runTime, u.hasRunTime = threadsRunTime(pid)
+	return u
+}
+
+// threadsRunTime is the sum of the run times of a process's threads, from
+// the first field of each /proc/PID/task/TID/schedstat; false when the
+// kernel keeps none.
+func threadsRunTime(pid int) (time.Duration, bool) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(tasks) == 0 {
+		return 0, false
+	}
+	var sum int64
+	for _, t := range tasks {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		if err != nil {
+			continue // a thread that ended meanwhile
+		}
+		f := strings.Fields(string(data))
+		if len(f) == 0 {
+			return 0, false
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		sum += ns
+	}
+	return time.Duration(sum), true
+}
+
+// cpuSince is the CPU time the process used from before to u, and whether
+// it is to the nanosecond: the threads' run times, unless they fall a tick
+// or more short of the ticks' count (a thread ended meanwhile, and its time
+// went with it), in which case the ticks'.
+func (u usage) cpuSince(before usage) (time.Duration, bool) {
+	ticks := u.ticks - before.ticks
+	if u.hasRunTime && before.hasRunTime {
+		if run := u.runTime - before.runTime; run > ticks-10*time.Millisecond {
+			return run, true
+		}
+	}
+	return ticks, false
 }
 
 // gcWindow is what the collector did between two samples.

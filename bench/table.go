@@ -5,9 +5,11 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // comparison says how a measured value must relate to its limit.
@@ -31,6 +33,7 @@ type unit struct {
 
 var (
 	unitCalls   = unit{"calls", thousands}
+	unitPages   = unit{"pages", thousands}
 	unitSeconds = unit{"s", func(v float64) string { return fmt.Sprintf("%.2f s", v) }}
 	unitMillis  = unit{"ms", func(v float64) string { return fmt.Sprintf("%.1f ms", v) }}
 	unitMicros  = unit{"µs", func(v float64) string { return fmt.Sprintf("%.2f µs", v) }}
@@ -344,15 +347,38 @@ type machine struct {
 	goVersion    string
 	goos, goarch string
 	cpuModel     string
+	// freshPage is the CPU time a page of memory new to a process costs
+	// (see freshPageCost): on some virtual machines it is many times a
+	// physical machine's, and every figure of CPU that grows memory pays it.
+	freshPage time.Duration
 }
 
 func currentMachine() machine {
 	return machine{cpus: runtime.NumCPU(), goVersion: runtime.Version(), goos: runtime.GOOS,
-		goarch: runtime.GOARCH, cpuModel: cpuModel()}
+		goarch: runtime.GOARCH, cpuModel: cpuModel(), freshPage: freshPageCost()}
 }
 
 func (m machine) String() string {
-	return fmt.Sprintf("machine: %d CPUs (%s), %s, %s/%s", m.cpus, m.cpuModel, m.goVersion, m.goos, m.goarch)
+	return fmt.Sprintf("machine: %d CPUs (%s), %s, %s/%s; a page of fresh memory costs %.1f µs of CPU",
+		m.cpus, m.cpuModel, m.goVersion, m.goos, m.goarch, float64(m.freshPage.Nanoseconds())/1e3)
+}
+
+// freshPageCost is the CPU time the harness spends on a page of memory the
+// process did not have: the runtime gives back what it holds, then 16 MB
+// are allocated and written a byte a page, each write a page fault (the
+// kernel maps and zeroes a page).
+func freshPageCost() time.Duration {
+	debug.FreeOSMemory()
+	const size = 16 << 20
+	page := os.Getpagesize()
+	start := selfCPU()
+	buf := make([]byte, size)
+	for i := 0; i < size; i += page {
+		buf[i] = 1
+	}
+	spent := selfCPU() - start
+	runtime.KeepAlive(buf)
+	return spent / time.Duration(size/page)
 }
 
 // cpuModel returns the first "model name" of /proc/cpuinfo, "unknown CPU"
