@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -52,7 +53,10 @@ type answerSlots struct {
 	// drainTimeout bounds the wait for a send queue to empty; past it the
 	// connection is closed (its reader takes nothing).
 	drainTimeout time.Duration
-	inFlight     prometheus.Gauge
+	// pollEvery is how often the waiting answers are looked at (0:
+	// drainPoll).
+	pollEvery time.Duration
+	inFlight  prometheus.Gauge
 
 	mu    sync.Mutex
 	count map[string]int
@@ -76,6 +80,9 @@ func (as *answerSlots) take(caller string, conn net.Conn) (*slot, error) {
 	if conn != nil {
 		as.answered(conn)
 	}
+	if as.atLimit(caller) {
+		as.reap(caller)
+	}
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	switch {
@@ -93,6 +100,58 @@ func (as *answerSlots) take(caller string, conn net.Conn) (*slot, error) {
 	as.n++
 	as.inFlight.Inc()
 	return &slot{slots: as, caller: caller}, nil
+}
+
+// atLimit tells whether a request of caller's would be refused now.
+func (as *answerSlots) atLimit(caller string) bool {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	return as.count[caller] >= as.perCaller || as.n >= as.total
+}
+
+// reap releases the slots of caller's answers that have left their send
+// queues since the poll last looked (every drainPoll): a caller at its
+// limit is refused for answers still on their way only. A client that
+// opens a new connection while its last answer's is put back for reuse
+// (Go's does, under load) leaves that answer's slot to the poll, and a
+// busy process's poll may lag. Only the caller's own send queues are read.
+func (as *answerSlots) reap(caller string) {
+	as.mu.Lock()
+	var theirs map[net.Conn]*drainingAnswer
+	for conn, d := range as.pending {
+		if d.slot.caller == caller {
+			if theirs == nil {
+				theirs = map[net.Conn]*drainingAnswer{}
+			}
+			theirs[conn] = d
+		}
+	}
+	as.mu.Unlock()
+	for conn := range theirs {
+		if queued, err := sendQueue(conn); err == nil && queued > drainedBytes {
+			delete(theirs, conn) // still on its way
+		}
+	}
+	as.releaseGone(theirs)
+}
+
+// releaseGone releases the slots of the answers gone, those of their
+// connections still waiting as they were read: one released meanwhile (a
+// new request on its connection) is no longer there, and a connection's
+// new answer is not the one read.
+func (as *answerSlots) releaseGone(gone map[net.Conn]*drainingAnswer) {
+	var releases []*slot
+	as.mu.Lock()
+	for conn, d := range gone {
+		if as.pending[conn] == d {
+			delete(as.pending, conn)
+			releases = append(releases, d.slot)
+		}
+	}
+	as.mu.Unlock()
+	for _, sl := range releases {
+		sl.release()
+	}
 }
 
 // slot is a request's slot among the answerSlots.
@@ -167,7 +226,7 @@ func (as *answerSlots) settle(c *gin.Context, sl *slot) {
 // poll releases the slots of answers that left their send queues, until
 // none waits.
 func (as *answerSlots) poll() {
-	tick := time.NewTicker(drainPoll)
+	tick := time.NewTicker(cmp.Or(as.pollEvery, drainPoll))
 	defer tick.Stop()
 	for range tick.C {
 		if !as.pollOnce(time.Now()) {
@@ -181,36 +240,23 @@ func (as *answerSlots) poll() {
 // as.mu held, so that requests taking slots do not wait on the syscalls.
 func (as *answerSlots) pollOnce(now time.Time) bool {
 	as.mu.Lock()
-	waiting := maps.Clone(as.pending)
+	gone := maps.Clone(as.pending)
 	as.mu.Unlock()
-	gone := map[net.Conn]bool{}
-	for conn, d := range waiting {
+	for conn, d := range gone {
 		queued, err := sendQueue(conn)
 		if err == nil && queued > drainedBytes {
 			if now.Before(d.deadline) {
+				delete(gone, conn)
 				continue
 			}
 			abort(conn) // its reader took nothing for drainTimeout
 		}
-		gone[conn] = true
 	}
-	var releases []*slot
+	as.releaseGone(gone)
 	as.mu.Lock()
-	for conn := range gone {
-		// Released meanwhile (a new request on conn) if no longer there;
-		// a new answer's if no longer the one read.
-		if d, ok := as.pending[conn]; ok && d == waiting[conn] {
-			delete(as.pending, conn)
-			releases = append(releases, d.slot)
-		}
-	}
+	defer as.mu.Unlock()
 	as.polling = len(as.pending) > 0
-	polling := as.polling
-	as.mu.Unlock()
-	for _, sl := range releases {
-		sl.release()
-	}
-	return polling
+	return as.polling
 }
 
 // abort closes a connection at once, dropping what its send queue holds

@@ -145,7 +145,7 @@ func TestSlotHeldUntilTheAnswerLeaves(t *testing.T) {
 	}
 	// The whole answer (about 40 KB) is written, into the kernel's buffers;
 	// its reader has read nothing.
-	waitForAnswered(t, s)
+	waitForAnswered(t, s, 1)
 	second, conn2 := slowRequest(t, addr, "reader")
 	conn2.Close()
 	if second.StatusCode != http.StatusTooManyRequests {
@@ -171,6 +171,38 @@ func TestSlotHeldUntilTheAnswerLeaves(t *testing.T) {
 	}
 }
 
+// A client that has read its answer whole and sends its next request on a
+// new connection (Go's does, when the old one is not yet back for reuse)
+// is served, though the poll of the send queues has not looked since: a
+// caller is refused for answers still on their way only.
+func TestAnswerReadFreesItsSlotForANewConnection(t *testing.T) {
+	addr, s := bigServer(t, 120, Options{CallerConcurrent: 1})
+	s.slots.pollEvery = time.Hour // the poll never looks during the test
+	resp, conn := slowRequest(t, addr, "reader")
+	defer conn.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("first request: %d", resp.StatusCode)
+	}
+	if body, err := io.ReadAll(resp.Body); err != nil || !strings.HasSuffix(string(body), `],"kind":"service#folderList"}`) {
+		t.Fatalf("first answer: %d bytes, %v", len(body), err)
+	}
+	if n := testutil.ToFloat64(s.metrics.answersInFlight); n != 1 {
+		t.Fatalf("the first answer read, its connection open: %v slots taken, want 1 (left to the poll)", n)
+	}
+	second, conn2 := slowRequest(t, addr, "reader")
+	defer conn2.Close()
+	if second.StatusCode != http.StatusOK {
+		t.Fatalf("the next request, on a new connection: %d, want 200", second.StatusCode)
+	}
+	waitForAnswered(t, s, 2)
+	// An answer still on its way keeps its slot: the second one, unread.
+	third, conn3 := slowRequest(t, addr, "reader")
+	conn3.Close()
+	if third.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a third request while the second answer waits in the kernel: %d, want 429", third.StatusCode)
+	}
+}
+
 // A reader that takes nothing of an answer in the kernel's buffers for
 // StreamChunkTimeout loses its connection, and its caller the slot.
 func TestUnreadAnswerClosedAfterChunkTimeout(t *testing.T) {
@@ -180,7 +212,7 @@ func TestUnreadAnswerClosedAfterChunkTimeout(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("%d", resp.StatusCode)
 	}
-	waitForAnswered(t, s)
+	waitForAnswered(t, s, 1)
 	if n := testutil.ToFloat64(s.metrics.answersInFlight); n != 1 {
 		t.Errorf("the answer written, its reader reading nothing: %v slots taken, want 1", n)
 	}
@@ -207,12 +239,12 @@ func readAll(t *testing.T, addr, caller string) string {
 	return string(body)
 }
 
-// waitForAnswered waits until operation 3 has been answered once (its
+// waitForAnswered waits until operation 3 has been answered n times (its
 // handler returned: the answer was written, read or not).
-func waitForAnswered(t *testing.T, s *Server) {
+func waitForAnswered(t *testing.T, s *Server, n int) {
 	t.Helper()
 	done := s.metrics.requests.WithLabelValues("/folder/v1/libraries/:libraryId/folders", "200")
-	wait.Until(t, "the answer written", func() bool { return testutil.ToFloat64(done) == 1 })
+	wait.Until(t, fmt.Sprintf("%d answers written", n), func() bool { return testutil.ToFloat64(done) == float64(n) })
 }
 
 // waitForSlots waits until no request holds a slot.
