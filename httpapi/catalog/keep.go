@@ -84,8 +84,8 @@ func (c *Catalog) Save(ctx context.Context) error {
 	// saves after each sync of a large library, and giving back all the
 	// memory it is not using made its next sync fault in every page it
 	// allocated, some 1,200 a sync of 1,000 changes at 100,000 folders, at
-	// 15 µs each on a virtual machine. The runtime gives back what stays
-	// unused within seconds.
+	// 15 µs each on a virtual machine. The runtime's scavenger gives back
+	// what stays unused, in the background.
 	c.saved.Store(l.base)
 	return nil
 }
