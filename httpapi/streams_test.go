@@ -81,6 +81,15 @@ func slowRequest(t *testing.T, addr, caller string) (*http.Response, net.Conn) {
 	return resp, conn
 }
 
+// requestStatus sends operation 3 as caller on a connection of its own,
+// which it closes at once, and returns the answer's status.
+func requestStatus(t *testing.T, addr, caller string) int {
+	t.Helper()
+	resp, conn := slowRequest(t, addr, caller)
+	conn.Close()
+	return resp.StatusCode
+}
+
 // 100 slow readers, ten from each of ten callers: each caller is answered
 // at most CallerConcurrent at once, the others refused at once with
 // Retry-After; another caller is served meanwhile; when the readers go,
@@ -125,10 +134,8 @@ func TestSlowReadersHoldTheirCallersSlots(t *testing.T) {
 	}
 	waitForSlots(t, s)
 	for c := range 10 {
-		resp, conn := slowRequest(t, addr, fmt.Sprintf("caller%d", c))
-		conn.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Errorf("caller%d after the readers went: %d", c, resp.StatusCode)
+		if status := requestStatus(t, addr, fmt.Sprintf("caller%d", c)); status != http.StatusOK {
+			t.Errorf("caller%d after the readers went: %d", c, status)
 		}
 	}
 }
@@ -146,20 +153,16 @@ func TestSlotHeldUntilTheAnswerLeaves(t *testing.T) {
 	// The whole answer (about 40 KB) is written, into the kernel's buffers;
 	// its reader has read nothing.
 	waitForAnswered(t, s, 1)
-	second, conn2 := slowRequest(t, addr, "reader")
-	conn2.Close()
-	if second.StatusCode != http.StatusTooManyRequests {
-		t.Errorf("a second request while the first answer waits in the kernel: %d, want 429", second.StatusCode)
+	if status := requestStatus(t, addr, "reader"); status != http.StatusTooManyRequests {
+		t.Errorf("a second request while the first answer waits in the kernel: %d, want 429", status)
 	}
 	body, err := io.ReadAll(resp.Body)
 	if err != nil || !strings.HasSuffix(string(body), `],"kind":"service#folderList"}`) {
 		t.Fatalf("first answer: %d bytes, %v", len(body), err)
 	}
 	waitForSlots(t, s)
-	third, conn3 := slowRequest(t, addr, "reader")
-	conn3.Close()
-	if third.StatusCode != http.StatusOK {
-		t.Errorf("once the first answer was read: %d, want 200", third.StatusCode)
+	if status := requestStatus(t, addr, "reader"); status != http.StatusOK {
+		t.Errorf("once the first answer was read: %d, want 200", status)
 	}
 	// Answers read as they come hold no slot past their reading, though
 	// their last bytes may wait for an acknowledgement.
@@ -196,10 +199,8 @@ func TestAnswerReadFreesItsSlotForANewConnection(t *testing.T) {
 	}
 	waitForAnswered(t, s, 2)
 	// An answer still on its way keeps its slot: the second one, unread.
-	third, conn3 := slowRequest(t, addr, "reader")
-	conn3.Close()
-	if third.StatusCode != http.StatusTooManyRequests {
-		t.Errorf("a third request while the second answer waits in the kernel: %d, want 429", third.StatusCode)
+	if status := requestStatus(t, addr, "reader"); status != http.StatusTooManyRequests {
+		t.Errorf("a third request while the second answer waits in the kernel: %d, want 429", status)
 	}
 }
 
