@@ -290,19 +290,25 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
+// brokenPageInserts are the bytes TestDecodeTakesNoBrokenPage puts in pages.
+const brokenPageInserts = ",:{}[]\"\\ n0t\x00\x1f"
+
 // TestDecodeTakesNoBrokenPage breaks each plain page at every byte (the
 // byte dropped, or a byte of JSON's syntax put before it) and checks each
 // result with agree: the decoder reads it as encoding/json does, or leaves
-// it, and never takes one that is not valid JSON.
+// it, and never takes one that is not valid JSON. Before each byte it puts
+// insertsAtEachByte of the bytes, in turn, so that every one is put at
+// one byte in five of a page (everyday) or at every byte (-tags long).
 func TestDecodeTakesNoBrokenPage(t *testing.T) {
-	inserts := []byte(",:{}[]\"\\ n0t\x00\x1f")
+	inserts := []byte(brokenPageInserts)
 	for name, page := range plainCases {
 		t.Run(name, func(t *testing.T) {
 			for i := range len(page) + 1 {
 				if i < len(page) {
 					_ = agree(t, New(), []byte(page[:i]+page[i+1:]))
 				}
-				for _, c := range inserts {
+				for k := range insertsAtEachByte {
+					c := inserts[(i+k*len(inserts)/insertsAtEachByte)%len(inserts)]
 					_ = agree(t, New(), []byte(page[:i]+string(c)+page[i:]))
 				}
 			}
