@@ -81,6 +81,19 @@ func slowRequest(t *testing.T, addr, caller string) (*http.Response, net.Conn) {
 	return resp, conn
 }
 
+// answeredRequest sends operation 3 as caller as slowRequest does, fails
+// the test (saying what the request was) unless it is answered 200, and
+// closes the connection when the test ends.
+func answeredRequest(t *testing.T, addr, caller, what string) *http.Response {
+	t.Helper()
+	resp, conn := slowRequest(t, addr, caller)
+	t.Cleanup(func() { conn.Close() })
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: %d, want 200", what, resp.StatusCode)
+	}
+	return resp
+}
+
 // requestStatus sends operation 3 as caller on a connection of its own,
 // which it closes at once, and returns the answer's status.
 func requestStatus(t *testing.T, addr, caller string) int {
@@ -145,11 +158,7 @@ func TestSlowReadersHoldTheirCallersSlots(t *testing.T) {
 // slow readers, one after the other, would fill the kernel's memory.
 func TestSlotHeldUntilTheAnswerLeaves(t *testing.T) {
 	addr, s := bigServer(t, 120, Options{CallerConcurrent: 1})
-	resp, conn := slowRequest(t, addr, "reader")
-	defer conn.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("first request: %d", resp.StatusCode)
-	}
+	resp := answeredRequest(t, addr, "reader", "first request")
 	// The whole answer (about 40 KB) is written, into the kernel's buffers;
 	// its reader has read nothing.
 	waitForAnswered(t, s, 1)
@@ -181,22 +190,14 @@ func TestSlotHeldUntilTheAnswerLeaves(t *testing.T) {
 func TestAnswerReadFreesItsSlotForANewConnection(t *testing.T) {
 	addr, s := bigServer(t, 120, Options{CallerConcurrent: 1})
 	s.slots.pollEvery = time.Hour // the poll never looks during the test
-	resp, conn := slowRequest(t, addr, "reader")
-	defer conn.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("first request: %d", resp.StatusCode)
-	}
+	resp := answeredRequest(t, addr, "reader", "first request")
 	if body, err := io.ReadAll(resp.Body); err != nil || !strings.HasSuffix(string(body), `],"kind":"service#folderList"}`) {
 		t.Fatalf("first answer: %d bytes, %v", len(body), err)
 	}
 	if n := testutil.ToFloat64(s.metrics.answersInFlight); n != 1 {
 		t.Fatalf("the first answer read, its connection open: %v slots taken, want 1 (left to the poll)", n)
 	}
-	second, conn2 := slowRequest(t, addr, "reader")
-	defer conn2.Close()
-	if second.StatusCode != http.StatusOK {
-		t.Fatalf("the next request, on a new connection: %d, want 200", second.StatusCode)
-	}
+	answeredRequest(t, addr, "reader", "the next request, on a new connection")
 	waitForAnswered(t, s, 2)
 	// An answer still on its way keeps its slot: the second one, unread.
 	if status := requestStatus(t, addr, "reader"); status != http.StatusTooManyRequests {
@@ -208,11 +209,7 @@ func TestAnswerReadFreesItsSlotForANewConnection(t *testing.T) {
 // StreamChunkTimeout loses its connection, and its caller the slot.
 func TestUnreadAnswerClosedAfterChunkTimeout(t *testing.T) {
 	addr, s := bigServer(t, 120, Options{StreamChunkTimeout: 300 * time.Millisecond})
-	resp, conn := slowRequest(t, addr, "reader")
-	defer conn.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%d", resp.StatusCode)
-	}
+	resp := answeredRequest(t, addr, "reader", "the request")
 	waitForAnswered(t, s, 1)
 	if n := testutil.ToFloat64(s.metrics.answersInFlight); n != 1 {
 		t.Errorf("the answer written, its reader reading nothing: %v slots taken, want 1", n)
