@@ -166,9 +166,9 @@ func (p *plan) make(ctx context.Context, changes []*drive.Change) error {
 // readAhead reads in advance, when the index can read many folders at once
 // (fm.FoldersReader), the folders that placing the changes would otherwise
 // read one at a time: the changed folders (trashed or removed ones too)
-// and the parents of those that stay; then, unless the index tells that none of the folders a change
-// may take from their place has children (see childless), the parents of
-// those, level by level (readUp).
+// and the parents of those that stay; then, unless the index tells that
+// none of the folders a change may take from their place has children
+// (see childless), the parents of those, level by level (readUp).
 func (p *plan) readAhead(ctx context.Context, changes []*drive.Change) error {
 	fr, ok := p.index.(fm.FoldersReader)
 	if !ok {

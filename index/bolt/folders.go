@@ -49,7 +49,8 @@ func (db *DB) Parents(_ context.Context, libraryID string, ids []string) ([]stri
 	if db.library(libraryID) == nil {
 		return nil, nil
 	}
-	ids = slices.DeleteFunc(slices.Compact(slices.Sorted(slices.Values(ids))), func(id string) bool { return id == "" }) // the root's parent
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	ids = slices.DeleteFunc(ids, func(id string) bool { return id == "" }) // the root's parent
 	var out []string
 	err := db.viewSyncedTree(libraryID, func(t *tree) error {
 		c := t.children.Cursor()

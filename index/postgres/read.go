@@ -171,7 +171,8 @@ func (db *DB) Parents(ctx context.Context, libraryID string, ids []string) ([]st
 	}
 	var out []string
 	b := &pgx.Batch{}
-	ids = slices.DeleteFunc(slices.Compact(slices.Sorted(slices.Values(ids))), func(id string) bool { return id == "" }) // the root's parent
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	ids = slices.DeleteFunc(ids, func(id string) bool { return id == "" }) // the root's parent
 	for part := range slices.Chunk(ids, lookupSize) {
 		b.Queue(`SELECT u.id FROM libraries l CROSS JOIN unnest($2::text[]) u(id) WHERE l.id = $1 AND EXISTS
 			(SELECT 1 FROM folders f WHERE f.library = l.id AND f.generation = l.generation AND f.parent_id = u.id)`, libraryID, part).
