@@ -230,9 +230,11 @@ func (s *stage) addSet(perms []fm.Permission) (uint32, error) {
 }
 
 // knownList is a permission list as the listing's decoder gave it: folders
-// with the same list share one (drivelist), which the key holds.
+// with the same list share one (drivelist), which the key holds (the same
+// slice, not an equal one: its first element and length; lists of their
+// own may share their permissions).
 type knownList struct {
-	first  *drive.Permission
+	first  **drive.Permission
 	n      int
 	opaque bool
 }
@@ -256,7 +258,7 @@ func (s *stage) knownSets(perms []*drive.Permission, opaque bool) (stagedSets, b
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sets, ok := s.known[knownList{first: perms[0], n: len(perms), opaque: opaque}]
+	sets, ok := s.known[knownList{first: &perms[0], n: len(perms), opaque: opaque}]
 	return sets, ok
 }
 
@@ -270,7 +272,7 @@ func (s *stage) rememberSets(perms []*drive.Permission, opaque bool, sets staged
 	if len(s.known) >= maxKnownLists {
 		clear(s.known)
 	}
-	s.known[knownList{first: perms[0], n: len(perms), opaque: opaque}] = sets
+	s.known[knownList{first: &perms[0], n: len(perms), opaque: opaque}] = sets
 }
 
 // needsPermissions tells whether a folder's permissions are still to be

@@ -35,21 +35,28 @@ var (
 )
 
 // Bounds on what a Decoder keeps between pages: the distinct permission
-// lists, and the distinct strings of permissions, with their bytes.
+// lists and the distinct permissions, with their bytes, and the distinct
+// strings of permissions.
 const (
-	maxLists      = 1 << 6
-	maxListBytes  = 128 << 10
-	maxStrings    = 1 << 12
-	maxStringSize = 256 // longer strings are not interned
+	maxLists           = 1 << 6
+	maxListBytes       = 128 << 10
+	maxPermissions     = 1 << 12
+	maxPermissionBytes = 1 << 20
+	maxStrings         = 1 << 12
+	maxStringSize      = 256 // longer strings are not interned
 )
 
 // Decoder decodes the pages of one listing. It is not safe for concurrent
 // use. Its zero value is not usable: use New.
 type Decoder struct {
-	s         scanner
-	lists     map[string][]*drive.Permission // by their JSON
+	s scanner
+	// lists are the permission lists decoded, by the numbers of their
+	// permissions (listKey: those of the list read last), with the bytes of
+	// their keys and JSON (listBytes); recent are those recentAt looks for.
+	lists     map[string]knownList
+	listKey   []byte
 	listBytes int
-	recent    [recentLists]recentList
+	recent    [recentLists]knownList
 	strings   map[string]string
 	// last is the page decoded last, whose files are in chunks; spare are
 	// chunks given back (Reuse).
@@ -61,8 +68,15 @@ type Decoder struct {
 	// (newDetail).
 	detailsRead []*drive.PermissionPermissionDetails
 	detailChunk []drive.PermissionPermissionDetails
-	// permissionsRead holds a list of permissions as it is read.
-	permissionsRead []drive.Permission
+	// decoded are the permissions decoded, by their JSON, with its bytes
+	// (permissionBytes), and numbered the last one's number;
+	// permissionsRead holds a list of them as it is read; permissionChunk
+	// is what is left of the chunk they are taken from (newPermission).
+	decoded         map[string]decodedPermission
+	permissionBytes int
+	numbered        uint64
+	permissionsRead []*drive.Permission
+	permissionChunk []drive.Permission
 	// stringsRead holds a list of strings as it is read; stringChunk is
 	// what is left of the chunk lists are taken from (stringList).
 	stringsRead, stringChunk []string
@@ -76,7 +90,8 @@ type Decoder struct {
 
 // New returns a Decoder.
 func New() *Decoder {
-	return &Decoder{lists: map[string][]*drive.Permission{}, strings: map[string]string{}}
+	return &Decoder{lists: map[string]knownList{}, strings: map[string]string{},
+		decoded: map[string]decodedPermission{}}
 }
 
 // Decode decodes a files.list page. It fails with ErrInvalid for a page

@@ -227,6 +227,51 @@ func TestDecodeSharesRepeatedPermissionLists(t *testing.T) {
 	}
 }
 
+// Lists of their own that share permissions share their structs; a list of
+// the same permissions in other bytes is the same list.
+func TestDecodeSharesRepeatedPermissions(t *testing.T) {
+	other := `{"id":"p2","type":"user","role":"reader","emailAddress":"bob@example.com"}`
+	page := `{"files":[{"id":"a","permissions":[` + perm + `]},{"id":"b","permissions":[` + other + `,` + perm + `]},` +
+		`{"id":"c","permissions":[ ` + other + ` , ` + perm + ` ]}]}`
+	d := New()
+	if err := agree(t, d, []byte(page)); err != nil {
+		t.Fatal(err)
+	}
+	list, err := d.Decode([]byte(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := list.Files[0].Permissions, list.Files[1].Permissions, list.Files[2].Permissions
+	if a[0] != b[1] {
+		t.Error("a permission of two lists was decoded twice, not shared")
+	}
+	if &b[0] != &c[0] {
+		t.Error("lists of the same permissions, spaced differently, were not shared")
+	}
+}
+
+// A list is known by the permissions it holds: when the decoder forgets the
+// permissions it decoded, those it decodes next are not taken for them.
+func TestDecodeTellsListsApartAfterForgetting(t *testing.T) {
+	p := func(id string) string { return `{"id":"` + id + `"}` }
+	files := []string{`{"permissions":[` + p("a") + `,` + p("b") + `]}`}
+	for n := 2; n < maxPermissions; {
+		var list []string
+		for range min(70, maxPermissions-n) {
+			list = append(list, p(fmt.Sprintf("f%d", n)))
+			n++
+		}
+		files = append(files, `{"permissions":[`+strings.Join(list, ",")+`]}`)
+	}
+	files = append(files, `{"permissions":[`+p("c")+`,`+p("d")+`]}`)
+	if len(files) >= maxLists {
+		t.Fatalf("%d lists: the first would be forgotten too", len(files))
+	}
+	if err := agree(t, New(), []byte(`{"files":[`+strings.Join(files, ",")+`]}`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestDecodeKeepsNoPageBytes checks that nothing decoded points into the
 // page: a caller may reuse it.
 func TestDecodeKeepsNoPageBytes(t *testing.T) {

@@ -1,13 +1,17 @@
 package drivelist
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	drive "google.golang.org/api/drive/v3"
 )
 
 // permissions reads a file's permissions. A list met before, byte for byte,
-// is the one decoded then.
+// is the one decoded then; a list of the same permissions (each the one
+// decoded before from the same bytes) is shared too. A list's JSON is kept,
+// for recentAt to find it by, once it is met a second time: the lists of a
+// changes.list page are mostly each met once.
 func (d *Decoder) permissions(dst *[]*drive.Permission) error {
 	if d.s.peek() != '[' {
 		return d.array(func() { *dst = nil }, func() error { return nil }) // null, or not a list
@@ -17,34 +21,41 @@ func (d *Decoder) permissions(dst *[]*drive.Permission) error {
 		*dst = list
 		return nil
 	}
-	raw, err := d.s.skip()
+	read, err := d.permissionList()
 	if err != nil {
 		return err
 	}
-	if list, ok := d.lists[string(raw)]; ok {
-		d.remember(string(raw), list)
-		*dst = list
-		return nil
+	known, ok := d.lists[string(d.listKey)]
+	switch {
+	case !ok:
+		d.keepLists(len(d.listKey))
+		known = knownList{list: append(make([]*drive.Permission, 0, len(read)), read...)}
+		d.lists[string(d.listKey)] = known
+	case known.raw == "":
+		raw := d.s.b[from:d.s.i]
+		d.keepLists(len(raw))
+		known.raw = string(raw)
+		d.lists[string(d.listKey)] = known
+		d.remember(known)
+	default:
+		d.remember(known)
 	}
-	d.s.i = from
-	list, err := d.permissionList()
-	if err != nil {
-		return err
-	}
-	if len(d.lists) >= maxLists || d.listBytes+len(raw) > maxListBytes {
-		clear(d.lists)
-		d.listBytes = 0
-	}
-	key := string(raw)
-	d.lists[key] = list
-	d.listBytes += len(raw)
-	d.remember(key, list)
-	*dst = list
+	*dst = known.list
 	return nil
 }
 
-// recentList is a permission list decoded lately, with its JSON.
-type recentList struct {
+// keepLists makes room for n more bytes of the lists the decoder keeps.
+func (d *Decoder) keepLists(n int) {
+	if len(d.lists) >= maxLists || d.listBytes+n > maxListBytes {
+		clear(d.lists)
+		d.listBytes = 0
+	}
+	d.listBytes += n
+}
+
+// knownList is a permission list decoded, with its JSON once it is met
+// again ("" until then).
+type knownList struct {
 	raw  string
 	list []*drive.Permission
 }
@@ -71,31 +82,80 @@ func (d *Decoder) recentAt() ([]*drive.Permission, bool) {
 }
 
 // remember makes a list the most recent.
-func (d *Decoder) remember(raw string, list []*drive.Permission) {
+func (d *Decoder) remember(known knownList) {
 	copy(d.recent[1:], d.recent[:recentLists-1])
-	d.recent[0] = recentList{raw: raw, list: list}
+	d.recent[0] = known
 }
 
-// permissionList decodes a list of permissions: read into the decoder's
-// scratch, then their structs in one allocation of their number and the
-// list in another.
+// permissionList reads a list of permissions, each one decoded before from
+// the same bytes shared (sharedPermission), into the decoder's scratch,
+// valid until the next list is read; and the numbers of its permissions
+// into listKey.
 func (d *Decoder) permissionList() ([]*drive.Permission, error) {
-	read := d.permissionsRead[:0]
+	clear(d.permissionsRead) // nothing of the last list kept
+	read, key := d.permissionsRead[:0], d.listKey[:0]
 	err := d.array(func() {}, func() error {
-		read = append(read, drive.Permission{})
-		return d.permission(&read[len(read)-1])
+		p, err := d.sharedPermission()
+		read = append(read, p.permission)
+		key = binary.LittleEndian.AppendUint64(key, p.number)
+		return err
 	})
-	var list []*drive.Permission
-	if err == nil {
-		perms := append(make([]drive.Permission, 0, len(read)), read...)
-		list = make([]*drive.Permission, len(perms))
-		for i := range perms {
-			list[i] = &perms[i]
-		}
+	d.permissionsRead, d.listKey = read, key
+	return read, err
+}
+
+// decodedPermission is a permission decoded, and its number: the decoder's
+// permissions are numbered in the order they are decoded, from 1, never
+// twice, so that lists of the same numbers are lists of the same
+// permissions, whatever the decoder forgot meanwhile.
+type decodedPermission struct {
+	permission *drive.Permission
+	number     uint64
+}
+
+// sharedPermission reads a permission: the one decoded before from the
+// same bytes, if the decoder keeps it, as folders of a library share most
+// of their permissions (those they inherit) in lists of their own. Bytes
+// met before were read whole and valid then.
+func (d *Decoder) sharedPermission() (decodedPermission, error) {
+	if d.s.peek() != '{' {
+		return decodedPermission{}, fmt.Errorf("%w: a permission is not an object", ErrNotPlain)
 	}
-	clear(read) // nothing of the page kept beyond its list
-	d.permissionsRead = read[:0]
-	return list, err
+	from := d.s.i
+	raw, err := d.s.skip()
+	if err != nil {
+		return decodedPermission{}, err
+	}
+	if p, ok := d.decoded[string(raw)]; ok {
+		return p, nil
+	}
+	d.s.i = from
+	p := decodedPermission{permission: d.newPermission()}
+	if err := d.permission(p.permission); err != nil {
+		return decodedPermission{}, err
+	}
+	if len(d.decoded) >= maxPermissions || d.permissionBytes+len(raw) > maxPermissionBytes {
+		clear(d.decoded)
+		d.permissionBytes = 0
+	}
+	d.numbered++
+	p.number = d.numbered
+	d.decoded[string(raw)] = p
+	d.permissionBytes += len(raw)
+	return p, nil
+}
+
+// permissionChunk is how many permissions are allocated at once.
+const permissionChunk = 32
+
+// newPermission returns a zero permission of the decoder's chunk.
+func (d *Decoder) newPermission() *drive.Permission {
+	if len(d.permissionChunk) == 0 {
+		d.permissionChunk = make([]drive.Permission, permissionChunk)
+	}
+	p := &d.permissionChunk[0]
+	d.permissionChunk = d.permissionChunk[1:]
+	return p
 }
 
 // permission reads a permission.
