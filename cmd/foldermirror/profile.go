@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 )
 
@@ -65,6 +66,7 @@ func writeAllocs(path string) error {
 	if err != nil {
 		return fmt.Errorf("--memprofile: %w", err)
 	}
+	runtime.GC() // the profile is as of the last collection: one that counts all the run's allocations
 	err = pprof.Lookup("allocs").WriteTo(f, 0)
 	if cerr := f.Close(); err == nil {
 		err = cerr
