@@ -145,17 +145,32 @@ func (d *Decoder) sharedPermission() (decodedPermission, error) {
 	return p, nil
 }
 
-// permissionChunk is how many permissions are allocated at once.
-const permissionChunk = 32
+// Chunks: how many permissions and permission details are allocated at
+// once.
+const (
+	permissionChunk = 32
+	detailChunk     = 64
+)
 
 // newPermission returns a zero permission of the decoder's chunk.
 func (d *Decoder) newPermission() *drive.Permission {
-	if len(d.permissionChunk) == 0 {
-		d.permissionChunk = make([]drive.Permission, permissionChunk)
+	return fromChunk(&d.permissionChunk, permissionChunk)
+}
+
+// newDetail returns a zero permission detail of the decoder's chunk.
+func (d *Decoder) newDetail() *drive.PermissionPermissionDetails {
+	return fromChunk(&d.detailChunk, detailChunk)
+}
+
+// fromChunk takes a zero value from what is left of a chunk, first made of
+// size values when none is left.
+func fromChunk[T any](chunk *[]T, size int) *T {
+	if len(*chunk) == 0 {
+		*chunk = make([]T, size)
 	}
-	p := &d.permissionChunk[0]
-	d.permissionChunk = d.permissionChunk[1:]
-	return p
+	v := &(*chunk)[0]
+	*chunk = (*chunk)[1:]
+	return v
 }
 
 // permission reads a permission.
@@ -235,17 +250,4 @@ func (d *Decoder) details(dst *[]*drive.PermissionPermissionDetails) error {
 		*dst = append(make([]*drive.PermissionPermissionDetails, 0, len(read)), read...)
 	}
 	return err
-}
-
-// detailChunk is how many permission details are allocated at once.
-const detailChunk = 64
-
-// newDetail returns a zero permission detail of the decoder's chunk.
-func (d *Decoder) newDetail() *drive.PermissionPermissionDetails {
-	if len(d.detailChunk) == 0 {
-		d.detailChunk = make([]drive.PermissionPermissionDetails, detailChunk)
-	}
-	det := &d.detailChunk[0]
-	d.detailChunk = d.detailChunk[1:]
-	return det
 }
