@@ -17,9 +17,11 @@
 package drivelist
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"reflect"
 	"strings"
 	"unicode/utf8"
@@ -84,6 +86,8 @@ type Decoder struct {
 	// (fileString).
 	fileBytes   []byte
 	fileStrings []fileString
+	// keyOrders are the orders of the keysets' keys met (keyOrder).
+	keyOrders [][]int8
 	// restrictionValues are the values of downloadRestrictions, shared.
 	restrictionValues [5]*drive.DownloadRestrictionsMetadata
 }
@@ -164,17 +168,29 @@ var (
 )
 
 // keys are the fields of an object the decoder reads, by name, with their
-// bits; and the folded names (see fold) of every field of its struct.
+// bits (their index in names); their names as a page writes them, quotes
+// included (quoted); the folded names (see fold) of every field of its
+// struct; and id, the keyset's number, by which a Decoder keeps the order
+// it met them in (see object).
 type keys struct {
 	bit    map[string]uint32
+	names  [][]byte
+	quoted [][]byte
 	fields map[string]bool
+	id     int
 }
+
+// keysets counts the keysets made, to number them.
+var keysets int
 
 // keyset returns the keys of the named fields of v's struct type.
 func keyset(v any, names ...string) keys {
-	k := keys{bit: map[string]uint32{}, fields: map[string]bool{}}
+	k := keys{bit: map[string]uint32{}, fields: map[string]bool{}, id: keysets}
+	keysets++
 	for i, n := range names {
 		k.bit[n] = 1 << i
+		k.names = append(k.names, []byte(n))
+		k.quoted = append(k.quoted, []byte(`"`+n+`"`))
 	}
 	t := reflect.TypeOf(v)
 	for i := range t.NumField() {
@@ -203,22 +219,87 @@ func fold(name string) string {
 // object reads an object, calling field for each key with the decoder at
 // its value; field returns errUnknown for a key it does not decode, whose
 // value is skipped. null is an object without keys.
+//
+// The objects of a page give their keys in one order: the decoder keeps,
+// for each of k's keys, the one of them that came next the last time, and
+// reads it without scanning when the page has it next, quotes and all.
 func (d *Decoder) object(seen *uint32, field func(key []byte) error, k keys) error {
 	if d.null() {
 		return nil
 	}
-	return d.members(func(key []byte) error {
-		if bit, ok := k.bit[string(key)]; ok {
-			if *seen&bit != 0 {
-				return fmt.Errorf("%w: %q given twice", ErrNotPlain, key)
-			}
-			*seen |= bit
-		}
-		if err := field(key); !errors.Is(err, errUnknown) {
+	if err := d.s.next('{'); err != nil {
+		return err
+	}
+	if d.s.peek() == '}' {
+		d.s.i++
+		return nil
+	}
+	next := d.keyOrder(k)
+	after := 0 // next's index: 0 before the first key, i+1 after k's key i
+	for {
+		key, i, err := d.key(k, next[after])
+		if err != nil {
 			return err
 		}
-		return d.unknown(key, k)
-	})
+		if i >= 0 {
+			next[after], after = int8(i), i+1
+			if *seen&(1<<i) != 0 {
+				return fmt.Errorf("%w: %q given twice", ErrNotPlain, key)
+			}
+			*seen |= 1 << i
+		}
+		if err := d.s.colon(); err != nil {
+			return err
+		}
+		if err := field(key); !errors.Is(err, errUnknown) {
+			if err != nil {
+				return err
+			}
+		} else if err := d.unknown(key, k); err != nil {
+			return err
+		}
+		if more, err := d.s.more('}'); !more {
+			return err
+		}
+	}
+}
+
+// keyOrder returns the decoder's order of k's keys: at 0, the key that
+// came first; at i+1, the key that came after k's key i (-1: none yet).
+func (d *Decoder) keyOrder(k keys) []int8 {
+	if k.id >= len(d.keyOrders) {
+		d.keyOrders = append(d.keyOrders, make([][]int8, k.id+1-len(d.keyOrders))...)
+	}
+	next := d.keyOrders[k.id]
+	if next == nil {
+		next = make([]int8, len(k.names)+1)
+		for i := range next {
+			next[i] = -1
+		}
+		d.keyOrders[k.id] = next
+	}
+	return next
+}
+
+// key reads an object's key, and returns its index in k's names (-1: none
+// of them): guess's name (an index, -1: none) if the page has it next,
+// else whatever key is there. The key's bytes are valid until the next
+// read.
+func (d *Decoder) key(k keys, guess int8) ([]byte, int, error) {
+	if guess >= 0 && d.s.peek() == '"' {
+		if q := k.quoted[guess]; bytes.HasPrefix(d.s.b[d.s.i:], q) {
+			d.s.i += len(q)
+			return k.names[guess], int(guess), nil
+		}
+	}
+	key, err := d.str0()
+	if err != nil {
+		return nil, -1, err
+	}
+	if bit, ok := k.bit[string(key)]; ok {
+		return key, bits.TrailingZeros32(bit), nil
+	}
+	return key, -1, nil
 }
 
 // members reads an object's members, calling member with the decoder at

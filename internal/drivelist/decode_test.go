@@ -167,6 +167,23 @@ func TestDecodeLeavesOddPagesToEncodingJSON(t *testing.T) {
 	}
 }
 
+// A decoder reads the keys it met in the order it met them without
+// scanning them: a page it left to encoding/json, read again by the same
+// decoder, is left again, and a plain page read again is read alike.
+func TestDecodeReadsKeysInTheOrderMet(t *testing.T) {
+	for _, cases := range []map[string]string{leftCases, plainCases} {
+		for name, page := range cases {
+			t.Run(name, func(t *testing.T) {
+				d := New()
+				first := agree(t, d, []byte(page))
+				if second := agree(t, d, []byte(page)); (first == nil) != (second == nil) {
+					t.Fatalf("read again: %v; the first time: %v", second, first)
+				}
+			})
+		}
+	}
+}
+
 // invalidPages are not JSON: Decode fails on them.
 var invalidPages = []string{`{"files":[{"id":"a"`, `{"files":[]} {}`, `{"files":[{"id":"a\"}]}`, `{"files":[{"id":"a","permissions":[{"id":"\\\"}]}]}`,
 	`{"files":[`, `{"files":[{"permissions":[[[`, `"`, `{"a`, `{`, `]`, `{"files":[{"name":tru}]}`}
