@@ -80,7 +80,12 @@ func parseMetrics(r io.Reader) map[string]float64 {
 // processCPU is a process's CPU time (user and system) from /proc, in the
 // kernel's ticks of 10 ms; 0 if unreadable.
 func processCPU(pid int) time.Duration {
-	f := statFields(pid)
+	return statTicks(statFields(pid))
+}
+
+// statTicks is the CPU time (user and system) in /proc/PID/stat's fields
+// (statFields); 0 if they are too few.
+func statTicks(f []string) time.Duration {
 	if len(f) < 13 {
 		return 0
 	}
@@ -113,8 +118,9 @@ type usage struct {
 
 // processUsage reads a process's usage from /proc.
 func processUsage(pid int) usage {
-	u := usage{ticks: processCPU(pid)}
-	if f := statFields(pid); len(f) > 7 {
+	f := statFields(pid)
+	u := usage{ticks: statTicks(f)}
+	if len(f) > 7 {
 		u.faults, _ = strconv.ParseInt(f[7], 10, 64)
 	}
 	u.runTime, u.hasRunTime = threadsRunTime(pid)

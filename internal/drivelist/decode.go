@@ -168,13 +168,12 @@ var (
 )
 
 // keys are the fields of an object the decoder reads, by name, with their
-// bits (their index in names); their names as a page writes them, quotes
+// bits (their index in quoted); their names as a page writes them, quotes
 // included (quoted); the folded names (see fold) of every field of its
 // struct; and id, the keyset's number, by which a Decoder keeps the order
 // it met them in (see object).
 type keys struct {
 	bit    map[string]uint32
-	names  [][]byte
 	quoted [][]byte
 	fields map[string]bool
 	id     int
@@ -189,7 +188,6 @@ func keyset(v any, names ...string) keys {
 	keysets++
 	for i, n := range names {
 		k.bit[n] = 1 << i
-		k.names = append(k.names, []byte(n))
 		k.quoted = append(k.quoted, []byte(`"`+n+`"`))
 	}
 	t := reflect.TypeOf(v)
@@ -251,11 +249,11 @@ func (d *Decoder) object(seen *uint32, field func(key []byte) error, k keys) err
 		if err := d.s.colon(); err != nil {
 			return err
 		}
-		if err := field(key); !errors.Is(err, errUnknown) {
-			if err != nil {
-				return err
-			}
-		} else if err := d.unknown(key, k); err != nil {
+		err = field(key)
+		if errors.Is(err, errUnknown) {
+			err = d.unknown(key, k)
+		}
+		if err != nil {
 			return err
 		}
 		if more, err := d.s.more('}'); !more {
@@ -272,7 +270,7 @@ func (d *Decoder) keyOrder(k keys) []int8 {
 	}
 	next := d.keyOrders[k.id]
 	if next == nil {
-		next = make([]int8, len(k.names)+1)
+		next = make([]int8, len(k.quoted)+1)
 		for i := range next {
 			next[i] = -1
 		}
@@ -281,7 +279,7 @@ func (d *Decoder) keyOrder(k keys) []int8 {
 	return next
 }
 
-// key reads an object's key, and returns its index in k's names (-1: none
+// key reads an object's key, and returns its index among k's keys (-1: none
 // of them): guess's name (an index, -1: none) if the page has it next,
 // else whatever key is there. The key's bytes are valid until the next
 // read.
@@ -289,7 +287,7 @@ func (d *Decoder) key(k keys, guess int8) ([]byte, int, error) {
 	if guess >= 0 && d.s.peek() == '"' {
 		if q := k.quoted[guess]; bytes.HasPrefix(d.s.b[d.s.i:], q) {
 			d.s.i += len(q)
-			return k.names[guess], int(guess), nil
+			return q[1 : len(q)-1], int(guess), nil
 		}
 	}
 	key, err := d.str0()
