@@ -315,12 +315,30 @@ func (h *hosted) adminSync(ctx context.Context, adminAddr string, onCommit func(
 	return nil, fmt.Errorf("POST %s: the progress ended without a result", url)
 }
 
+// incrementalRuns is how many syncs of sc.changes mixed changes the
+// incremental figures take: one sync's CPU swings by a third from run to
+// run, with whether a collection falls within it and how much new memory
+// it faults in, so the figure is their mean.
+const incrementalRuns = 5
+
+// incrementalPause is the time between two of those syncs: a daemon's
+// syncs of a library are seconds apart, and what follows one (the
+// catalog's update) has ended by its result.
+const incrementalPause = 250 * time.Millisecond
+
+// incrementalRun is what one incremental sync of mixed changes measured.
+type incrementalRun struct {
+	*adminSyncResult
+	cpu    time.Duration
+	faults int64
+	gc     gcWindow
+}
+
 // incrementalFigures measures incremental syncs run by the daemon: with no
-// change, then with sc.changes mixed changes; and the time from that
-// sync's commit until the API serves a folder it renamed, polled from the
-// commit on.
+// change, then incrementalRuns syncs of sc.changes mixed changes each; and
+// the time from the last one's commit until the API serves a folder it
+// renamed, polled from the commit on.
 func (h *hosted) incrementalFigures(ctx context.Context, srv *daemonProc, base, token string, t *table) error {
-	pid := srv.pid()
 	log.Print("incremental sync through the daemon, no change")
 	r, err := h.adminSync(ctx, h.world.adminListen, nil)
 	if err != nil {
@@ -332,22 +350,51 @@ func (h *hosted) incrementalFigures(ctx context.Context, srv *daemonProc, base, 
 	t.add(row{section: sectionIncremental, figure: "no change: Drive calls", size: h.size, value: float64(r.calls),
 		unit: unitCalls, cmp: exactly, limit: 1, rule: "= 1"})
 
-	start := time.Now()
-	probe, name := h.world.mixedChanges(h.sc.changes, h.size)
-	log.Printf("  %s mixed changes made in the fake in %s; incremental sync through the daemon", thousands(float64(h.sc.changes)), since(start))
+	runs := make([]incrementalRun, 0, incrementalRuns)
+	for i := range incrementalRuns {
+		if i > 0 {
+			time.Sleep(incrementalPause)
+		}
+		start := time.Now()
+		probe, name := h.world.mixedChanges(h.sc.changes, h.size+i)
+		log.Printf("  %s mixed changes made in the fake in %s; incremental sync %d of %d through the daemon",
+			thousands(float64(h.sc.changes)), since(start), i+1, incrementalRuns)
+		run, served, err := h.measuredSync(ctx, srv, base+"/folder/v1/files/"+probe, token, name)
+		if err != nil {
+			return err
+		}
+		log.Printf("  committed after %s, result after %s, %d Drive calls %v (the daemon: %d changes, %d applied, %s); CPU %.1f ms, "+
+			"%d collections, %d minor page faults; served %s after the commit", run.committed.Round(time.Millisecond),
+			run.wall.Round(time.Millisecond), run.calls, run.methods, run.Changes, run.Applied, run.Duration.Round(time.Millisecond),
+			ms(run.cpu), run.gc.cycles, run.faults, served.Round(time.Millisecond))
+		runs = append(runs, run)
+		if i == incrementalRuns-1 {
+			t.add(row{section: sectionIncremental, figure: h.changesFigure() + ": served after the commit", size: h.size, value: ms(served),
+				unit: unitMillis, cmp: atMost, limit: ms(servedLimit), rule: "≤ 1 s", how: "the last sync"})
+		}
+	}
+	h.incrementalRows(t, runs)
+	return nil
+}
+
+// changesFigure names the incremental figures of mixed changes.
+func (h *hosted) changesFigure() string {
+	return fmt.Sprintf("%s mixed changes", thousands(float64(h.sc.changes)))
+}
+
+// measuredSync has the daemon sync the changes made in the fake, measures
+// its CPU, page faults and collections from the request to the commit,
+// and polls url (a folder the changes renamed to name) from the commit
+// until the API serves the name; it returns how long after the commit.
+func (h *hosted) measuredSync(ctx context.Context, srv *daemonProc, url, token, name string) (incrementalRun, time.Duration, error) {
 	type served struct {
 		after time.Duration // since the commit
-		polls int
 		err   error
 	}
 	servedc := make(chan served, 1)
 	pollCtx, stopPolling := context.WithTimeout(ctx, time.Minute)
 	defer stopPolling()
-	poll := func() {
-		var s served
-		s.after, s.polls, s.err = pollUntilServed(pollCtx, base+"/folder/v1/files/"+probe, token, name, time.Now())
-		servedc <- s
-	}
+	pid := srv.pid()
 	gcBefore := h.sampleGC(srv)
 	before := processUsage(pid)
 	var used usage
@@ -355,44 +402,61 @@ func (h *hosted) incrementalFigures(ctx context.Context, srv *daemonProc, base, 
 	onCommit := func() {
 		used = processUsage(pid)
 		gcAfter = h.sampleGC(srv)
-		go poll()
+		go func() {
+			after, _, err := pollUntilServed(pollCtx, url, token, name, time.Now())
+			servedc <- served{after, err}
+		}()
 	}
-	if r, err = h.adminSync(ctx, h.world.adminListen, onCommit); err != nil {
-		return err
+	r, err := h.adminSync(ctx, h.world.adminListen, onCommit)
+	if err != nil {
+		return incrementalRun{}, 0, err
 	}
 	s := <-servedc
 	if s.err != nil {
-		return fmt.Errorf("the renamed folder: %w", s.err)
+		return incrementalRun{}, 0, fmt.Errorf("the renamed folder: %w", s.err)
 	}
-	log.Printf("  committed after %s, result after %s, %d Drive calls %v (the daemon: %d changes, %d applied, %s); served %s after the commit",
-		r.committed.Round(time.Millisecond), r.wall.Round(time.Millisecond), r.calls, r.methods, r.Changes, r.Applied,
-		r.Duration.Round(time.Millisecond), s.after.Round(time.Millisecond))
-	fig := fmt.Sprintf("%s mixed changes", thousands(float64(h.sc.changes)))
-	t.add(row{section: sectionIncremental, figure: fig + ": wall time to the commit", size: h.size, value: r.committed.Seconds(), unit: unitSeconds,
-		cmp: atMost, limit: incrementalSlack.Seconds() + float64(r.calls)*driveLatency.Seconds(), rule: "≤ 1 s + calls × 30 ms",
-		how: fmt.Sprintf("1 s + %d × 30 ms", r.calls)})
-	t.add(row{section: sectionIncremental, figure: fig + ": Drive calls", size: h.size, value: float64(r.calls), unit: unitCalls, cmp: info})
-	cpu, precise := used.cpuSince(before)
-	how := "its threads' run times, /proc/PID/task/*/schedstat"
-	if !precise {
-		how = "/proc/PID/stat, in 10 ms ticks"
+	run := incrementalRun{adminSyncResult: r, faults: used.faults - before.faults, gc: gcBetween(gcBefore, gcAfter, srv.stderr.Name())}
+	run.cpu, _ = used.cpuSince(before)
+	return run, s.after, nil
+}
+
+// incrementalRows adds the figures of the incremental syncs of mixed
+// changes: their CPU's mean against its limit, the longest wall time to a
+// commit against its own, and the rest for the record.
+func (h *hosted) incrementalRows(t *table, runs []incrementalRun) {
+	fig := h.changesFigure()
+	var longest *incrementalRun
+	var cpu, gcCPU time.Duration
+	var faults int64
+	calls, cycles := 0, 0
+	cpus := make([]string, len(runs))
+	for i := range runs {
+		r := &runs[i]
+		if longest == nil || r.committed > longest.committed {
+			longest = r
+		}
+		cpu, gcCPU, faults = cpu+r.cpu, gcCPU+r.gc.gcCPU, faults+r.faults
+		calls, cycles = max(calls, r.calls), cycles+r.gc.cycles
+		cpus[i] = fmt.Sprintf("%.1f", ms(r.cpu))
 	}
-	t.add(row{section: sectionIncremental, figure: fig + ": the daemon's CPU to the commit", size: h.size, value: ms(cpu), unit: unitMillis,
-		cmp: atMost, limit: ms(incrementalCPULimit), rule: "≤ 50 ms", how: how})
+	n := len(runs)
+	t.add(row{section: sectionIncremental, figure: fig + ": wall time to the commit", size: h.size, value: longest.committed.Seconds(),
+		unit: unitSeconds, cmp: atMost, limit: incrementalSlack.Seconds() + float64(longest.calls)*driveLatency.Seconds(),
+		rule: "≤ 1 s + calls × 30 ms", how: fmt.Sprintf("the longest of %d syncs; 1 s + %d × 30 ms", n, longest.calls)})
+	t.add(row{section: sectionIncremental, figure: fig + ": Drive calls", size: h.size, value: float64(calls), unit: unitCalls, cmp: info,
+		how: fmt.Sprintf("the most of %d syncs", n)})
+	how := fmt.Sprintf("the mean of %d syncs; its threads' run times, /proc/PID/task/*/schedstat", n)
+	t.add(row{section: sectionIncremental, figure: fig + ": the daemon's CPU to the commit", size: h.size, value: ms(cpu) / float64(n),
+		unit: unitMillis, cmp: atMost, limit: ms(incrementalCPULimit), rule: "≤ 50 ms", how: how})
 	t.add(row{section: sectionIncremental, figure: fig + ": the daemon's minor page faults to the commit", size: h.size,
-		value: float64(used.faults - before.faults), unit: unitPages, cmp: info})
-	t.add(row{section: sectionIncremental, figure: fig + ": served after the commit", size: h.size, value: ms(s.after),
-		unit: unitMillis, cmp: atMost, limit: ms(servedLimit), rule: "≤ 1 s"})
-	t.note("%s folders, %s mixed changes: the daemon read %d changes and applied %d in %s (its own measure); Drive calls %v; "+
-		"POST /sync to its \"done\" line (the commit) %s, to its result %s; the renamed folder was served at the %d%s poll, every %s from the commit on.",
-		thousands(float64(h.size)), thousands(float64(h.sc.changes)), r.Changes, r.Applied, r.Duration.Round(time.Millisecond), r.methods,
-		r.committed.Round(time.Millisecond), r.wall.Round(time.Millisecond), s.polls, ordinal(s.polls), servedPollEvery)
-	gc := gcBetween(gcBefore, gcAfter, srv.stderr.Name())
-	t.note("%s folders, %s mixed changes, from the POST to the commit: the daemon's CPU %.1f ms, of which its collector's %.1f ms in %d collections "+
-		"(the gctrace of collections ended meanwhile, idle mark workers included); %d minor page faults, each new memory's page costing "+
-		"about the machine line's CPU.", thousands(float64(h.size)), thousands(float64(h.sc.changes)), ms(cpu), ms(gc.gcCPU), gc.cycles,
-		used.faults-before.faults)
-	return nil
+		value: float64(faults) / float64(n), unit: unitPages, cmp: info, how: fmt.Sprintf("the mean of %d syncs", n)})
+	t.note("%s folders, %s mixed changes, %d syncs %s apart, each from the POST to the commit: the daemon's CPU %s ms (mean %.1f); "+
+		"its collector's %.1f ms in all, in %d collections (the gctrace of collections ended meanwhile, idle mark workers included); "+
+		"%.0f minor page faults a sync, each new memory's page costing about the machine line's CPU. The longest to its commit: "+
+		"the daemon read %d changes and applied %d in %s (its own measure); Drive calls %v; POST /sync to its \"done\" line %s, to its result %s.",
+		thousands(float64(h.size)), thousands(float64(h.sc.changes)), n, incrementalPause, strings.Join(cpus, ", "), ms(cpu)/float64(n),
+		ms(gcCPU), cycles, float64(faults)/float64(n), longest.Changes, longest.Applied, longest.Duration.Round(time.Millisecond),
+		longest.methods, longest.committed.Round(time.Millisecond), longest.wall.Round(time.Millisecond))
 }
 
 // pollUntilServed GETs url every servedPollEvery until its body holds the
@@ -414,21 +478,6 @@ func pollUntilServed(ctx context.Context, url, token, name string, from time.Tim
 		case <-time.After(servedPollEvery):
 		}
 	}
-}
-
-// ordinal is the suffix of n's ordinal: "st", "nd", "rd" or "th".
-func ordinal(n int) string {
-	switch {
-	case n%100 >= 11 && n%100 <= 13:
-		return "th"
-	case n%10 == 1:
-		return "st"
-	case n%10 == 2:
-		return "nd"
-	case n%10 == 3:
-		return "rd"
-	}
-	return "th"
 }
 
 // String describes what the collector did, for the notes.
