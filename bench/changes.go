@@ -13,7 +13,8 @@ import (
 // in a domain do): of every ten, three renames, two moves, a share, an
 // unshare, a restriction (copy or download), a new folder and a trash. The
 // first renames probe, the folder whose new name the API figure waits
-// for, and no other change touches it. seed varies the choices.
+// for, and no other change touches it. seed varies the choices; a call
+// after another changes only folders the earlier left in the library.
 func (w *world) mixedChanges(n, seed int) (probe, name string) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 20))
 	parents := w.inner
@@ -23,13 +24,14 @@ func (w *world) mixedChanges(n, seed int) (probe, name string) {
 	probe = w.leaves[rng.IntN(len(w.leaves))]
 	name = fmt.Sprintf("Renamed %d-%d", seed, rng.IntN(1_000_000))
 	w.fake.Rename(probe, name)
-	leaf := func() string {
+	leafAt := func() int {
 		for {
-			if id := w.leaves[rng.IntN(len(w.leaves))]; id != probe {
-				return id
+			if i := rng.IntN(len(w.leaves)); w.leaves[i] != probe {
+				return i
 			}
 		}
 	}
+	leaf := func() string { return w.leaves[leafAt()] }
 	for i := 1; i < n; i++ {
 		switch i % 10 {
 		case 0, 1, 2:
@@ -57,8 +59,16 @@ func (w *world) mixedChanges(n, seed int) (probe, name string) {
 		case 8:
 			w.fake.CreateFolder(storageAccount, parents[rng.IntN(len(parents))], fmt.Sprintf("New %d-%d", seed, i))
 		case 9:
-			w.fake.Trash(leaf())
+			w.trashLeaf(leafAt())
 		}
 	}
 	return probe, name
+}
+
+// trashLeaf trashes the i-th leaf and takes it out of the leaves the next
+// changes choose from.
+func (w *world) trashLeaf(i int) {
+	w.fake.Trash(w.leaves[i])
+	w.leaves[i] = w.leaves[len(w.leaves)-1]
+	w.leaves = w.leaves[:len(w.leaves)-1]
 }
